@@ -1,0 +1,49 @@
+# Debian packages trainio needs, and a function that installs the missing ones.
+# Sourced by scripts/demo.sh and scripts/test.sh.
+
+TRAINIO_BUILD_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
+  libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
+  liburing-dev zlib1g-dev
+)
+# Tests also check files with the real Python libraries and trace system calls.
+TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py strace)
+
+# install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.
+install_missing() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "trainio: these packages are missing and this is not a Debian system: ${missing[*]}" >&2
+    echo "  install their equivalents (see docs/building.md), then run this script again" >&2
+    return 1
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "trainio: these Debian packages are missing: ${missing[*]}" >&2
+    echo "  install them as root:  sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    return 1
+  fi
+  echo "trainio: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# MPI launches on a single machine. Root needs OpenMPI's explicit permission.
+mpi_env_for_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+}
+
+# build_trainio [extra cmake args...]: configures and builds build/ (Release, Ninja).
+build_trainio() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$root/build" -j "$(nproc)"
+}

@@ -1,0 +1,82 @@
+#include "cli/app.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "util/build_info.hpp"
+
+namespace trainio::cli {
+
+namespace {
+
+constexpr const char* kWorkloadHelp =
+    "Workload, then overrides. The workload is a shipped name (see 'trainio workloads'), DLIO's "
+    "workload=NAME, or a YAML file; overrides are section.key=value or DLIO's "
+    "++workload.section.key=value (lists as [a,b]).";
+
+constexpr const char* kFooter = R"(Examples:
+  trainio workloads                                   list shipped workloads
+  trainio config unet3d_h100 --ranks 8                resolved config and derived figures
+  trainio generate default dataset.data_folder=/mnt/fs/data
+  mpirun -np 4 trainio run unet3d_h100 ++workload.workflow.generate_data=True
+  srun --mpi=pmix -n 16 trainio run my_workload.yaml reader.read_threads=8 --output results/run1
+
+Exit codes: 0 success, 1 runtime failure (I/O, dataset, a failing rank), 2 usage or config error.
+Docs: README.md and docs/ in the trainio source tree.)";
+
+void add_run_options(CLI::App* sub, RunCommand& cmd) {
+  sub->add_option("workload_and_overrides", cmd.words, kWorkloadHelp);
+  sub->add_flag("--force", cmd.force,
+                "generate into a data folder that is not empty and not a trainio dataset");
+  sub->add_flag("!--no-progress", cmd.progress, "no progress lines during generation");
+  sub->add_option("--log-level", cmd.log_level, "trace, debug, info, warn, error or off (also TRAINIO_LOG)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "trainio - can this storage feed deep-learning training?\n"
+      "Generates datasets in the formats training reads, replays what training does to storage across\n"
+      "MPI ranks (launch with mpirun or srun), and reports DLIO-compatible metrics.",
+      "trainio"};
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("trainio ") + util::version() + " (" + util::git_commit() + ")");
+  app.require_subcommand(1);
+
+  RunCommand run_cmd;
+  auto* run = app.add_subcommand("run", "Run the workload's workflow: generate data if it asks to, then train "
+                                        "(and evaluate), and write results");
+  add_run_options(run, run_cmd);
+  run->add_option("--output,-o", run_cmd.output,
+                  "results folder (default: output.folder, else trainio-output/<workload>-<time>)");
+
+  RunCommand gen_cmd;
+  gen_cmd.generate_only = true;
+  auto* gen = app.add_subcommand("generate", "Generate the workload's dataset only (resumes an interrupted one)");
+  add_run_options(gen, gen_cmd);
+
+  ConfigCommand config_cmd;
+  auto* config = app.add_subcommand("config", "Print the resolved workload as YAML and what it implies: "
+                                              "samples, bytes, steps per rank (no I/O)");
+  config->add_option("workload_and_overrides", config_cmd.words, kWorkloadHelp);
+  config->add_option("--ranks,-n", config_cmd.ranks, "ranks to plan for (default: the MPI job size, else 1)")
+      ->check(CLI::PositiveNumber);
+  config->add_flag("--keys", config_cmd.keys, "list every workload key trainio knows, with its status and meaning");
+
+  app.add_subcommand("workloads", "List the shipped workloads");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (run->parsed()) return run_command(run_cmd, argc, argv);
+  if (gen->parsed()) return run_command(gen_cmd, argc, argv);
+  if (config->parsed()) return config_command(config_cmd);
+  return workloads_command();
+}
+
+}  // namespace trainio::cli

@@ -1,0 +1,28 @@
+#pragma once
+// The subcommands behind the CLI. Each returns the process exit code.
+
+#include <string>
+#include <vector>
+
+namespace trainio::cli {
+
+struct RunCommand {
+  std::vector<std::string> words;  // workload and overrides
+  std::string output;              // --output
+  std::string log_level;
+  bool force = false;
+  bool progress = true;
+  bool generate_only = false;      // `trainio generate`
+};
+int run_command(const RunCommand& cmd, int argc, char** argv);
+
+struct ConfigCommand {
+  std::vector<std::string> words;
+  int ranks = 0;                   // 0: the launcher's job size, or 1
+  bool keys = false;               // list every key instead
+};
+int config_command(const ConfigCommand& cmd);
+
+int workloads_command();
+
+}  // namespace trainio::cli

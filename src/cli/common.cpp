@@ -1,0 +1,100 @@
+#include "cli/common.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "config/load.hpp"
+#include "config/schema.hpp"
+#include "engine/together.hpp"
+#include "util/error.hpp"
+
+namespace trainio::cli {
+
+Job::Job(int* argc, char*** argv, bool use_mpi) : comm_(mpi::Comm::solo()) {
+  if (!use_mpi) return;
+  session_ = std::make_unique<mpi::Session>(argc, argv);
+  comm_ = mpi::Comm::world();
+}
+
+void setup_logging(const mpi::Comm& comm, const std::string& level_option) {
+  auto logger = spdlog::stderr_color_mt("trainio");
+  const std::string who = comm.size() > 1 && !comm.is_root() ? fmt::format("trainio[rank {}]", comm.rank()) : "trainio";
+  logger->set_pattern(who + " %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::level::level_enum level = comm.is_root() ? spdlog::level::info : spdlog::level::warn;
+  std::string text = level_option;
+  if (text.empty())
+    if (const char* env = std::getenv("TRAINIO_LOG")) text = env;
+  if (!text.empty()) {
+    level = spdlog::level::from_str(text);
+    if (level == spdlog::level::off && text != "off")
+      throw usage_error(fmt::format("unknown log level '{}'", text), "use trace, debug, info, warn, error or off");
+  }
+  spdlog::set_level(level);
+}
+
+void add_log_file(const std::string& path) {
+  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false);
+  sink->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");
+  spdlog::default_logger()->sinks().push_back(sink);
+}
+
+config::Workload load_workload(const std::vector<std::string>& words, const mpi::Comm& comm) {
+  config::Workload w;
+  engine::together(comm, [&] {
+    const auto split = config::split_args(words);
+    w = config::load(split.workload, split.overrides);
+  });
+  return w;
+}
+
+void log_notes(const config::Workload& w, const mpi::Comm& comm) {
+  if (!comm.is_root()) return;
+  for (const auto& note : w.notes) spdlog::warn("{}", note.message);
+  for (const auto& key : config::pending_changes(w))
+    spdlog::warn("{} is set, but this build of trainio does not act on it yet: the run goes on without it", key);
+}
+
+int guarded(const std::function<int()>& body, const std::unique_ptr<Job>& job) {
+  // The job may not exist yet when the error comes (e.g. MPI failed to start).
+  auto shared_comm = [&]() -> const mpi::Comm* {
+    return job && job->comm().size() > 1 ? &job->comm() : nullptr;
+  };
+  try {
+    return body();
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::peer) {
+      spdlog::debug("{}", e.what());
+      return 1;
+    }
+    const mpi::Comm* comm = shared_comm();
+    Error shown = e;
+    if (comm) shown.with_rank(comm->rank());
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n", format_error(shown).c_str());
+    // An error that the ranks did not settle together would leave the others waiting: end the job.
+    if (comm && !e.settled()) comm->abort(exit_code(e.kind()));
+    return exit_code(e.kind());
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n", format_error(internal_error(e.what())).c_str());
+    if (const mpi::Comm* comm = shared_comm()) comm->abort(1);
+    return 1;
+  }
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+
+}  // namespace trainio::cli

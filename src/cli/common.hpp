@@ -1,0 +1,49 @@
+#pragma once
+// Pieces every subcommand shares: MPI start-up when launched by mpirun/srun, logging, loading the
+// workload on all ranks together, and turning errors into one message and an exit code.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/workload.hpp"
+#include "mpi/comm.hpp"
+
+namespace trainio::cli {
+
+struct CommonOptions {
+  std::string log_level;  // empty: TRAINIO_LOG or the default
+};
+
+// MPI for the lifetime of a command: a real MPI job under a launcher, a solo rank otherwise.
+class Job {
+ public:
+  Job(int* argc, char*** argv, bool use_mpi);
+  const mpi::Comm& comm() const { return comm_; }
+  bool mpi() const { return session_ != nullptr; }
+
+ private:
+  std::unique_ptr<mpi::Session> session_;
+  mpi::Comm comm_;
+};
+
+// Rank 0 logs at info, other ranks at warning; --log-level or TRAINIO_LOG change it.
+void setup_logging(const mpi::Comm& comm, const std::string& level_option);
+// Also writes the log to `path` (rank 0).
+void add_log_file(const std::string& path);
+
+// Loads the workload on every rank; a failure on any rank stops all of them.
+config::Workload load_workload(const std::vector<std::string>& words, const mpi::Comm& comm);
+// Logs the loader's notes (keys without effect, old spellings) on rank 0.
+void log_notes(const config::Workload& w, const mpi::Comm& comm);
+
+// Runs a command body, turning any error into its message (printed once) and an exit code.
+// `job` is consulted when an error arrives (it may not exist yet).
+int guarded(const std::function<int()>& body, const std::unique_ptr<Job>& job);
+
+// The command line as typed, for the results.
+std::string command_line(int argc, char** argv);
+
+}  // namespace trainio::cli

@@ -1,0 +1,113 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "config/dump.hpp"
+#include "config/load.hpp"
+#include "config/schema.hpp"
+#include "config/shipped_workloads.hpp"
+#include "plan/layout.hpp"
+#include "plan/run_plan.hpp"
+#include "util/units.hpp"
+
+namespace trainio::cli {
+
+namespace {
+
+std::string key_list(bool markdown) {
+  std::string out;
+  if (markdown) out += "| key | default | accepts | status | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& k : config::key_catalogue()) {
+    std::string status = config::status_label(k.status);
+    if (k.extension) status += ", trainio extension";
+    std::string meaning = k.help;
+    if (!k.hint.empty()) meaning += fmt::format(" (did you mean {}?)", k.hint);
+    if (markdown)
+      out += fmt::format("| `{}` | {} | {} | {} | {} |\n", k.path, k.default_text.empty() ? "" : "`" + k.default_text + "`",
+                         k.expected, status, meaning);
+    else
+      out += fmt::format("{}\n    {}\n    accepts {}{}; {}\n", k.path, meaning, k.expected,
+                         k.default_text.empty() ? "" : ", default " + k.default_text, status);
+  }
+  return out;
+}
+
+std::string derived(const config::Workload& w, int ranks) {
+  const plan::DatasetLayout layout(w);
+  std::string out;
+  auto line = [&](const std::string& text) { out += "#   " + text + "\n"; };
+  out += fmt::format("# derived for {} rank{}:\n", ranks, ranks == 1 ? "" : "s");
+  const auto train_bytes = layout.total_data_bytes(plan::Split::train);
+  const auto train_samples = layout.num_samples(plan::Split::train);
+  line(fmt::format("dataset: {} in {}/ ({} files on {})", config::to_string(w.dataset.format), layout.root(),
+                   util::format_count(layout.total_files()), w.storage.storage_type == config::StorageType::local_fs ? "local_fs" : "parallel_fs"));
+  line(fmt::format("training: {} files x {} samples = {} samples, {} (mean {} per sample)",
+                   util::format_count(layout.num_files(plan::Split::train)), layout.samples_per_file(),
+                   util::format_count(train_samples), util::format_bytes(static_cast<double>(train_bytes)),
+                   util::format_bytes(static_cast<double>(train_bytes) / static_cast<double>(std::max<std::uint64_t>(1, train_samples)))));
+  if (layout.num_files(plan::Split::eval) > 0)
+    line(fmt::format("evaluation: {} files, {}", util::format_count(layout.num_files(plan::Split::eval)),
+                     util::format_bytes(static_cast<double>(layout.total_data_bytes(plan::Split::eval)))));
+  const auto r = static_cast<std::uint64_t>(ranks);
+  line(fmt::format("generation: each rank writes up to {} files", util::format_count((layout.total_files() + r - 1) / r)));
+  if (w.workflow.train) {
+    const plan::RunShape shape = plan::shape_run(w, layout, ranks);
+    const auto batch = static_cast<std::uint64_t>(w.reader.batch_size);
+    line(fmt::format("per rank and epoch: {} steps x batch {} = {} samples (~{} files' worth)",
+                     util::format_count(shape.train_steps_per_epoch), batch,
+                     util::format_count(shape.train_steps_per_epoch * batch),
+                     util::format_count(shape.train_steps_per_epoch * batch / layout.samples_per_file())));
+    line(fmt::format("per epoch: {} samples read, {} dropped so every rank runs the same steps",
+                     util::format_count(shape.train_steps_per_epoch * batch * r), util::format_count(shape.train_dropped_per_epoch)));
+    const double mean_sample = static_cast<double>(train_bytes) / static_cast<double>(std::max<std::uint64_t>(1, train_samples));
+    line(fmt::format("bytes per epoch: {} (all ranks)", util::format_bytes(mean_sample * static_cast<double>(shape.train_steps_per_epoch * batch * r))));
+    line(fmt::format("run: {} epoch{}, {} steps per rank{}", shape.epochs, shape.epochs == 1 ? "" : "s",
+                     util::format_count(shape.total_train_steps),
+                     shape.evaluations ? fmt::format(", {} evaluation{} of {} steps", shape.evaluations,
+                                                     shape.evaluations == 1 ? "" : "s", shape.eval_steps)
+                                       : std::string()));
+    const double compute = w.train.computation_time.expected();
+    if (compute > 0)
+      line(fmt::format("to keep each accelerator busy: {} per rank ({} for all ranks)",
+                       util::format_rate(mean_sample * static_cast<double>(batch) / compute),
+                       util::format_rate(mean_sample * static_cast<double>(batch * r) / compute)));
+  }
+  std::string pending;
+  for (const auto& key : config::pending_changes(w)) pending += (pending.empty() ? "" : ", ") + key;
+  if (!pending.empty()) out += "# set but not acted on by this build (accepted, not yet used): " + pending + "\n";
+  return out;
+}
+
+}  // namespace
+
+int config_command(const ConfigCommand& cmd) {
+  std::unique_ptr<Job> no_job;
+  return guarded(
+      [&] {
+        if (cmd.keys) {
+          std::printf("%s", key_list(false).c_str());
+          return 0;
+        }
+        const auto split = config::split_args(cmd.words);
+        const config::Workload w = config::load(split.workload, split.overrides);
+        const int ranks = cmd.ranks > 0 ? cmd.ranks : std::max(1, mpi::launcher_world_size());
+        std::string out = fmt::format("# workload '{}' from {}\n", w.name, w.source);
+        for (const auto& o : w.overrides) out += "# override: " + o + "\n";
+        for (const auto& n : w.notes) out += "# note: " + n.message + "\n";
+        out += config::to_yaml(w, true);
+        out += derived(w, ranks);
+        std::printf("%s", out.c_str());
+        return 0;
+      },
+      no_job);
+}
+
+int workloads_command() {
+  for (const auto& w : config::shipped_workloads())
+    std::printf("%-20s %s\n", w.name, config::description_of(w).c_str());
+  return 0;
+}
+
+}  // namespace trainio::cli

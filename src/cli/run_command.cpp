@@ -1,0 +1,125 @@
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "config/dump.hpp"
+#include "engine/together.hpp"
+#include "engine/workflow.hpp"
+#include "format/format.hpp"
+#include "metrics/summary.hpp"
+#include "plan/run_plan.hpp"
+#include "report/console.hpp"
+#include "report/context.hpp"
+#include "report/summary_json.hpp"
+#include "storage/fs.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+#include "util/units.hpp"
+
+namespace trainio::cli {
+
+namespace {
+
+void check_supported(const config::Workload& w, bool generate_only) {
+  if (!format::is_supported(w.dataset.format))
+    throw config_error(fmt::format("dataset.format '{}' is not built into trainio yet", config::to_string(w.dataset.format)),
+                       "use dataset.format=npz for now");
+  if (!generate_only && w.workflow.train && w.reader.data_loader != config::DataLoader::pytorch)
+    throw config_error(fmt::format("reader.data_loader '{}' is not built into trainio yet",
+                                   config::to_string(w.reader.data_loader)),
+                       "use framework=pytorch with reader.data_loader=pytorch for now");
+}
+
+// The results folder: --output, else output.folder, else trainio-output/<workload>-<time>. A
+// folder that already holds a run's results is never written over.
+std::string prepare_output(const std::string& option, const config::Workload& w, const mpi::Comm& comm) {
+  std::string chosen = option.empty() ? w.output.folder : option;
+  const bool named = !chosen.empty();
+  std::string dir;
+  engine::together(comm, [&] {
+    if (!comm.is_root()) return;
+    if (named) {
+      dir = util::strip_trailing_slashes(chosen);
+      if (storage::file_size(util::join(dir, "summary.json")))
+        throw usage_error(fmt::format("the results folder '{}' already holds a run (summary.json)", dir),
+                          "choose another --output (or output.folder), or move the earlier results away");
+    } else {
+      const std::string base = "trainio-output/" + w.name + "-" + util::wall_time_compact();
+      dir = base;
+      for (int n = 2; storage::is_dir(dir); ++n) dir = fmt::format("{}-{}", base, n);
+    }
+    storage::make_dirs(dir);
+  });
+  return comm.broadcast(dir);
+}
+
+}  // namespace
+
+int run_command(const RunCommand& cmd, int argc, char** argv) {
+  std::unique_ptr<Job> job;
+  return guarded(
+      [&] {
+        job = std::make_unique<Job>(&argc, &argv, mpi::launched_by_mpi());
+        const mpi::Comm& comm = job->comm();
+        setup_logging(comm, cmd.log_level);
+        const config::Workload w = load_workload(cmd.words, comm);
+        log_notes(w, comm);
+        engine::together(comm, [&] { check_supported(w, cmd.generate_only); });
+        const plan::DatasetLayout layout(w);
+        const bool trains = w.workflow.train && !cmd.generate_only;
+        plan::RunShape shape;
+        engine::together(comm, [&] {
+          if (trains) shape = plan::shape_run(w, layout, comm.size());
+        });
+
+        std::string out_dir;
+        if (!cmd.generate_only) {
+          out_dir = prepare_output(cmd.output, w, comm);
+          if (comm.is_root()) add_log_file(util::join(out_dir, w.output.log_file));
+          spdlog::info("workload '{}' on {} rank{}; results in {}", w.name, comm.size(), comm.size() == 1 ? "" : "s", out_dir);
+        }
+
+        engine::WorkflowOptions options;
+        options.generate_only = cmd.generate_only;
+        options.force = cmd.force;
+        options.progress = cmd.progress;
+        options.on_epoch = [&](const metrics::EpochRecord& e) {
+          const auto s = metrics::summarize_epoch(e, comm);
+          if (comm.is_root()) {
+            std::printf("%s\n", report::epoch_line(s, shape.epochs, layout.nominal_record_bytes()).c_str());
+            std::fflush(stdout);
+          }
+        };
+        const metrics::RankRecord record = engine::run_workflow(w, comm, options);
+        const metrics::RunSummary summary = metrics::summarize(record, comm);
+
+        if (cmd.generate_only) {
+          if (comm.is_root()) {
+            const auto& g = summary.generate;
+            std::printf("generated the dataset in %s: %s files written, %s kept, %s in %s (%s)\n", layout.root().c_str(),
+                        util::format_count(g.files_written).c_str(), util::format_count(g.files_kept).c_str(),
+                        util::format_bytes(static_cast<double>(g.bytes_written)).c_str(),
+                        util::format_duration(g.seconds).c_str(), util::format_rate(g.write_bandwidth).c_str());
+          }
+          return 0;
+        }
+
+        const report::RunContext context =
+            report::gather_context(layout, comm, job->mpi(), command_line(argc, argv), out_dir);
+        const std::string summary_path = util::join(out_dir, "summary.json");
+        engine::together(comm, [&] {
+          if (!comm.is_root()) return;
+          storage::write_file_atomic(util::join(out_dir, "config.yaml"), config::to_yaml(w, false));
+          storage::write_file_atomic(summary_path, report::summary_json(w, layout, shape, summary, context));
+        });
+        if (comm.is_root()) std::printf("%s", report::final_table(w, layout, summary, summary_path).c_str());
+        return 0;
+      },
+      job);
+}
+
+}  // namespace trainio::cli

@@ -1,0 +1,63 @@
+#pragma once
+// The closed sets of values a workload key may take, with DLIO's spellings.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace trainio::config {
+
+enum class Framework { tensorflow, pytorch };
+enum class Format {
+  tfrecord, hdf5, csv, npz, npy, jpeg, png, indexed_binary, mmap_indexed_binary, synthetic, tar,
+};
+enum class DataLoader { tensorflow, pytorch, dali, native_dali, synthetic };
+enum class Shuffle { off, seed, random };
+enum class ReadType { on_demand, memory };
+enum class Compression { none, gzip, lzf, bz2, zip, xz };
+enum class StorageType { local_fs, parallel_fs };
+enum class FileAccess { multi, shared, collective, mpio, posix };
+enum class CheckpointType { rank_zero, all_ranks };
+enum class CheckpointMode { standard, subset };  // DLIO spells `standard` as "default"
+enum class ElementType { uint8, int8, uint16, int16, uint32, int32, uint64, int64, float16, float32, float64 };
+enum class ModelDataType { int8, uint8, fp16, bf16, fp32, fp64 };
+
+// Name <-> value tables. Aliases (older DLIO spellings such as "dlio_npz") map to a value but are
+// never printed.
+template <typename E>
+struct EnumName {
+  std::string_view name;
+  E value;
+  bool alias = false;
+};
+
+template <typename E>
+std::span<const EnumName<E>> enum_names();
+
+template <typename E>
+std::string_view to_string(E value) {
+  for (const auto& entry : enum_names<E>())
+    if (entry.value == value && !entry.alias) return entry.name;
+  return "?";
+}
+
+template <typename E>
+std::optional<E> enum_from_string(std::string_view text, bool* was_alias = nullptr) {
+  for (const auto& entry : enum_names<E>()) {
+    if (entry.name == text) {
+      if (was_alias) *was_alias = entry.alias;
+      return entry.value;
+    }
+  }
+  return std::nullopt;
+}
+
+// Bytes per element.
+std::uint32_t element_size(ElementType t);
+std::uint32_t element_size(ModelDataType t);
+
+// File name extension of a format, as DLIO writes it ("npz", "tfrecord", ...).
+std::string_view extension(Format f);
+
+}  // namespace trainio::config

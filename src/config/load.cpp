@@ -1,0 +1,315 @@
+#include "config/load.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "config/codecs.hpp"
+#include "config/schema_table.hpp"
+#include "config/shipped_workloads.hpp"
+#include "config/suggest.hpp"
+#include "config/validate.hpp"
+#include "util/error.hpp"
+
+namespace trainio::config {
+
+namespace {
+
+using detail::BadValue;
+using detail::Entry;
+
+// One key=value found in the file or the overrides, before it is applied.
+struct Leaf {
+  std::string path;
+  YAML::Node value;
+  std::string where;  // "workloads/x.yaml:12:5" or "override 'a.b=c'"
+};
+
+class Loader {
+ public:
+  Loader(std::string origin, std::map<std::string, std::string> override_of)
+      : origin_(std::move(origin)), override_of_(std::move(override_of)) {}
+
+  void collect(const YAML::Node& map, const std::string& prefix) {
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& item : map) {
+      const YAML::Node& k = item.first;
+      const YAML::Node& v = item.second;
+      std::string name = k.IsScalar() ? k.Scalar() : detail::flow_text(k);
+      if (const auto dup = seen.find(name); dup != seen.end()) {
+        throw config_error(
+            fmt::format("{}: key '{}' appears twice (first at line {})", where(join(prefix, name), k),
+                        join(prefix, name), dup->second.line + 1),
+            "remove one of them (DLIO refuses duplicate keys too)");
+      }
+      seen.emplace(name, k.Mark());
+      if (prefix.empty() && name == "data_reader") {
+        notes_.push_back({"data_reader", "'data_reader' is DLIO's old name of the 'reader' section"});
+        name = "reader";
+      }
+      const std::string path = join(prefix, name);
+      visit(path, k, v);
+    }
+  }
+
+  const std::vector<Leaf>& leaves() const { return leaves_; }
+  std::vector<ConfigNote>& notes() { return notes_; }
+
+  std::string where(const std::string& path, const YAML::Node& node) const {
+    if (const auto it = override_of_.find(path); it != override_of_.end())
+      return fmt::format("override '{}'", it->second);
+    const YAML::Mark m = node.Mark();
+    if (m.line < 0) return origin_;
+    return fmt::format("{}:{}:{}", origin_, m.line + 1, m.column + 1);
+  }
+
+ private:
+  static std::string join(const std::string& prefix, const std::string& name) {
+    return prefix.empty() ? name : prefix + "." + name;
+  }
+
+  void visit(const std::string& path, const YAML::Node& key, const YAML::Node& value) {
+    const Entry* entry = detail::find_entry(path);
+    if (path == "model" && value.IsScalar()) {
+      // DLIO's older files write `model: unet3d`; it means the model's name.
+      leaves_.push_back({"model.name", value, where(path, value)});
+      return;
+    }
+    if (entry && (entry->takes_mapping || !value.IsMap())) {
+      leaves_.push_back({path, value, where(path, value)});
+      return;
+    }
+    if (detail::is_section(path)) {
+      if (value.IsNull()) return;
+      if (!value.IsMap())
+        throw config_error(fmt::format("{}: '{}' is a section and needs keys under it, got '{}'",
+                                       where(path, value), path, detail::flow_text(value)),
+                           fmt::format("write it as '{}:' followed by indented 'key: value' lines", path));
+      collect(value, path);
+      return;
+    }
+    if (entry) {  // a mapping given to a plain key
+      throw config_error(fmt::format("{}: {}: expected {}, got a mapping", where(path, value), path,
+                                     entry->info.expected));
+    }
+    const std::string suggestion = suggest_key(path);
+    throw config_error(fmt::format("{}: unknown key '{}'", where(path, key), path),
+                       suggestion.empty()
+                           ? "remove it, or see 'trainio config --keys' for every key trainio knows"
+                           : fmt::format("did you mean '{}'?", suggestion));
+  }
+
+  std::string origin_;
+  std::map<std::string, std::string> override_of_;
+  std::vector<Leaf> leaves_;
+  std::vector<ConfigNote> notes_;
+};
+
+// ---- overrides ----
+
+struct Override {
+  std::vector<std::string> path;
+  std::string text;   // as given
+  std::string value;  // right of '='
+  bool remove = false;
+};
+
+std::vector<std::string> split_path(const std::string& key) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(key);
+  while (std::getline(in, part, '.')) parts.push_back(part);
+  return parts;
+}
+
+Override parse_override(const std::string& text) {
+  Override o;
+  o.text = text;
+  std::string s = text;
+  if (s.rfind("~", 0) == 0) {
+    o.remove = true;
+    s.erase(0, 1);
+  }
+  while (!s.empty() && s[0] == '+') s.erase(0, 1);
+  const auto eq = s.find('=');
+  std::string key = eq == std::string::npos ? s : s.substr(0, eq);
+  if (eq == std::string::npos && !o.remove)
+    throw usage_error(fmt::format("'{}' is not an override", text),
+                      "write overrides as section.key=value, e.g. reader.batch_size=8");
+  if (eq != std::string::npos) o.value = s.substr(eq + 1);
+  if (key.rfind("workload.", 0) == 0) key.erase(0, 9);
+  o.path = split_path(key);
+  const bool bad = o.path.empty() || std::any_of(o.path.begin(), o.path.end(), [](const std::string& p) {
+                     return p.empty() || p.find_first_of(" \t[]{}:,") != std::string::npos;
+                   });
+  if (bad)
+    throw usage_error(fmt::format("override '{}' does not name a key", text),
+                      "write overrides as section.key=value, e.g. reader.batch_size=8");
+  return o;
+}
+
+YAML::Node parse_override_value(const Override& o) {
+  if (o.value.empty()) return YAML::Node(YAML::NodeType::Null);
+  try {
+    return YAML::Load(o.value);
+  } catch (const YAML::Exception& e) {
+    throw usage_error(fmt::format("override '{}': cannot read the value: {}", o.text, e.msg),
+                      "lists are written [a,b], mappings {key: value}; quote text with special characters");
+  }
+}
+
+void apply_override(YAML::Node& root, const Override& o) {
+  YAML::Node cur;
+  cur.reset(root);
+  for (size_t i = 0; i + 1 < o.path.size(); ++i) {
+    YAML::Node next = cur[o.path[i]];
+    if (next.IsDefined() && next.IsScalar() && i == 0 && o.path[i] == "model") {
+      // `model: name` in the file and an override below model: expand the short form.
+      YAML::Node expanded(YAML::NodeType::Map);
+      expanded["name"] = next.Scalar();
+      cur[o.path[i]] = expanded;
+    } else if (!next.IsDefined() || !next.IsMap()) {
+      if (o.remove) return;
+      cur[o.path[i]] = YAML::Node(YAML::NodeType::Map);
+    }
+    YAML::Node child = cur[o.path[i]];
+    cur.reset(child);
+  }
+  if (o.remove) cur.remove(o.path.back());
+  else cur[o.path.back()] = parse_override_value(o);
+}
+
+std::string read_file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw usage_error(fmt::format("cannot read workload file '{}'", path),
+                      "check the path, or run 'trainio workloads' to list shipped workloads");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string stem_of(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  const auto dot = name.rfind('.');
+  if (dot != std::string::npos && dot > 0) name.erase(dot);
+  return name;
+}
+
+bool file_exists(const std::string& path) {
+  std::ifstream in(path);
+  return static_cast<bool>(in);
+}
+
+Workload build(const YAML::Node& root_in, const std::string& origin, const std::string& name,
+               const std::vector<std::string>& overrides) {
+  YAML::Node root = root_in.IsNull() || !root_in.IsDefined() ? YAML::Node(YAML::NodeType::Map) : root_in;
+  if (!root.IsMap())
+    throw config_error(fmt::format("{}: a workload file is a mapping of sections (model:, dataset:, ...)", origin));
+
+  std::map<std::string, std::string> override_of;
+  for (const auto& text : overrides) {
+    const Override o = parse_override(text);
+    apply_override(root, o);
+    std::string joined;
+    for (const auto& p : o.path) joined += (joined.empty() ? "" : ".") + p;
+    override_of[joined] = text;
+  }
+
+  Loader loader(origin, override_of);
+  loader.collect(root, "");
+
+  // Apply in catalogue order, so that e.g. computation_time_stdev refines computation_time
+  // wherever it stands in the file (as DLIO does). Sort indices: assigning a YAML::Node would
+  // overwrite the node it refers to instead of rebinding it.
+  const auto& leaves = loader.leaves();
+  const auto& all = detail::entries();
+  std::vector<size_t> order(leaves.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto rank = [&](size_t i) { return detail::find_entry(leaves[i].path) - all.data(); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
+
+  Workload w;
+  w.name = name;
+  w.source = origin;
+  w.overrides = overrides;
+  w.notes = loader.notes();
+  for (const size_t i : order) {
+    const Leaf& leaf = leaves[i];
+    const Entry& e = *detail::find_entry(leaf.path);
+    w.set_keys.push_back(leaf.path);
+    if (!e.set) {
+      std::string msg = fmt::format("{} ({}): {}", leaf.path, leaf.where, e.info.help);
+      if (!e.info.hint.empty()) msg += fmt::format("; did you mean '{}'?", e.info.hint);
+      w.notes.push_back({leaf.path, msg});
+      continue;
+    }
+    if (leaf.value.IsNull() && !e.takes_mapping) continue;  // `key:` with no value keeps the default
+    try {
+      e.set(leaf.value, w);
+    } catch (const BadValue& bad) {
+      throw config_error(fmt::format("{}: {}: expected {}, got '{}'", leaf.where, leaf.path, bad.expected,
+                                     detail::flow_text(leaf.value)),
+                         fmt::format("see 'trainio config --keys' for what {} accepts", leaf.path));
+    }
+    if (e.info.status == KeyStatus::python_only)
+      w.notes.push_back({leaf.path, fmt::format("{} ({}): {}", leaf.path, leaf.where, e.info.help)});
+  }
+  validate(w);
+  return w;
+}
+
+}  // namespace
+
+Workload load_text(const std::string& yaml, const std::string& origin, const std::string& name,
+                   const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw config_error(fmt::format("{}:{}:{}: not valid YAML: {}", origin, e.mark.line + 1, e.mark.column + 1, e.msg),
+                       "check the indentation and the ':' after each key");
+  }
+  return build(root, origin, name, overrides);
+}
+
+Workload load(const std::string& spec_in, const std::vector<std::string>& overrides) {
+  std::string spec = spec_in.empty() ? "default" : spec_in;
+  if (spec.rfind("workload=", 0) == 0) spec.erase(0, 9);
+  if (const ShippedWorkload* shipped = find_shipped(spec))
+    return load_text(shipped->yaml, "workloads/" + spec + ".yaml", spec, overrides);
+  for (const std::string& candidate : {spec, spec + ".yaml"}) {
+    if (file_exists(candidate)) return load_text(read_file_text(candidate), candidate, stem_of(candidate), overrides);
+  }
+  std::vector<std::string> names;
+  for (const auto& w : shipped_workloads()) names.push_back(w.name);
+  const std::string near = closest(spec, names);
+  throw usage_error(fmt::format("no shipped workload or file named '{}'", spec),
+                    near.empty() ? "run 'trainio workloads' to list shipped workloads, or give a path to a YAML file"
+                                 : fmt::format("did you mean '{}'? ('trainio workloads' lists them all)", near));
+}
+
+SplitArgs split_args(const std::vector<std::string>& words) {
+  SplitArgs out;
+  for (const auto& word : words) {
+    if (word.rfind("workload=", 0) == 0 || word.find('=') == std::string::npos) {
+      if (word.rfind("~", 0) == 0) {
+        out.overrides.push_back(word);
+        continue;
+      }
+      if (!out.workload.empty())
+        throw usage_error(fmt::format("two workloads given: '{}' and '{}'", out.workload, word),
+                          "give one workload, then overrides as section.key=value");
+      out.workload = word;
+    } else {
+      out.overrides.push_back(word);
+    }
+  }
+  return out;
+}
+
+}  // namespace trainio::config

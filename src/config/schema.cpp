@@ -1,0 +1,302 @@
+#include "config/schema.hpp"
+
+#include <map>
+
+#include "config/codecs.hpp"
+#include "config/schema_table.hpp"
+#include "config/workload.hpp"
+
+namespace trainio::config {
+
+namespace detail {
+namespace {
+
+// A field of Workload, reachable from a mutable workload.
+#define FIELD(member) [](Workload & w) -> auto& { return w.member; }
+
+template <typename Ref, typename T>
+Entry key(std::string path, Ref ref, Codec<T> codec, KeyStatus status, std::string help,
+          bool extension = false) {
+  Entry e;
+  e.info = KeyInfo{std::move(path), status, extension, codec.expected, std::move(help), {}, {}};
+  e.set = [ref, parse = codec.parse](const YAML::Node& node, Workload& w) { ref(w) = parse(node); };
+  e.get = [ref, print = codec.print](const Workload& w) { return print(ref(const_cast<Workload&>(w))); };
+  return e;
+}
+
+template <typename Ref>
+Entry time_key(std::string path, Ref ref, KeyStatus status, std::string help) {
+  Entry e = key(std::move(path), ref, time_spec(), status, std::move(help));
+  e.takes_mapping = true;
+  return e;
+}
+
+// DLIO's `<name>_stdev` companion of a time key: turns the value into a normal distribution.
+template <typename Ref>
+Entry stdev_key(std::string path, Ref ref, KeyStatus status, std::string help) {
+  const auto seconds = number(0);
+  Entry e;
+  e.info = KeyInfo{std::move(path), status, false, seconds.expected, std::move(help), {}, {}};
+  e.set = [ref, parse = seconds.parse](const YAML::Node& node, Workload& w) {
+    TimeSpec& t = ref(w);
+    t.stdev = parse(node);
+    if (t.kind == TimeSpec::Kind::constant && t.stdev > 0) t.kind = TimeSpec::Kind::normal;
+  };
+  return e;
+}
+
+// A key trainio accepts and notes but that changes nothing here.
+Entry noted(std::string path, KeyStatus status, std::string help, std::string hint = {},
+            bool takes_mapping = false) {
+  Entry e;
+  e.info = KeyInfo{std::move(path), status, false, "any value", std::move(help), std::move(hint), {}};
+  e.takes_mapping = takes_mapping;
+  return e;
+}
+
+constexpr auto active = KeyStatus::active;
+constexpr auto pending = KeyStatus::pending;
+constexpr auto python_only = KeyStatus::python_only;
+constexpr auto ignored = KeyStatus::dlio_ignored;
+
+std::vector<Entry> build() {
+  std::vector<Entry> t;
+  // ---- model ----
+  t.push_back(key("model.name", FIELD(model.name), text(), active, "label of the model, used in output folder names"));
+  t.push_back(key("model.type", FIELD(model.type), text(), pending, "'transformer' sizes checkpoints from model.transformer; other values are labels"));
+  t.push_back(key("model.model_size_bytes", FIELD(model.model_size_bytes), bytes(0), pending, "checkpoint model size when model.type is not transformer"));
+  t.push_back(key("model.optimization_groups", FIELD(model.optimization_groups), unsigned_list(), pending, "optimizer state sizes per group (legacy checkpoint model)"));
+  t.push_back(key("model.num_layers", FIELD(model.num_layers), integer_or_unset(1), pending, "transformer layers"));
+  t.push_back(key("model.layer_parameters", FIELD(model.layer_parameters), unsigned_list(), pending, "parameters per layer (legacy checkpoint model)"));
+  t.push_back(key("model.model_datatype", FIELD(model.model_datatype), enumeration<ModelDataType>(), pending, "element type of model weights in checkpoints"));
+  t.push_back(key("model.optimizer_datatype", FIELD(model.optimizer_datatype), enumeration<ModelDataType>(), pending, "element type of optimizer state in checkpoints"));
+  t.push_back(key("model.parallelism.tensor", FIELD(model.parallelism.tensor), integer(1), pending, "tensor-parallel degree"));
+  t.push_back(key("model.parallelism.pipeline", FIELD(model.parallelism.pipeline), integer(1), pending, "pipeline-parallel degree"));
+  t.push_back(key("model.parallelism.data", FIELD(model.parallelism.data), integer_or_unset(1), pending, "data-parallel degree (-1: ranks / (tensor x pipeline))"));
+  t.push_back(key("model.parallelism.zero_stage", FIELD(model.parallelism.zero_stage), integer(0, 3), pending, "DeepSpeed ZeRO stage"));
+  t.push_back(key("model.transformer.vocab_size", FIELD(model.transformer.vocab_size), integer(1), pending, "vocabulary size"));
+  t.push_back(key("model.transformer.hidden_size", FIELD(model.transformer.hidden_size), integer(1), pending, "hidden size"));
+  t.push_back(key("model.transformer.ffn_hidden_size", FIELD(model.transformer.ffn_hidden_size), integer(1), pending, "feed-forward hidden size"));
+  t.push_back(key("model.transformer.num_attention_heads", FIELD(model.transformer.num_attention_heads), integer(1), pending, "attention heads"));
+  t.push_back(key("model.transformer.num_kv_heads", FIELD(model.transformer.num_kv_heads), integer(1), pending, "key/value heads"));
+  t.push_back(noted("model.model_size", ignored, "old name; DLIO ignores it", "model.model_size_bytes"));
+  t.push_back(noted("model.pipeline_parallelism", ignored, "old name; DLIO ignores it", "model.parallelism.pipeline"));
+  t.push_back(noted("model.tensor_parallelism", ignored, "old name; DLIO ignores it", "model.parallelism.tensor"));
+  t.push_back(noted("model.zero_stage", ignored, "old name; DLIO ignores it", "model.parallelism.zero_stage"));
+  // ---- framework ----
+  t.push_back(key("framework", FIELD(framework), enumeration<Framework>(), active, "framework whose I/O is replayed; must agree with reader.data_loader"));
+  // ---- workflow ----
+  t.push_back(key("workflow.generate_data", FIELD(workflow.generate_data), boolean(), active, "generate the dataset before training (complete files that match are kept)"));
+  t.push_back(key("workflow.train", FIELD(workflow.train), boolean(), active, "run the training replay"));
+  t.push_back(key("workflow.evaluation", FIELD(workflow.evaluation), boolean(), active, "run evaluation phases on the valid/ files"));
+  t.push_back(key("workflow.checkpoint", FIELD(workflow.checkpoint), boolean(), pending, "write (and read) checkpoints"));
+  t.push_back(key("workflow.profiling", FIELD(workflow.profiling), boolean(), pending, "write Chrome-trace events of every step and storage call"));
+  t.push_back(noted("workflow.debug", ignored, "old key; DLIO ignores it", "--log-level debug"));
+  t.push_back(noted("workflow.do_eval", ignored, "old name; DLIO ignores it", "workflow.evaluation"));
+  // ---- storage ----
+  t.push_back(key("storage.storage_type", FIELD(storage.storage_type), enumeration<StorageType>(), active, "both are POSIX paths; parallel_fs is a label for shared file systems"));
+  t.push_back(key("storage.storage_root", FIELD(storage.storage_root), text(), active, "prefixed to data_folder and checkpoint_folder (an absolute folder ignores it)"));
+  t.push_back(noted("storage.storage_options", python_only, "options of DLIO's object-store clients; no effect on POSIX storage", {}, true));
+  t.push_back(noted("storage.fsspec_plugin", python_only, "fsspec back end of a DLIO fork; no effect"));
+  t.push_back(noted("storage.fsspec_extra_params", python_only, "fsspec back end of a DLIO fork; no effect", {}, true));
+  // ---- dataset ----
+  t.push_back(key("dataset.record_length_bytes", FIELD(dataset.record_length_bytes), number(1), active, "bytes per sample; a 2-D sample of floor(sqrt(n))^2 elements unless record_dims is set"));
+  t.push_back(key("dataset.record_length_bytes_stdev", FIELD(dataset.record_length_bytes_stdev), number(0), active, "spread of sample sizes; each file draws its size (seeded, same for any rank count)"));
+  t.push_back(key("dataset.record_length_bytes_resize", FIELD(dataset.record_length_bytes_resize), number(0), active, "size of the in-memory sample after decoding; does not change what is read"));
+  t.push_back(key("dataset.num_files_train", FIELD(dataset.num_files_train), integer(1), active, "training files"));
+  t.push_back(key("dataset.num_files_eval", FIELD(dataset.num_files_eval), integer(0), active, "evaluation files (in valid/)"));
+  t.push_back(key("dataset.num_samples_per_file", FIELD(dataset.num_samples_per_file), integer(1), active, "samples in each file"));
+  t.push_back(key("dataset.data_folder", FIELD(dataset.data_folder), text(), active, "dataset folder; files go to <folder>/train and <folder>/valid"));
+  t.push_back(key("dataset.num_subfolders_train", FIELD(dataset.num_subfolders_train), integer(0), active, "spread training files over this many subfolders (file i in i % n) when > 1"));
+  t.push_back(key("dataset.num_subfolders_eval", FIELD(dataset.num_subfolders_eval), integer(0), active, "the same for evaluation files"));
+  t.push_back(key("dataset.enable_chunking", FIELD(dataset.enable_chunking), boolean(), pending, "HDF5 chunked layout (old DLIO key; see dataset.hdf5.chunk_dims)"));
+  t.push_back(key("dataset.chunk_size", FIELD(dataset.chunk_size), bytes(0), pending, "HDF5 chunk size in bytes (old DLIO key)"));
+  t.push_back(key("dataset.compression", FIELD(dataset.compression), enumeration<Compression>(), pending, "hdf5: gzip/lzf; npz: zip (numpy's savez_compressed)"));
+  t.push_back(key("dataset.compression_level", FIELD(dataset.compression_level), integer(0, 9), pending, "compression level for gzip/zip"));
+  t.push_back(key("dataset.file_prefix", FIELD(dataset.file_prefix), text(), active, "file name prefix"));
+  t.push_back(key("dataset.format", FIELD(dataset.format), enumeration<Format>(), active, "on-disk format of the dataset"));
+  t.push_back(key("dataset.keep_files", FIELD(dataset.keep_files), boolean(), active, "false: delete the generated dataset when the run ends"));
+  t.push_back(key("dataset.record_element_type", FIELD(dataset.record_element_type), enumeration<ElementType>(), active, "element type of a sample (numpy dtype name)"));
+  t.push_back(key("dataset.record_dims", FIELD(dataset.record_dims), unsigned_list(), active, "explicit sample shape; overrides record_length_bytes"));
+  t.push_back(noted("dataset.generation_buffer_size", python_only, "DLIO's generation buffer; trainio streams files through a fixed small buffer"));
+  t.push_back(key("dataset.hdf5.chunk_dims", FIELD(dataset.hdf5.chunk_dims), unsigned_list(), pending, "HDF5 chunk shape"));
+  t.push_back(key("dataset.hdf5.num_dset_per_record", FIELD(dataset.hdf5.num_dset_per_record), integer(1), pending, "HDF5 datasets a record is split across (records_0..k-1)"));
+  t.push_back(key("dataset.hdf5.max_shape", FIELD(dataset.hdf5.max_shape), unsigned_list(), pending, "HDF5 maximum (resizable) shape"));
+  {
+    Codec<DataContent> content;
+    content.expected = "random or compressible";
+    content.parse = [](const YAML::Node& n) {
+      const std::string v = scalar_text(n, "random or compressible");
+      if (v == "random") return DataContent::random;
+      if (v == "compressible") return DataContent::compressible;
+      throw BadValue{"random or compressible"};
+    };
+    content.print = [](const DataContent& c) {
+      return std::string(c == DataContent::random ? "random" : "compressible");
+    };
+    t.push_back(key("dataset.data_content", FIELD(dataset.data_content), content, pending, "random (incompressible) bytes, or compressible ones for storage with inline compression/dedup", true));
+  }
+  t.push_back(key("dataset.compression_ratio", FIELD(dataset.compression_ratio), number(1, 1000), pending, "target ratio of compressible content", true));
+  t.push_back(noted("dataset.record_length", ignored, "old name; DLIO ignores it and uses record_length_bytes' default 65536", "dataset.record_length_bytes"));
+  t.push_back(noted("dataset.record_length_stdev", ignored, "old name; DLIO ignores it", "dataset.record_length_bytes_stdev"));
+  t.push_back(noted("dataset.record_length_std", ignored, "misspelling found in DLIO files; DLIO ignores it", "dataset.record_length_bytes_stdev"));
+  t.push_back(noted("dataset.record_length_resize", ignored, "old name; DLIO ignores it", "dataset.record_length_bytes_resize"));
+  t.push_back(noted("dataset.record_element_bytes", ignored, "DLIO derives it from record_element_type", "dataset.record_element_type"));
+  t.push_back(noted("dataset.eval_num_samples_per_file", ignored, "DLIO ignores it; evaluation files hold num_samples_per_file samples"));
+  t.push_back(noted("dataset.daos_pool", python_only, "DAOS fork of DLIO; no effect"));
+  t.push_back(noted("dataset.daos_cont", python_only, "DAOS fork of DLIO; no effect"));
+  // ---- reader ----
+  t.push_back(key("reader.data_loader", FIELD(reader.data_loader), enumeration<DataLoader>(), active, "loader whose access pattern is replayed"));
+  t.push_back(key("reader.batch_size", FIELD(reader.batch_size), integer(1), active, "samples per training step per rank"));
+  t.push_back(key("reader.batch_size_eval", FIELD(reader.batch_size_eval), integer(1), active, "samples per evaluation step per rank"));
+  t.push_back(key("reader.read_threads", FIELD(reader.read_threads), integer(0, 1024), active, "reader threads (pytorch num_workers); 0 reads in the training thread"));
+  t.push_back(key("reader.computation_threads", FIELD(reader.computation_threads), integer(1, 1024), pending, "tensorflow map parallelism"));
+  t.push_back(key("reader.prefetch_size", FIELD(reader.prefetch_size), integer(0, 1 << 20), active, "batches in flight (pytorch prefetch_factor = ceil(prefetch_size / read_threads))"));
+  t.push_back(key("reader.file_shuffle", FIELD(reader.file_shuffle), enumeration<Shuffle>(), active, "file order: off, seed (train.seed), random (fresh each run)"));
+  t.push_back(key("reader.sample_shuffle", FIELD(reader.sample_shuffle), enumeration<Shuffle>(), active, "sample order: off, seed, random"));
+  t.push_back(key("reader.shuffle_size", FIELD(reader.shuffle_size), integer(1), pending, "tensorflow shuffle buffer (records)"));
+  t.push_back(key("reader.read_type", FIELD(reader.read_type), enumeration<ReadType>(), pending, "on_demand opens and closes the file per sample; memory keeps it open"));
+  t.push_back(key("reader.transfer_size", FIELD(reader.transfer_size), bytes(0), pending, "read size of tensorflow's TFRecord reader (buffer_size); 0: the framework default"));
+  t.push_back(time_key("reader.preprocess_time", FIELD(reader.preprocess_time), active, "CPU time per sample spent in the reader thread (emulated by sleeping)"));
+  t.push_back(stdev_key("reader.preprocess_time_stdev", FIELD(reader.preprocess_time), active, "spread of preprocess_time (normal distribution)"));
+  t.push_back(key("reader.odirect", FIELD(reader.odirect), boolean(), pending, "read with O_DIRECT (bypass the page cache)"));
+  t.push_back(key("reader.file_access", FIELD(reader.file_access), enumeration<FileAccess>(), pending, "how ranks open shared files (multi, shared, collective, mpio, posix)"));
+  t.push_back(noted("reader.data_loader_sampler", python_only, "DLIO's sampler class choice; trainio derives the access order from the loader"));
+  t.push_back(noted("reader.data_loader_classname", python_only, "custom Python loader class; trainio replays its built-in loaders"));
+  t.push_back(noted("reader.reader_classname", python_only, "custom Python reader class; trainio replays its built-in readers"));
+  t.push_back(noted("reader.multiprocessing_context", python_only, "Python multiprocessing start method; trainio uses threads"));
+  t.push_back(noted("reader.pin_memory", python_only, "PyTorch pinned host memory; no storage effect"));
+  t.push_back(noted("reader.dont_use_mmap", python_only, "DLIO reader detail; no effect"));
+  t.push_back(noted("reader.transformed_record_dims", python_only, "in-memory sample shape after transforms; no storage effect"));
+  t.push_back(noted("reader.transformed_record_element_type", python_only, "in-memory sample type after transforms; no storage effect"));
+  // ---- train ----
+  t.push_back(key("train.epochs", FIELD(train.epochs), integer(1), active, "passes over the training files"));
+  t.push_back(key("train.total_training_steps", FIELD(train.total_training_steps), integer_or_unset(1), active, "step cap for the whole run (DLIO caps each epoch instead)"));
+  t.push_back(key("train.seed", FIELD(train.seed), unsigned_integer(), active, "seed of shuffles and emulated times"));
+  t.push_back(key("train.seed_change_epoch", FIELD(train.seed_change_epoch), boolean(), active, "reseed with seed + epoch so every epoch has a new order"));
+  t.push_back(time_key("train.computation_time", FIELD(train.computation_time), active, "emulated accelerator time per step"));
+  t.push_back(stdev_key("train.computation_time_stdev", FIELD(train.computation_time), active, "spread of computation_time (normal distribution)"));
+  t.push_back(noted("train.epoch", ignored, "misspelling found in DLIO files; DLIO ignores it and runs 1 epoch", "train.epochs"));
+  t.push_back(noted("train.total_eval_steps", ignored, "DLIO ignores it"));
+  // ---- evaluation ----
+  t.push_back(time_key("evaluation.eval_time", FIELD(evaluation.eval_time), active, "emulated accelerator time per evaluation step"));
+  t.push_back(stdev_key("evaluation.eval_time_stdev", FIELD(evaluation.eval_time), active, "spread of eval_time (normal distribution)"));
+  t.push_back(key("evaluation.eval_after_epoch", FIELD(evaluation.eval_after_epoch), integer(1), active, "first epoch (1-based) followed by an evaluation"));
+  t.push_back(key("evaluation.epochs_between_evals", FIELD(evaluation.epochs_between_evals), integer(1), active, "epochs between evaluations"));
+  t.push_back(noted("evaluation.steps_between_evals", ignored, "DLIO ignores it"));
+  // ---- checkpoint ----
+  t.push_back(key("checkpoint.checkpoint_folder", FIELD(checkpoint.checkpoint_folder), text(), pending, "where checkpoints are written"));
+  t.push_back(key("checkpoint.checkpoint_after_epoch", FIELD(checkpoint.checkpoint_after_epoch), integer(1), pending, "first epoch (1-based) that ends with a checkpoint"));
+  t.push_back(key("checkpoint.epochs_between_checkpoints", FIELD(checkpoint.epochs_between_checkpoints), integer(1), pending, "epochs between checkpoints"));
+  t.push_back(key("checkpoint.steps_between_checkpoints", FIELD(checkpoint.steps_between_checkpoints), integer_or_unset(1), pending, "steps between checkpoints (-1: per epoch instead)"));
+  t.push_back(key("checkpoint.type", FIELD(checkpoint.type), enumeration<CheckpointType>(), pending, "rank_zero or all_ranks write (DLIO ignores it; trainio honours it)"));
+  t.push_back(key("checkpoint.mode", FIELD(checkpoint.mode), enumeration<CheckpointMode>(), pending, "default, or subset (a subset of ranks, node-local storage)"));
+  t.push_back(key("checkpoint.fsync", FIELD(checkpoint.fsync), boolean(), pending, "fsync each checkpoint file (DLIO never applies it)"));
+  t.push_back(key("checkpoint.num_checkpoints_write", FIELD(checkpoint.num_checkpoints_write), integer_or_unset(0), pending, "checkpoint-only mode: checkpoints to write"));
+  t.push_back(key("checkpoint.num_checkpoints_read", FIELD(checkpoint.num_checkpoints_read), integer_or_unset(0), pending, "checkpoint-only mode: checkpoints to read back"));
+  t.push_back(key("checkpoint.time_between_checkpoints", FIELD(checkpoint.time_between_checkpoints), number(-1), pending, "checkpoint-only mode: seconds between checkpoints"));
+  t.push_back(key("checkpoint.rank_sync", FIELD(checkpoint.rank_sync), boolean(), pending, "barrier after each save"));
+  t.push_back(key("checkpoint.randomize_tensor", FIELD(checkpoint.randomize_tensor), boolean(), pending, "random (true) or constant checkpoint content"));
+  t.push_back(key("checkpoint.recovery_rank_shift", FIELD(checkpoint.recovery_rank_shift), boolean(), pending, "read a shard written by a rank on another node"));
+  t.push_back(noted("checkpoint.checkpoint_mechanism", python_only, "framework save routine; trainio writes the same files itself"));
+  t.push_back(noted("checkpoint.checkpoint_mechanism_classname", python_only, "custom Python checkpoint class"));
+  t.push_back(noted("checkpoint.ksm", python_only, "kernel same-page merging for DLIO's in-memory checkpoint; trainio streams from a small buffer", {}, true));
+  t.push_back(noted("checkpoint.model_size", ignored, "old name; DLIO ignores it", "model.model_size_bytes"));
+  t.push_back(noted("checkpoint.num_checkpoints", ignored, "old name; DLIO ignores it", "checkpoint.num_checkpoints_write"));
+  t.push_back(noted("checkpoint.recovery_after_steps", ignored, "DLIO ignores it"));
+  t.push_back(noted("checkpoint.model_datatype", ignored, "DLIO reads it under model:", "model.model_datatype"));
+  t.push_back(noted("checkpoint.optimizer_datatype", ignored, "DLIO reads it under model:", "model.optimizer_datatype"));
+  t.push_back(noted("checkpoint.optimization_groups", ignored, "DLIO reads it under model:", "model.optimization_groups"));
+  t.push_back(noted("checkpoint.num_layers", ignored, "DLIO reads it under model:", "model.num_layers"));
+  t.push_back(noted("checkpoint.layer_parameters", ignored, "DLIO reads it under model:", "model.layer_parameters"));
+  t.push_back(noted("checkpoint.checkpoint_daos_pool", python_only, "DAOS fork of DLIO; no effect"));
+  t.push_back(noted("checkpoint.checkpoint_daos_cont", python_only, "DAOS fork of DLIO; no effect"));
+  // ---- output ----
+  t.push_back(key("output.folder", FIELD(output.folder), text(), active, "results folder (default trainio-output/<workload>-<time>/); --output overrides"));
+  t.push_back(key("output.log_file", FIELD(output.log_file), text(), active, "log file name inside the results folder"));
+  t.push_back(key("output.metric.exclude_start_steps", FIELD(output.exclude_start_steps), integer(0), active, "first steps of each block left out of AU and throughput"));
+  t.push_back(key("output.metric.exclude_end_steps", FIELD(output.exclude_end_steps), integer(0), active, "last steps of each block left out of AU"));
+  // ---- profiling ----
+  t.push_back(noted("profiling.profiler", python_only, "DLIO's external profiler (iostat, darshan); trainio measures I/O itself"));
+  t.push_back(noted("profiling.iostat_devices", python_only, "devices for DLIO's iostat profiler; trainio reads /proc/diskstats itself"));
+  // ---- metric ----
+  t.push_back(key("metric.au", FIELD(metric.au), number(0, 1), active, "accelerator-utilisation pass threshold (0.90 = 90%)"));
+  // ---- top-level sections DLIO never reads ----
+  t.push_back(noted("logging", ignored, "DLIO ignores it; use --log-level", {}, true));
+  t.push_back(noted("transformer", ignored, "DLIO ignores a top-level transformer section", "model.transformer", true));
+  return t;
+}
+
+#undef FIELD
+
+}  // namespace
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> all = [] {
+    auto t = build();
+    const Workload defaults;
+    for (auto& e : t)
+      if (e.get) e.info.default_text = e.get(defaults);
+    return t;
+  }();
+  return all;
+}
+
+const Entry* find_entry(const std::string& path) {
+  static const std::map<std::string, const Entry*> index = [] {
+    std::map<std::string, const Entry*> m;
+    for (const auto& e : entries()) m[e.info.path] = &e;
+    return m;
+  }();
+  const auto it = index.find(path);
+  return it == index.end() ? nullptr : it->second;
+}
+
+bool is_section(const std::string& path) {
+  for (const auto& s : section_paths())
+    if (path == s) return true;
+  return false;
+}
+
+}  // namespace detail
+
+const std::vector<KeyInfo>& key_catalogue() {
+  static const std::vector<KeyInfo> all = [] {
+    std::vector<KeyInfo> v;
+    for (const auto& e : detail::entries()) v.push_back(e.info);
+    return v;
+  }();
+  return all;
+}
+
+const KeyInfo* find_key(const std::string& path) {
+  const auto* e = detail::find_entry(path);
+  return e ? &e->info : nullptr;
+}
+
+const std::vector<std::string>& section_paths() {
+  static const std::vector<std::string> all = {
+      "model",   "model.parallelism", "model.transformer", "workflow",  "storage",
+      "dataset", "dataset.hdf5",      "reader",            "train",     "evaluation",
+      "checkpoint", "output",         "output.metric",     "profiling", "metric"};
+  return all;
+}
+
+std::vector<std::string> pending_changes(const Workload& w) {
+  std::vector<std::string> out;
+  for (const auto& e : detail::entries())
+    if (e.info.status == KeyStatus::pending && e.get && e.get(w) != e.info.default_text) out.push_back(e.info.path);
+  return out;
+}
+
+const char* status_label(KeyStatus status) {
+  switch (status) {
+    case KeyStatus::active: return "used";
+    case KeyStatus::pending: return "accepted, not yet used";
+    case KeyStatus::python_only: return "no effect (Python-only in DLIO)";
+    case KeyStatus::dlio_ignored: return "no effect (DLIO ignores it too)";
+  }
+  return "?";
+}
+
+}  // namespace trainio::config

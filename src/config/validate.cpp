@@ -1,0 +1,75 @@
+#include "config/validate.hpp"
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace trainio::config {
+
+namespace {
+
+void require(bool ok, const std::string& message, const std::string& hint) {
+  if (!ok) throw config_error(message, hint);
+}
+
+}  // namespace
+
+void validate(Workload& w) {
+  const auto& d = w.dataset;
+  const auto& r = w.reader;
+
+  require(!(d.format == Format::tfrecord && r.data_loader == DataLoader::pytorch),
+          "dataset.format 'tfrecord' cannot be read by reader.data_loader 'pytorch' (DLIO has no such reader either)",
+          "use reader.data_loader=tensorflow (or dali) for tfrecord, or another format with pytorch");
+  require(!(w.framework == Framework::tensorflow && r.data_loader == DataLoader::pytorch) &&
+              !(w.framework == Framework::pytorch && r.data_loader == DataLoader::tensorflow),
+          fmt::format("framework '{}' and reader.data_loader '{}' do not go together", to_string(w.framework),
+                      to_string(r.data_loader)),
+          "set both to pytorch or both to tensorflow (dali works with either)");
+  require(d.record_dims.empty() || d.record_length_bytes_stdev == 0,
+          "dataset.record_dims and dataset.record_length_bytes_stdev are both set",
+          "for samples of varying size give record_length_bytes with record_length_bytes_stdev instead of record_dims");
+  require(d.record_dims.size() <= 8, fmt::format("dataset.record_dims has {} dimensions", d.record_dims.size()),
+          "trainio supports samples of up to 8 dimensions");
+  for (const auto dim : d.record_dims)
+    require(dim > 0, "dataset.record_dims has a zero dimension", "every dimension must be at least 1");
+  if (d.format == Format::jpeg || d.format == Format::png) {
+    require(d.record_element_type == ElementType::uint8,
+            fmt::format("dataset.format '{}' stores uint8 pixels, but record_element_type is '{}'",
+                        to_string(d.format), to_string(d.record_element_type)),
+            "remove dataset.record_element_type or set it to uint8");
+    require(d.record_dims.size() <= 2,
+            fmt::format("dataset.format '{}' stores 2-D grayscale images, but record_dims has {} dimensions",
+                        to_string(d.format), d.record_dims.size()),
+            "give at most two dimensions");
+  }
+  if (d.format == Format::hdf5 && !d.record_dims.empty())
+    require(d.record_dims[0] % static_cast<std::uint64_t>(d.hdf5.num_dset_per_record) == 0,
+            fmt::format("dataset.record_dims[0] = {} does not divide into dataset.hdf5.num_dset_per_record = {} datasets",
+                        d.record_dims[0], d.hdf5.num_dset_per_record),
+            "make record_dims[0] a multiple of num_dset_per_record");
+  const auto& m = w.model;
+  require(m.num_layers <= 0 || m.num_layers >= m.parallelism.pipeline,
+          fmt::format("model.num_layers = {} is smaller than model.parallelism.pipeline = {}", m.num_layers,
+                      m.parallelism.pipeline),
+          "every pipeline stage needs at least one layer");
+  require(!(m.parallelism.pipeline > 1 && m.parallelism.zero_stage == 3),
+          "ZeRO stage 3 does not combine with pipeline parallelism (as in DeepSpeed)",
+          "set model.parallelism.pipeline=1 or a lower zero_stage");
+  const auto& c = w.checkpoint;
+  require(!(c.num_checkpoints_write > 0 && c.num_checkpoints_read > c.num_checkpoints_write),
+          fmt::format("checkpoint.num_checkpoints_read = {} is more than num_checkpoints_write = {}",
+                      c.num_checkpoints_read, c.num_checkpoints_write),
+          "a run can only read back checkpoints it wrote");
+  require(w.workflow.generate_data || w.workflow.train || w.workflow.checkpoint,
+          "the workflow has nothing to do: generate_data, train and checkpoint are all false",
+          "set workflow.generate_data=true and/or workflow.train=true");
+  require(!(w.workflow.evaluation && d.num_files_eval == 0 && w.workflow.train),
+          "workflow.evaluation is on but dataset.num_files_eval is 0",
+          "set dataset.num_files_eval to the number of evaluation files, or workflow.evaluation=false");
+  if (r.read_threads > 0 && r.prefetch_size == 0)
+    w.notes.push_back({"reader.prefetch_size",
+                       "reader.prefetch_size is 0: each reader thread keeps one batch in flight (PyTorch's minimum)"});
+}
+
+}  // namespace trainio::config

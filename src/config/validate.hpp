@@ -1,0 +1,11 @@
+#pragma once
+// Rules that span several keys (DLIO's ConfigArguments.validate() and trainio's own).
+
+#include "config/workload.hpp"
+
+namespace trainio::config {
+
+// Throws a config error for an impossible combination; adds notes for doubtful ones.
+void validate(Workload& w);
+
+}  // namespace trainio::config

@@ -1,0 +1,174 @@
+#pragma once
+// A workload as trainio runs it: every DLIO key, typed, with DLIO's defaults (REFERENCE §1),
+// plus trainio's own extensions. Built only by config::load(); everything downstream reads it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/enums.hpp"
+#include "config/time_spec.hpp"
+
+namespace trainio::config {
+
+struct ModelSection {
+  std::string name = "default";
+  std::string type;  // "transformer" enables the parameter model; other values are labels
+  std::uint64_t model_size_bytes = 10240;
+  std::vector<std::uint64_t> optimization_groups;
+  std::int64_t num_layers = -1;
+  std::vector<std::uint64_t> layer_parameters;
+  ModelDataType model_datatype = ModelDataType::fp16;
+  ModelDataType optimizer_datatype = ModelDataType::fp32;
+  struct {
+    std::int64_t tensor = 1;
+    std::int64_t pipeline = 1;
+    std::int64_t data = -1;
+    std::int64_t zero_stage = 0;
+  } parallelism;
+  struct {
+    std::int64_t vocab_size = 32000;
+    std::int64_t hidden_size = 2048;
+    std::int64_t ffn_hidden_size = 8192;
+    std::int64_t num_attention_heads = 32;
+    std::int64_t num_kv_heads = 8;
+  } transformer;
+};
+
+struct WorkflowSection {
+  bool generate_data = false;
+  bool train = true;
+  bool evaluation = false;
+  bool checkpoint = false;
+  bool profiling = false;
+};
+
+struct StorageSection {
+  StorageType storage_type = StorageType::local_fs;
+  std::string storage_root = "./";
+};
+
+struct Hdf5Section {
+  std::vector<std::uint64_t> chunk_dims;
+  std::int64_t num_dset_per_record = 1;
+  std::vector<std::uint64_t> max_shape;
+};
+
+enum class DataContent { random, compressible };
+
+struct DatasetSection {
+  double record_length_bytes = 65536;  // floats occur in DLIO files (114660.07)
+  double record_length_bytes_stdev = 0;
+  double record_length_bytes_resize = 0;
+  std::int64_t num_files_train = 8;
+  std::int64_t num_files_eval = 0;
+  std::int64_t num_samples_per_file = 1;
+  std::string data_folder = "./data/";
+  std::int64_t num_subfolders_train = 0;
+  std::int64_t num_subfolders_eval = 0;
+  bool enable_chunking = false;
+  std::uint64_t chunk_size = 0;
+  Compression compression = Compression::none;
+  std::int64_t compression_level = 4;
+  std::string file_prefix = "img";
+  Format format = Format::tfrecord;
+  bool keep_files = true;
+  ElementType record_element_type = ElementType::uint8;
+  std::vector<std::uint64_t> record_dims;
+  Hdf5Section hdf5;
+  // trainio extensions
+  DataContent data_content = DataContent::random;
+  double compression_ratio = 2.0;  // target for data_content: compressible
+};
+
+struct ReaderSection {
+  DataLoader data_loader = DataLoader::tensorflow;
+  std::int64_t batch_size = 1;
+  std::int64_t batch_size_eval = 1;
+  std::int64_t read_threads = 1;
+  std::int64_t computation_threads = 1;
+  std::int64_t prefetch_size = 2;
+  Shuffle file_shuffle = Shuffle::off;
+  Shuffle sample_shuffle = Shuffle::off;
+  std::int64_t shuffle_size = 1024;
+  ReadType read_type = ReadType::on_demand;
+  std::uint64_t transfer_size = 0;  // 0: not set (the framework's default)
+  TimeSpec preprocess_time;
+  bool odirect = false;
+  FileAccess file_access = FileAccess::multi;
+};
+
+struct TrainSection {
+  std::int64_t epochs = 1;
+  std::int64_t total_training_steps = -1;
+  std::uint64_t seed = 123;
+  bool seed_change_epoch = true;
+  TimeSpec computation_time;
+};
+
+struct EvaluationSection {
+  TimeSpec eval_time;
+  std::int64_t eval_after_epoch = 1;
+  std::int64_t epochs_between_evals = 1;
+};
+
+struct CheckpointSection {
+  std::string checkpoint_folder = "./checkpoints/";
+  std::int64_t checkpoint_after_epoch = 1;
+  std::int64_t epochs_between_checkpoints = 1;
+  std::int64_t steps_between_checkpoints = -1;
+  CheckpointType type = CheckpointType::rank_zero;
+  CheckpointMode mode = CheckpointMode::standard;
+  bool fsync = false;
+  std::int64_t num_checkpoints_write = -1;
+  std::int64_t num_checkpoints_read = -1;
+  double time_between_checkpoints = -1;
+  bool rank_sync = false;
+  bool randomize_tensor = true;
+  bool recovery_rank_shift = false;
+};
+
+struct OutputSection {
+  std::string folder;  // empty: trainio-output/<workload>-<timestamp>/
+  std::string log_file = "dlio.log";
+  std::int64_t exclude_start_steps = 1;
+  std::int64_t exclude_end_steps = 0;
+};
+
+struct MetricSection {
+  double au = 0.90;
+};
+
+// A remark made while loading: a key that has no effect, an old spelling, etc.
+struct ConfigNote {
+  std::string key;
+  std::string message;
+};
+
+struct Workload {
+  std::string name;    // the workload's name: shipped name or file stem
+  std::string source;  // "shipped:unet3d_h100" or the file path
+
+  Framework framework = Framework::tensorflow;
+  ModelSection model;
+  WorkflowSection workflow;
+  StorageSection storage;
+  DatasetSection dataset;
+  ReaderSection reader;
+  TrainSection train;
+  EvaluationSection evaluation;
+  CheckpointSection checkpoint;
+  OutputSection output;
+  MetricSection metric;
+
+  // Provenance, reported with the results.
+  std::vector<std::string> overrides;  // as given on the command line
+  std::vector<std::string> set_keys;   // every key the file or an override set, in order
+  std::vector<ConfigNote> notes;
+
+  bool is_set(const std::string& key) const;
+};
+
+}  // namespace trainio::config

@@ -1,0 +1,52 @@
+#include "engine/dataset_marker.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/fs.hpp"
+#include "util/build_info.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+
+namespace trainio::engine {
+
+DataFolder inspect_data_folder(const std::string& root) {
+  DataFolder f;
+  if (!storage::is_dir(root)) {
+    if (storage::file_size(root))
+      throw usage_error(fmt::format("the data folder '{}' is a file", root), "set dataset.data_folder to a folder");
+    return f;
+  }
+  const auto marker = storage::read_small_file(util::join(root, kMarkerName));
+  if (!marker) {
+    f.state = storage::list_dir(root).empty() ? DataFolder::State::empty : DataFolder::State::foreign;
+    return f;
+  }
+  f.state = DataFolder::State::trainio;
+  try {
+    const auto j = nlohmann::ordered_json::parse(*marker);
+    f.complete = j.at("state").get<std::string>() == "complete";
+    for (const auto& [key, value] : j.at("fingerprint").items()) f.fingerprint.emplace_back(key, value.get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    // An unreadable marker (e.g. hand-edited): still ours, but nothing in it can be trusted.
+    f.complete = false;
+    f.fingerprint.clear();
+  }
+  return f;
+}
+
+void write_marker(const std::string& root, const plan::Fingerprint& fp, bool complete) {
+  nlohmann::ordered_json j;
+  j["trainio_dataset"] = 1;
+  j["state"] = complete ? "complete" : "generating";
+  j["updated"] = util::wall_time_iso();
+  j["trainio_version"] = util::version();
+  nlohmann::ordered_json f = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : fp) f[key] = value;
+  j["fingerprint"] = f;
+  storage::write_file_atomic(util::join(root, kMarkerName), j.dump(2) + "\n");
+}
+
+}  // namespace trainio::engine

@@ -1,0 +1,25 @@
+#pragma once
+// The marker file that makes a folder a trainio dataset: <data folder>/.trainio-dataset.json.
+// It records the fingerprint of the workload keys that shaped the files and whether generation
+// finished. trainio writes into, resumes or deletes only folders that carry it (or empty ones).
+
+#include <string>
+
+#include "plan/fingerprint.hpp"
+
+namespace trainio::engine {
+
+inline constexpr const char* kMarkerName = ".trainio-dataset.json";
+
+struct DataFolder {
+  enum class State { missing, empty, trainio, foreign } state = State::missing;
+  bool complete = false;            // generation finished (trainio folders only)
+  plan::Fingerprint fingerprint;    // trainio folders only
+};
+
+DataFolder inspect_data_folder(const std::string& root);
+
+// Written atomically (temp + rename).
+void write_marker(const std::string& root, const plan::Fingerprint& fp, bool complete);
+
+}  // namespace trainio::engine

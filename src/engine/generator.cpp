@@ -1,0 +1,221 @@
+#include "engine/generator.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "engine/content.hpp"
+#include "engine/dataset_marker.hpp"
+#include "engine/progress.hpp"
+#include "engine/together.hpp"
+#include "format/format.hpp"
+#include "metrics/io_recorder.hpp"
+#include "plan/fingerprint.hpp"
+#include "storage/file.hpp"
+#include "storage/fs.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+#include "util/rng.hpp"
+
+namespace trainio::engine {
+
+namespace {
+
+constexpr std::uint64_t kContentSeed = 0x747261696e696f21ULL;  // "trainio!"
+
+bool looks_like_dataset_file(const std::string& name) {
+  return name.find("_of_") != std::string::npos || name.ends_with(storage::kTempSuffix);
+}
+
+// A trainio folder whose dataset changed: remove the old data files (and any interrupted
+// temporaries) so no file of the old dataset can pass for one of the new.
+std::uint64_t remove_stale_files(const std::string& root) {
+  std::uint64_t removed = 0;
+  for (const char* split : {"train", "valid"}) {
+    const std::string dir = util::join(root, split);
+    for (const auto& name : storage::list_dir(dir)) {
+      const std::string path = util::join(dir, name);
+      if (storage::is_dir(path)) {
+        for (const auto& inner : storage::list_dir(path)) {
+          if (looks_like_dataset_file(inner)) {
+            storage::remove_file(util::join(path, inner));
+            ++removed;
+          }
+        }
+      } else if (looks_like_dataset_file(name)) {
+        storage::remove_file(path);
+        ++removed;
+      }
+    }
+  }
+  return removed;
+}
+
+// What generation may assume about files already in the folder.
+enum class Existing : std::int64_t {
+  untrusted = 0,   // write every file
+  complete = 1,    // a finished dataset of these settings: keep files of the right size
+  interrupted = 2, // an unfinished one: keep complete files, clear temporaries of the rest
+};
+
+// Rank 0 readies the folder and says what the files in it are worth.
+Existing prepare_folder(const config::Workload& w, const plan::DatasetLayout& layout, bool force) {
+  const std::string& root = layout.root();
+  const DataFolder folder = inspect_data_folder(root);
+  const plan::Fingerprint fp = plan::dataset_fingerprint(w);
+  Existing existing = Existing::untrusted;
+  switch (folder.state) {
+    case DataFolder::State::missing:
+    case DataFolder::State::empty:
+      break;
+    case DataFolder::State::foreign:
+      if (!force)
+        throw usage_error(
+            fmt::format("the data folder '{}' is not empty and is not a trainio dataset (it has no {})", root, kMarkerName),
+            "choose an empty or new dataset.data_folder, or pass --force to generate into it anyway "
+            "(files with the dataset's names are replaced; nothing else is touched)");
+      spdlog::warn("--force: generating into '{}', which was not a trainio dataset", root);
+      break;
+    case DataFolder::State::trainio:
+      if (!folder.fingerprint.empty() && !plan::first_difference(folder.fingerprint, fp))
+        existing = folder.complete ? Existing::complete : Existing::interrupted;
+      if (existing == Existing::untrusted) {
+        const auto removed = remove_stale_files(root);
+        spdlog::info("the dataset in '{}' was generated for different settings; removed its {} files", root, removed);
+      }
+      break;
+  }
+  storage::make_dirs(root);
+  for (const auto& sub : layout.folders()) storage::make_dirs(util::join(root, sub));
+  write_marker(root, fp, false);
+  return existing;
+}
+
+void write_one(format::FileWriter& writer, const plan::DataFile& file) {
+  const std::string temp = storage::temp_path_for(file.path);
+  storage::remove_file(temp);  // left by an interrupted run
+  storage::File out = storage::File::open(temp, {.access = storage::Access::write_new});
+  try {
+    RandomContent content(util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index));
+    writer.write(file, out, content);
+    out.close();
+    storage::rename_path(temp, file.path);
+  } catch (...) {
+    out = storage::File();
+    try {
+      storage::remove_file(temp);
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
+                                         const mpi::Comm& comm, const GenerateOptions& options) {
+  metrics::GenerateRecord record;
+  record.ran = true;
+  std::int64_t mode = 0;
+  together(comm, [&] {
+    if (comm.is_root()) mode = static_cast<std::int64_t>(prepare_folder(w, layout, options.force));
+  });
+  const auto existing = static_cast<Existing>(comm.broadcast(mode));
+
+  const auto writer = format::make_writer(w);
+  const std::uint64_t total = layout.total_files();
+  const auto ranks = static_cast<std::uint64_t>(comm.size());
+  const auto me = static_cast<std::uint64_t>(comm.rank());
+  std::uint64_t my_files = 0, my_bytes = 0;
+  for (std::uint64_t k = me; k < total; k += ranks) {
+    ++my_files;
+    my_bytes += layout.file_by_global_index(k).data_bytes();
+  }
+
+  metrics::IoRecorder io;
+  const std::int64_t start = util::now_ns();
+  together(comm, [&] {
+    storage::ScopedObserver observe(&io);
+    Progress progress("generate", my_files, my_bytes, comm.size(), options.progress && comm.is_root());
+    for (std::uint64_t k = me; k < total; k += ranks) {
+      const plan::DataFile file = layout.file_by_global_index(k);
+      const auto size = existing != Existing::untrusted ? storage::file_size(file.path) : std::nullopt;
+      if (size && *size == writer->expected_size(file)) {
+        ++record.files_kept;
+        if (existing == Existing::interrupted) storage::remove_file(storage::temp_path_for(file.path));
+      } else {
+        try {
+          write_one(*writer, file);
+        } catch (Error& e) {
+          e.with_hint("check free space and permissions of the data folder; re-running resumes");
+          throw;
+        }
+        ++record.files_written;
+      }
+      progress.advance(1, file.data_bytes());
+    }
+    progress.finish();
+  });
+  record.seconds = util::ns_to_s(util::now_ns() - start);
+  record.io = io;
+  together(comm, [&] {
+    if (comm.is_root()) write_marker(layout.root(), plan::dataset_fingerprint(w), true);
+  });
+  return record;
+}
+
+void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm) {
+  together(comm, [&] {
+    if (!comm.is_root()) return;
+    const std::string& root = layout.root();
+    const DataFolder folder = inspect_data_folder(root);
+    const std::string generate_hint = fmt::format(
+        "generate it first: 'trainio generate {}' with the same overrides, or set workflow.generate_data=True",
+        w.name);
+    switch (folder.state) {
+      case DataFolder::State::missing:
+      case DataFolder::State::empty:
+        throw data_error(fmt::format("there is no dataset in '{}'", root), generate_hint);
+      case DataFolder::State::foreign:
+        spdlog::warn("'{}' has no {}: reading the files the workload names without checking how they were made",
+                     root, kMarkerName);
+        return;
+      case DataFolder::State::trainio:
+        break;
+    }
+    if (!folder.complete)
+      throw data_error(fmt::format("the dataset in '{}' is incomplete: its generation did not finish", root),
+                       "run the generation again; it keeps the complete files and writes the rest");
+    if (const auto diff = plan::first_difference(folder.fingerprint, plan::dataset_fingerprint(w)))
+      throw config_error(fmt::format("the dataset in '{}' was generated with {}={}, but the workload has {}={}", root,
+                                     diff->key, diff->have, diff->key, diff->want),
+                         "regenerate it for this workload ('trainio generate' or workflow.generate_data=True), "
+                         "or point dataset.data_folder at a matching dataset");
+  });
+}
+
+void remove_dataset(const plan::DatasetLayout& layout, const mpi::Comm& comm) {
+  std::int64_t ours = 0;
+  together(comm, [&] {
+    if (comm.is_root()) ours = inspect_data_folder(layout.root()).state == DataFolder::State::trainio;
+  });
+  if (!comm.broadcast(ours)) {
+    if (comm.is_root()) spdlog::warn("keep_files is false, but '{}' is not a trainio dataset: left in place", layout.root());
+    return;
+  }
+  together(comm, [&] {
+    const std::uint64_t total = layout.total_files();
+    for (std::uint64_t k = static_cast<std::uint64_t>(comm.rank()); k < total; k += static_cast<std::uint64_t>(comm.size()))
+      storage::remove_file(layout.file_by_global_index(k).path);
+  });
+  together(comm, [&] {
+    if (!comm.is_root()) return;
+    const std::string& root = layout.root();
+    storage::remove_file(util::join(root, kMarkerName));
+    auto folders = layout.folders();
+    for (auto it = folders.rbegin(); it != folders.rend(); ++it) storage::remove_empty_dir(util::join(root, *it));
+    storage::remove_empty_dir(root);
+  });
+}
+
+}  // namespace trainio::engine

@@ -1,0 +1,28 @@
+#pragma once
+// Parallel dataset generation: file k of the layout is written by rank k % ranks, to a temporary
+// name that is renamed when complete. Files that are already complete and belong to the same
+// dataset are kept, so an interrupted generation resumes where it stopped.
+
+#include "config/workload.hpp"
+#include "metrics/run_record.hpp"
+#include "mpi/comm.hpp"
+#include "plan/layout.hpp"
+
+namespace trainio::engine {
+
+struct GenerateOptions {
+  bool force = false;     // adopt a non-empty folder that is not a trainio dataset
+  bool progress = true;   // show progress on rank 0
+};
+
+// Collective. Throws on any rank's failure (see together.hpp).
+metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
+                                         const mpi::Comm& comm, const GenerateOptions& options);
+
+// Collective: checks, before a run reads it, that the data folder holds the workload's dataset.
+void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm);
+
+// Collective: deletes the dataset's files (dataset.keep_files: false). Only in a trainio folder.
+void remove_dataset(const plan::DatasetLayout& layout, const mpi::Comm& comm);
+
+}  // namespace trainio::engine

@@ -1,0 +1,44 @@
+#pragma once
+// A data loader as the training loop sees it: start a phase, take batches in order, finish.
+// Implementations replay a framework's loader (PyTorch's DataLoader for now).
+
+#include <cstdint>
+#include <memory>
+
+#include "config/workload.hpp"
+#include "metrics/run_record.hpp"
+#include "plan/epoch_plan.hpp"
+#include "plan/layout.hpp"
+#include "plan/time_draws.hpp"
+
+namespace trainio::engine {
+
+// The batches of one phase (a training epoch or an evaluation).
+struct PhaseWork {
+  const plan::EpochPlan* plan = nullptr;
+  plan::Split split = plan::Split::train;
+  plan::TimeDraws preprocess;  // per-sample CPU time in the reader thread
+};
+
+struct Batch {
+  std::uint64_t samples = 0;
+  std::uint64_t bytes = 0;  // sample bytes delivered
+};
+
+class Loader {
+ public:
+  virtual ~Loader() = default;
+  // Begins a phase: reader threads start reading ahead.
+  virtual void start(const PhaseWork& work) = 0;
+  // The next batch in order; blocks until it is read. Rethrows a reader thread's error.
+  virtual Batch next() = 0;
+  // Ends the phase (also mid-phase, after an error elsewhere): waits for reads in flight.
+  virtual void finish() = 0;
+  // Adds what the reader threads measured in the phase to `phase` and resets it.
+  virtual void collect(metrics::ReadPhase& phase) = 0;
+};
+
+// The loader for the workload's reader.data_loader; throws a config error if it is not built.
+std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout);
+
+}  // namespace trainio::engine

@@ -1,0 +1,30 @@
+#pragma once
+// Failing together. A step that any rank may fail is run on every rank, then the ranks agree on
+// the outcome: if one failed, the lowest failing rank reports its error and every other rank
+// stops with a quiet "peer" error. No rank is left waiting in a collective that another rank
+// will never reach, and the cause is printed once.
+
+#include <exception>
+#include <utility>
+
+#include "mpi/comm.hpp"
+#include "util/error.hpp"
+
+namespace trainio::engine {
+
+// Rethrows `failure` on the reporting rank, or throws a peer error on the others, when the
+// agreement found a failure (`failing_rank` >= 0).
+void settle(const mpi::Comm& comm, int failing_rank, std::exception_ptr failure);
+
+template <typename F>
+void together(const mpi::Comm& comm, F&& step) {
+  std::exception_ptr failure;
+  try {
+    std::forward<F>(step)();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  settle(comm, comm.agree(failure == nullptr), failure);
+}
+
+}  // namespace trainio::engine

@@ -1,0 +1,96 @@
+#include "engine/trainer.hpp"
+
+#include "engine/loader.hpp"
+#include "engine/together.hpp"
+#include "plan/epoch_plan.hpp"
+#include "plan/time_draws.hpp"
+#include "util/clock.hpp"
+
+namespace trainio::engine {
+
+namespace {
+
+struct PhaseSpec {
+  plan::Split split;
+  std::uint64_t batch_size;
+  plan::TimeDraws compute;
+  plan::TimeDraws preprocess;
+  metrics::BlockAccumulator::DlioFormula formula;
+};
+
+// Runs the steps of one phase and fills `out`. Every step ends with an agreement among the ranks
+// (the barrier), which is also where a failure on any rank stops all of them together.
+void run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
+               const mpi::Comm& comm, metrics::ReadPhase& out) {
+  metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
+                                  static_cast<std::uint64_t>(w.output.exclude_end_steps));
+  loader.start({&plan, spec.split, spec.preprocess});
+  block.start(util::now_ns());
+  std::int64_t t_load = util::now_ns();
+  for (std::uint64_t step = 0; step < plan.steps(); ++step) {
+    std::exception_ptr failure;
+    std::int64_t t_batch = t_load, t_computed = t_load;
+    try {
+      loader.next();
+      t_batch = util::now_ns();
+      if (!spec.compute.is_zero())
+        util::sleep_until_ns(t_batch + static_cast<std::int64_t>(spec.compute.at(step) * 1e9));
+      t_computed = util::now_ns();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    const int failing = comm.agree(failure == nullptr);
+    if (failing >= 0) {
+      loader.finish();
+      settle(comm, failing, failure);
+    }
+    const std::int64_t t_done = util::now_ns();
+    block.add({util::ns_to_s(t_batch - t_load), util::ns_to_s(t_computed - t_batch), util::ns_to_s(t_done - t_computed)});
+    out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
+    t_load = t_done;
+  }
+  block.end(util::now_ns());
+  loader.finish();
+  loader.collect(out);
+  out.block = block.result(spec.batch_size, spec.formula);
+}
+
+}  // namespace
+
+void train(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
+           const mpi::Comm& comm, const TrainOptions& options, metrics::RankRecord& record) {
+  std::unique_ptr<Loader> loader;
+  together(comm, [&] { loader = make_loader(w, layout); });
+  const auto batch = static_cast<std::uint64_t>(w.reader.batch_size);
+  const auto eval_batch = static_cast<std::uint64_t>(w.reader.batch_size_eval);
+  for (std::uint64_t epoch = 1; epoch <= shape.epochs; ++epoch) {
+    metrics::EpochRecord er;
+    er.epoch = epoch;
+    er.start = util::wall_time_iso();
+    const auto cap = static_cast<std::int64_t>(plan::train_steps_in_epoch(shape, w, epoch));
+    const plan::EpochPlan train_plan(layout, plan::Split::train, w, batch, epoch, comm.rank(), comm.size(),
+                                     options.run_seed, cap);
+    const PhaseSpec train_spec{
+        plan::Split::train, batch,
+        plan::TimeDraws(w.train.computation_time, plan::time_seed(options.run_seed, plan::TimePhase::compute, epoch, comm.rank())),
+        plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch, comm.rank())),
+        metrics::BlockAccumulator::DlioFormula::train};
+    run_phase(*loader, train_plan, train_spec, w, comm, er.train);
+    if (plan::evaluates_after(w, epoch)) {
+      const plan::EpochPlan eval_plan(layout, plan::Split::eval, w, eval_batch, epoch, comm.rank(), comm.size(),
+                                      options.run_seed);
+      const PhaseSpec eval_spec{
+          plan::Split::eval, eval_batch,
+          plan::TimeDraws(w.evaluation.eval_time, plan::time_seed(options.run_seed, plan::TimePhase::eval, epoch, comm.rank())),
+          plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch + (1ULL << 32), comm.rank())),
+          metrics::BlockAccumulator::DlioFormula::eval};
+      run_phase(*loader, eval_plan, eval_spec, w, comm, er.eval);
+      er.evaluated = true;
+    }
+    er.end = util::wall_time_iso();
+    record.epochs.push_back(std::move(er));
+    if (options.on_epoch) options.on_epoch(record.epochs.back());
+  }
+}
+
+}  // namespace trainio::engine

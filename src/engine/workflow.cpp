@@ -1,0 +1,46 @@
+#include "engine/workflow.hpp"
+
+#include <random>
+
+#include "engine/generator.hpp"
+#include "engine/trainer.hpp"
+#include "plan/layout.hpp"
+#include "plan/run_plan.hpp"
+#include "util/clock.hpp"
+
+namespace trainio::engine {
+
+std::uint64_t choose_run_seed(const config::Workload& w, const mpi::Comm& comm) {
+  const bool random = w.reader.file_shuffle == config::Shuffle::random ||
+                      w.reader.sample_shuffle == config::Shuffle::random;
+  if (!random) return w.train.seed;
+  std::int64_t seed = 0;
+  if (comm.is_root()) {
+    std::random_device device;
+    seed = static_cast<std::int64_t>((static_cast<std::uint64_t>(device()) << 32) ^ device());
+  }
+  return static_cast<std::uint64_t>(comm.broadcast(seed));
+}
+
+metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& comm, const WorkflowOptions& options) {
+  metrics::RankRecord record;
+  record.start = util::wall_time_iso();
+  const plan::DatasetLayout layout(w);
+  const bool train = w.workflow.train && !options.generate_only;
+  // Infeasible plans (too few samples for the ranks) fail before any I/O.
+  const plan::RunShape shape = train ? plan::shape_run(w, layout, comm.size()) : plan::RunShape{};
+  if (w.workflow.generate_data || options.generate_only)
+    record.generate = generate_dataset(w, layout, comm, {options.force, options.progress});
+  if (train) {
+    if (!record.generate.ran) check_dataset(w, layout, comm);
+    TrainOptions to;
+    to.run_seed = choose_run_seed(w, comm);
+    to.on_epoch = options.on_epoch;
+    engine::train(w, layout, shape, comm, to, record);
+    if (!w.dataset.keep_files) remove_dataset(layout, comm);
+  }
+  record.end = util::wall_time_iso();
+  return record;
+}
+
+}  // namespace trainio::engine

@@ -1,0 +1,27 @@
+#pragma once
+// A whole run as the workload's workflow section asks: generate, then train (with evaluation),
+// then delete the dataset if keep_files is false.
+
+#include <functional>
+
+#include "config/workload.hpp"
+#include "metrics/run_record.hpp"
+#include "mpi/comm.hpp"
+
+namespace trainio::engine {
+
+struct WorkflowOptions {
+  bool generate_only = false;  // `trainio generate`: generation whatever the workflow says
+  bool force = false;          // generate into a folder that is not a trainio dataset
+  bool progress = true;
+  std::function<void(const metrics::EpochRecord&)> on_epoch;
+};
+
+// Collective. Returns this rank's measurements.
+metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& comm, const WorkflowOptions& options);
+
+// The seed of a run: train.seed, or a fresh random seed (the same on all ranks) when a shuffle
+// is "random". Collective.
+std::uint64_t choose_run_seed(const config::Workload& w, const mpi::Comm& comm);
+
+}  // namespace trainio::engine

@@ -1,0 +1,49 @@
+#pragma once
+// What every format provides: a writer that produces the bytes of one data file, and a reader
+// that fetches one sample with the storage calls of the framework it stands for.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/workload.hpp"
+#include "plan/layout.hpp"
+#include "storage/file.hpp"
+
+namespace trainio::format {
+
+// Fills buffers with file content (seeded random bytes, or compressible ones).
+class ContentSource {
+ public:
+  virtual ~ContentSource() = default;
+  virtual void fill(void* data, std::size_t size) = 0;
+};
+
+class FileWriter {
+ public:
+  virtual ~FileWriter() = default;
+  // Writes the whole of `file` into `out`, a new empty file. Returns the bytes written.
+  virtual std::uint64_t write(const plan::DataFile& file, storage::File& out, ContentSource& content) = 0;
+  // The size the written file will have, when it is known in advance (used to recognise
+  // complete files when generation resumes).
+  virtual std::uint64_t expected_size(const plan::DataFile& file) const = 0;
+};
+
+// One reader per thread: it owns that thread's buffers, allocated once.
+class SampleReader {
+ public:
+  virtual ~SampleReader() = default;
+  // Reads sample `sample` of the file at `path`, whose samples have `shape` and which holds
+  // `samples_in_file` of them. Returns the bytes of sample data the application receives.
+  virtual std::uint64_t read(const std::string& path, const plan::SampleShape& shape,
+                             std::uint64_t samples_in_file, std::uint64_t sample) = 0;
+};
+
+// Throws a config error when the workload's format is not built (yet).
+std::unique_ptr<FileWriter> make_writer(const config::Workload& w);
+std::unique_ptr<SampleReader> make_reader(const config::Workload& w);
+
+// Whether trainio can generate and read this format now.
+bool is_supported(config::Format f);
+
+}  // namespace trainio::format

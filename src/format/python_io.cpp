@@ -1,0 +1,132 @@
+#include "format/python_io.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+
+namespace trainio::format {
+
+namespace {
+constexpr std::size_t kDefaultBufferSize = 8192;  // io.DEFAULT_BUFFER_SIZE
+}
+
+void PyBufferedFile::open(const std::string& path) {
+  file_ = storage::File::open(path);
+  const auto st = file_.stat();  // FileIO.__init__ fstat()s to reject directories and learn st_blksize
+  file_size_ = st.size;
+  buffer_size_ = forced_buffer_size_ ? forced_buffer_size_ : (st.block_size > 1 ? st.block_size : kDefaultBufferSize);
+  if (buffer_.size() < buffer_size_) buffer_.resize(buffer_size_);
+  file_.is_terminal();  // io.open() asks isatty() to choose line buffering
+  raw_ = file_.seek(0, SEEK_CUR);  // BufferedReader.__init__ learns the raw position
+  pos_ = raw_;
+  reset_buffer();
+}
+
+void PyBufferedFile::close() { file_.close(); }
+
+std::size_t PyBufferedFile::raw_read(void* dest, std::size_t n) {
+  const std::size_t got = file_.read_some(dest, n);
+  raw_ += got;
+  return got;
+}
+
+std::size_t PyBufferedFile::read(void* dest_void, std::size_t n) {
+  auto* dest = static_cast<char*>(dest_void);
+  const std::size_t avail = readahead();
+  const std::size_t offset_in_buffer = valid_ ? static_cast<std::size_t>(pos_ - buf_start_) : 0;
+  if (n <= avail) {  // _bufferedreader_read_fast
+    std::memcpy(dest, buffer_.data() + offset_in_buffer, n);
+    pos_ += n;
+    return n;
+  }
+  // _bufferedreader_read_generic: drain the buffer, read whole blocks straight into the
+  // destination, then refill the buffer for the tail.
+  std::size_t written = 0;
+  if (avail > 0) {
+    std::memcpy(dest, buffer_.data() + offset_in_buffer, avail);
+    written = avail;
+    pos_ += avail;
+  }
+  std::size_t remaining = n - written;
+  reset_buffer();
+  while (remaining > 0) {
+    const std::size_t r = minus_last_block(remaining);
+    if (r == 0) break;
+    const std::size_t got = raw_read(dest + written, r);
+    if (got == 0) return written;  // end of file
+    written += got;
+    remaining -= got;
+    pos_ += got;
+  }
+  buf_start_ = raw_;
+  buf_len_ = 0;
+  valid_ = true;
+  while (remaining > 0 && buf_len_ < buffer_size_) {
+    const std::size_t got = raw_read(buffer_.data() + buf_len_, buffer_size_ - buf_len_);
+    if (got == 0) break;
+    const std::size_t at = buf_len_;
+    buf_len_ += got;
+    const std::size_t take = remaining < got ? remaining : got;
+    std::memcpy(dest + written, buffer_.data() + at, take);
+    written += take;
+    remaining -= take;
+    pos_ += take;
+  }
+  return written;
+}
+
+std::size_t PyBufferedFile::read_all(void* dest_void, std::size_t capacity) {
+  auto* dest = static_cast<char*>(dest_void);
+  std::size_t written = 0;
+  if (const std::size_t avail = readahead(); avail > 0) {
+    std::memcpy(dest, buffer_.data() + (pos_ - buf_start_), avail < capacity ? avail : capacity);
+    written = avail;
+    pos_ += avail;
+  }
+  reset_buffer();
+  // FileIO.readall: lseek(0, SEEK_CUR) and fstat to size the read, then read until EOF.
+  const std::uint64_t at = file_.seek(0, SEEK_CUR);
+  const std::uint64_t end = file_.stat().size;
+  std::size_t want = end >= at ? static_cast<std::size_t>(end - at + 1) : 8192;
+  std::size_t got_total = 0;
+  while (true) {
+    if (written + got_total >= capacity) break;  // a caller sized for the file: never reached
+    const std::size_t room = capacity - written - got_total;
+    const std::size_t ask = want - got_total;
+    const std::size_t got = raw_read(dest + written + got_total, ask < room ? ask : room);
+    if (got == 0) break;
+    got_total += got;
+    if (got_total >= want) want = got_total + 8192;
+  }
+  pos_ = raw_;
+  return written + got_total;
+}
+
+std::uint64_t PyBufferedFile::seek(std::int64_t offset, int whence) {
+  if (whence != SEEK_END && valid_) {
+    const std::size_t avail = readahead();
+    if (avail > 0) {
+      const std::int64_t rel = whence == SEEK_SET ? offset - static_cast<std::int64_t>(pos_) : offset;
+      const std::int64_t back = -static_cast<std::int64_t>(pos_ - buf_start_);
+      if (rel >= back && rel <= static_cast<std::int64_t>(avail)) {
+        pos_ = static_cast<std::uint64_t>(static_cast<std::int64_t>(pos_) + rel);
+        return pos_;
+      }
+    }
+  }
+  // Fallback: one lseek, and the buffer is dropped. A relative seek is made relative to the raw
+  // position, which is ahead of the logical one by the unread part of the buffer.
+  std::int64_t target = offset;
+  if (whence == SEEK_CUR) target -= static_cast<std::int64_t>(raw_ - pos_);
+  raw_ = file_.seek(target, whence);
+  pos_ = raw_;
+  reset_buffer();
+  return pos_;
+}
+
+std::uint64_t PyBufferedFile::tell() {
+  file_.seek(0, SEEK_CUR);
+  return pos_;
+}
+
+}  // namespace trainio::format

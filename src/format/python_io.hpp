@@ -1,0 +1,63 @@
+#pragma once
+// CPython 3.11's file stack (io.open -> BufferedReader over FileIO), re-enacted call for call on
+// an instrumented storage::File. Readers that stand for Python frameworks (numpy, zipfile) drive
+// it exactly as those libraries drive Python's file object, so the storage sees the same
+// system calls: the same read sizes (whole blocks of st_blksize), the same lseek(0, SEEK_CUR)
+// for every tell(), the same fstat and isatty probe at open. Traces behind this model are in
+// docs/io-patterns.md.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/file.hpp"
+
+namespace trainio::format {
+
+class PyBufferedFile {
+ public:
+  // `buffer_size` 0 means Python's choice: the file's st_blksize (DEFAULT_BUFFER_SIZE 8192 when
+  // the file system reports none).
+  explicit PyBufferedFile(std::size_t buffer_size = 0) : forced_buffer_size_(buffer_size) {}
+
+  // open(path, "rb"): openat, fstat, ioctl(TCGETS), lseek(0, SEEK_CUR).
+  void open(const std::string& path);
+  // close(fd).
+  void close();
+
+  // BufferedReader.read(n) into `dest`; returns the bytes delivered (less only at end of file).
+  std::size_t read(void* dest, std::size_t n);
+  // BufferedReader.read() with no size: FileIO.readall(). `dest` must hold size() - tell() bytes.
+  std::size_t read_all(void* dest, std::size_t capacity);
+  // BufferedReader.seek(offset, whence); whence 0/1 inside the buffer costs no system call.
+  std::uint64_t seek(std::int64_t offset, int whence);
+  // BufferedReader.tell(): always an lseek(0, SEEK_CUR).
+  std::uint64_t tell();
+
+  std::uint64_t file_size() const { return file_size_; }
+  std::size_t buffer_size() const { return buffer_size_; }
+  const std::string& path() const { return file_.path(); }
+
+ private:
+  std::size_t raw_read(void* dest, std::size_t n);
+  std::size_t minus_last_block(std::size_t n) const { return n - n % buffer_size_; }
+  std::size_t readahead() const { return valid_ ? static_cast<std::size_t>(buf_start_ + buf_len_ - pos_) : 0; }
+  void reset_buffer() {
+    valid_ = false;
+    buf_len_ = 0;
+  }
+
+  storage::File file_;
+  std::size_t forced_buffer_size_;
+  std::size_t buffer_size_ = 8192;
+  std::vector<char> buffer_;  // allocated once, grown only for a larger st_blksize
+  std::uint64_t file_size_ = 0;
+  std::uint64_t raw_ = 0;       // the kernel's file offset
+  std::uint64_t pos_ = 0;       // the reader's logical position
+  bool valid_ = false;          // buffer holds [buf_start_, buf_start_ + buf_len_)
+  std::uint64_t buf_start_ = 0;
+  std::size_t buf_len_ = 0;
+};
+
+}  // namespace trainio::format

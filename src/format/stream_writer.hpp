@@ -1,0 +1,35 @@
+#pragma once
+// Sequential file writing through one reusable buffer: format writers append headers and
+// generated content, and the bytes reach storage in large writes. Content is generated straight
+// into the buffer, so generation costs one pass over memory.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "format/format.hpp"
+
+namespace trainio::format {
+
+class StreamWriter {
+ public:
+  // `buffer` is reused across files; it is grown to `chunk` bytes once.
+  StreamWriter(storage::File& out, std::vector<char>& buffer, std::size_t chunk = 4u << 20);
+
+  void append(std::string_view bytes, std::uint32_t* crc = nullptr);
+  void append_zeros(std::uint64_t n, std::uint32_t* crc = nullptr);
+  // `n` bytes from `content`; with `crc`, the zip CRC-32 is updated over them.
+  void append_content(std::uint64_t n, ContentSource& content, std::uint32_t* crc = nullptr);
+  // Writes what is buffered; returns the total bytes written to the file so far.
+  std::uint64_t flush();
+  std::uint64_t position() const { return written_ + used_; }
+
+ private:
+  char* reserve(std::size_t& n);  // room for up to n bytes; n shrinks to what fits
+  storage::File& out_;
+  std::vector<char>& buffer_;
+  std::size_t used_ = 0;
+  std::uint64_t written_ = 0;
+};
+
+}  // namespace trainio::format

@@ -1,0 +1,59 @@
+#include "metrics/block_stats.hpp"
+
+#include <algorithm>
+
+namespace trainio::metrics {
+
+void BlockAccumulator::add(const StepTiming& s) {
+  if (steps_ < exclude_start_) {
+    head_proc_ += s.load + s.compute;
+    head_compute_ += s.compute;
+  }
+  ++steps_;
+  sum_load_ += s.load;
+  sum_compute_ += s.compute;
+  sum_barrier_ += s.barrier;
+  if (exclude_end_ > 0) {
+    tail_.push_back(s);
+    if (tail_.size() > exclude_end_) tail_.pop_front();
+  }
+  load_ns_.record(static_cast<std::uint64_t>(std::max(0.0, s.load) * 1e9));
+  compute_ns_.record(static_cast<std::uint64_t>(std::max(0.0, s.compute) * 1e9));
+}
+
+BlockResult BlockAccumulator::result(std::uint64_t batch_size, DlioFormula formula) const {
+  BlockResult r;
+  r.steps = steps_;
+  r.duration = static_cast<double>(end_ns_ - start_ns_) * 1e-9;
+  r.total_load = sum_load_;
+  r.total_compute = sum_compute_;
+  r.total_barrier = sum_barrier_;
+  double excluded_proc = 0, excluded_compute = 0;
+  std::uint64_t excluded = 0;
+  if (steps_ > exclude_start_ + exclude_end_) {
+    excluded_proc = head_proc_;
+    excluded_compute = head_compute_;
+    for (const auto& s : tail_) {
+      excluded_proc += s.load + s.compute;
+      excluded_compute += s.compute;
+    }
+    excluded = exclude_start_ + exclude_end_;
+  } else {
+    r.degenerate = exclude_start_ + exclude_end_ > 0;
+  }
+  r.window_steps = steps_ - excluded;
+  r.window_time = r.duration - excluded_proc;
+  r.window_compute = sum_compute_ - excluded_compute;
+  if (r.window_time > 0) {
+    r.au = r.window_compute / r.window_time;
+    r.throughput = static_cast<double>(r.window_steps * batch_size) / r.window_time;
+  }
+  const double batch = static_cast<double>(batch_size);
+  if (formula == DlioFormula::train && r.window_time > 0)
+    r.throughput_dlio = std::max(0.0, (static_cast<double>(steps_) - 2.0) * batch / r.window_time);
+  if (formula == DlioFormula::eval && r.duration > 0)
+    r.throughput_dlio = static_cast<double>(steps_) * batch / r.duration;
+  return r;
+}
+
+}  // namespace trainio::metrics

@@ -1,0 +1,61 @@
+#pragma once
+// The timing of a block of training steps (an epoch, or the steps between two checkpoints) and
+// DLIO's accelerator-utilisation and throughput formulas over it (REFERENCE §5). Streaming: a
+// block of millions of steps costs a few numbers, not a list per step.
+
+#include <cstdint>
+#include <deque>
+
+#include "metrics/histogram.hpp"
+
+namespace trainio::metrics {
+
+// One step as the training loop saw it (seconds).
+struct StepTiming {
+  double load = 0;     // waiting for the batch
+  double compute = 0;  // emulated accelerator time
+  double barrier = 0;  // waiting for the other ranks (stands in for the gradient all-reduce)
+};
+
+struct BlockResult {
+  std::uint64_t steps = 0;
+  double duration = 0;       // block wall time
+  double window_time = 0;    // duration minus the excluded steps' load+compute (DLIO's T)
+  double window_compute = 0; // compute inside the window
+  std::uint64_t window_steps = 0;
+  bool degenerate = false;   // too few steps for the exclusions: nothing was excluded
+  double au = 0;             // window_compute / window_time (a fraction)
+  double throughput_dlio = 0;// samples/s by DLIO's formula (see result()), never < 0
+  double throughput = 0;     // window_steps * batch / window_time
+  double total_load = 0, total_compute = 0, total_barrier = 0;
+};
+
+class BlockAccumulator {
+ public:
+  BlockAccumulator(std::uint64_t exclude_start, std::uint64_t exclude_end)
+      : exclude_start_(exclude_start), exclude_end_(exclude_end) {}
+
+  void start(std::int64_t t_ns) { start_ns_ = t_ns; }
+  void end(std::int64_t t_ns) { end_ns_ = t_ns; }
+  void add(const StepTiming& s);
+
+  // DLIO computes training throughput as (steps - 2) * batch / T and evaluation throughput as
+  // steps * batch / duration; `formula` picks which `throughput_dlio` follows.
+  enum class DlioFormula { train, eval };
+  BlockResult result(std::uint64_t batch_size, DlioFormula formula) const;
+
+  const Histogram& load_ns() const { return load_ns_; }
+  const Histogram& compute_ns() const { return compute_ns_; }
+  std::uint64_t steps() const { return steps_; }
+
+ private:
+  std::uint64_t exclude_start_, exclude_end_;
+  std::int64_t start_ns_ = 0, end_ns_ = 0;
+  std::uint64_t steps_ = 0;
+  double sum_load_ = 0, sum_compute_ = 0, sum_barrier_ = 0;
+  double head_proc_ = 0, head_compute_ = 0;  // first exclude_start steps
+  std::deque<StepTiming> tail_;               // last exclude_end steps
+  Histogram load_ns_, compute_ns_;
+};
+
+}  // namespace trainio::metrics

@@ -1,0 +1,66 @@
+#include "metrics/histogram.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace trainio::metrics {
+
+int Histogram::bucket_of(std::uint64_t v) {
+  if (v < static_cast<std::uint64_t>(kSub)) return static_cast<int>(v);
+  const int top = std::bit_width(v) - 1;  // >= kSubBits
+  const int shift = top - kSubBits;
+  const int sub = static_cast<int>((v >> shift) & (kSub - 1));
+  return kSub + (top - kSubBits) * kSub + sub;
+}
+
+std::uint64_t Histogram::bucket_upper(int bucket) {
+  if (bucket < kSub) return static_cast<std::uint64_t>(bucket);
+  const int octave = (bucket - kSub) / kSub;  // top - kSubBits
+  const int sub = (bucket - kSub) % kSub;
+  const int shift = octave;
+  const std::uint64_t base = (static_cast<std::uint64_t>(kSub) | static_cast<std::uint64_t>(sub)) << shift;
+  return base + ((1ULL << shift) - 1);
+}
+
+void Histogram::merge(const Histogram& other) {
+  for (int i = 0; i < kBuckets; ++i) counts_[i] += other.counts_[i];
+  count_ += other.count_;
+  sum_ += other.sum_;
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
+}
+
+std::uint64_t Histogram::quantile(double q) const {
+  if (count_ == 0) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  std::uint64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += counts_[i];
+    if (seen >= std::max<std::uint64_t>(rank, 1)) return std::clamp(bucket_upper(i), min(), max_);
+  }
+  return max_;
+}
+
+std::vector<std::uint64_t> Histogram::to_words() const {
+  std::vector<std::uint64_t> w(counts_.begin(), counts_.end());
+  w.push_back(count_);
+  w.push_back(sum_);
+  w.push_back(min_);
+  w.push_back(max_);
+  return w;
+}
+
+Histogram Histogram::from_words(const std::vector<std::uint64_t>& words, std::size_t offset) {
+  Histogram h;
+  std::copy(words.begin() + static_cast<std::ptrdiff_t>(offset),
+            words.begin() + static_cast<std::ptrdiff_t>(offset + kBuckets), h.counts_.begin());
+  h.count_ = words[offset + kBuckets];
+  h.sum_ = words[offset + kBuckets + 1];
+  h.min_ = words[offset + kBuckets + 2];
+  h.max_ = words[offset + kBuckets + 3];
+  return h;
+}
+
+}  // namespace trainio::metrics

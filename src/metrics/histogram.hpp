@@ -1,0 +1,53 @@
+#pragma once
+// A log-linear latency histogram (HdrHistogram-style): values are bucketed by their power of two
+// and, within it, by the next 6 bits, so any recorded value is known to within 1/64 (~1.6%).
+// Fixed memory, O(1) insert, exact merge across threads and ranks (bucket counts add up).
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace trainio::metrics {
+
+class Histogram {
+ public:
+  static constexpr int kSubBits = 6;
+  static constexpr int kSub = 1 << kSubBits;  // sub-buckets per power of two
+  static constexpr int kOctaves = 64 - kSubBits;
+  static constexpr int kBuckets = kSub + kOctaves * kSub;  // values < kSub are exact
+
+  void record(std::uint64_t value) {
+    ++counts_[bucket_of(value)];
+    ++count_;
+    sum_ += value;
+    if (value < min_) min_ = value;
+    if (value > max_) max_ = value;
+  }
+
+  void merge(const Histogram& other);
+
+  std::uint64_t count() const { return count_; }
+  std::uint64_t min() const { return count_ ? min_ : 0; }
+  std::uint64_t max() const { return max_; }
+  double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
+  double sum() const { return static_cast<double>(sum_); }
+  // The value at quantile q in [0, 1] (upper edge of its bucket, clamped to the true max).
+  std::uint64_t quantile(double q) const;
+
+  // Raw state, for MPI reduction: counts then count, sum, min, max.
+  std::vector<std::uint64_t> to_words() const;
+  static Histogram from_words(const std::vector<std::uint64_t>& words, std::size_t offset = 0);
+  static constexpr std::size_t kWords = kBuckets + 4;
+
+  static int bucket_of(std::uint64_t v);
+  static std::uint64_t bucket_upper(int bucket);
+
+ private:
+  std::array<std::uint64_t, kBuckets> counts_{};
+  std::uint64_t count_ = 0;
+  std::uint64_t sum_ = 0;
+  std::uint64_t min_ = ~0ULL;
+  std::uint64_t max_ = 0;
+};
+
+}  // namespace trainio::metrics

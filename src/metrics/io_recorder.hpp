@@ -1,0 +1,52 @@
+#pragma once
+// What one thread's storage calls added up to: per operation the count, bytes, time and a
+// latency histogram. A recorder belongs to one thread (no locks); recorders merge afterwards.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "metrics/histogram.hpp"
+#include "storage/io_observer.hpp"
+
+namespace trainio::metrics {
+
+struct OpStats {
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t ns = 0;
+  Histogram latency;  // nanoseconds per call
+
+  void merge(const OpStats& o) {
+    count += o.count;
+    bytes += o.bytes;
+    ns += o.ns;
+    latency.merge(o.latency);
+  }
+};
+
+class IoRecorder final : public storage::IoObserver {
+ public:
+  void on_op(storage::Op op, std::uint64_t bytes, std::int64_t nanoseconds) override {
+    OpStats& s = ops_[static_cast<int>(op)];
+    ++s.count;
+    s.bytes += bytes;
+    const auto ns = static_cast<std::uint64_t>(nanoseconds < 0 ? 0 : nanoseconds);
+    s.ns += ns;
+    s.latency.record(ns);
+  }
+
+  const OpStats& op(storage::Op op) const { return ops_[static_cast<int>(op)]; }
+  void set(storage::Op op, const OpStats& stats) { ops_[static_cast<int>(op)] = stats; }
+  void merge(const IoRecorder& other) {
+    for (int i = 0; i < storage::kOpCount; ++i) ops_[i].merge(other.ops_[i]);
+  }
+  std::uint64_t bytes_read() const { return op(storage::Op::read).bytes; }
+  std::uint64_t bytes_written() const { return op(storage::Op::write).bytes; }
+  void clear() { *this = IoRecorder(); }
+
+ private:
+  std::array<OpStats, storage::kOpCount> ops_{};
+};
+
+}  // namespace trainio::metrics

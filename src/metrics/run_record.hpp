@@ -1,0 +1,47 @@
+#pragma once
+// What one rank measured during a run, phase by phase. The engine fills it; aggregate() turns
+// the records of all ranks into the run's figures.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "metrics/block_stats.hpp"
+#include "metrics/histogram.hpp"
+#include "metrics/io_recorder.hpp"
+
+namespace trainio::metrics {
+
+// A phase of reading (one epoch's training, or one evaluation) on one rank.
+struct ReadPhase {
+  BlockResult block;
+  Histogram wait_ns;         // per step: time the training loop waited for its batch
+  Histogram sample_ns;       // per sample: time to read it (reader threads)
+  IoRecorder io;             // every storage call of the phase
+  std::uint64_t samples = 0; // samples read
+  std::uint64_t sample_bytes = 0;  // bytes of sample data delivered to the application
+};
+
+struct EpochRecord {
+  std::uint64_t epoch = 0;  // 1-based
+  std::string start, end;   // wall time, ISO 8601
+  ReadPhase train;
+  bool evaluated = false;
+  ReadPhase eval;
+};
+
+struct GenerateRecord {
+  bool ran = false;
+  double seconds = 0;
+  std::uint64_t files_written = 0;
+  std::uint64_t files_kept = 0;  // already complete and matching
+  IoRecorder io;
+};
+
+struct RankRecord {
+  std::string start, end;
+  GenerateRecord generate;
+  std::vector<EpochRecord> epochs;
+};
+
+}  // namespace trainio::metrics

@@ -1,0 +1,67 @@
+#pragma once
+// The run's figures across all ranks (REFERENCE §5): per epoch, DLIO's AU (mean over ranks) and
+// throughput (sum over ranks), trainio's exact throughput, measured bytes and latencies.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "metrics/histogram.hpp"
+#include "metrics/io_recorder.hpp"
+#include "metrics/run_record.hpp"
+
+namespace trainio::mpi {
+class Comm;
+}
+
+namespace trainio::metrics {
+
+struct PhaseSummary {
+  std::uint64_t steps = 0;            // per rank
+  double duration = 0;                // slowest rank's phase wall time
+  double au = 0;                      // mean over ranks (fraction)
+  double throughput_dlio = 0;         // samples/s, sum over ranks, DLIO's formula
+  double throughput = 0;              // samples/s, sum over ranks, exact window
+  std::uint64_t samples = 0;          // over all ranks
+  std::uint64_t sample_bytes = 0;     // over all ranks, sample data delivered
+  std::uint64_t bytes_read = 0;       // over all ranks, bytes the storage calls returned
+  double read_bandwidth = 0;          // bytes_read / duration
+  double au_min = 0, au_max = 0;      // spread over ranks
+  bool degenerate = false;            // some rank had too few steps for the exclusions
+  Histogram wait_ns, sample_ns;
+  IoRecorder io;
+};
+
+struct EpochSummary {
+  std::uint64_t epoch = 0;
+  std::string start, end;
+  PhaseSummary train;
+  bool evaluated = false;
+  PhaseSummary eval;
+};
+
+struct GenerateSummary {
+  bool ran = false;
+  double seconds = 0;                 // slowest rank
+  std::uint64_t files_written = 0, files_kept = 0;
+  std::uint64_t bytes_written = 0;
+  double write_bandwidth = 0;
+};
+
+struct RunSummary {
+  int ranks = 1;
+  int hosts = 1;
+  std::string start, end;
+  GenerateSummary generate;
+  std::vector<EpochSummary> epochs;
+};
+
+// Collective: every rank calls it with its own record; every rank gets the same summary.
+RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm);
+EpochSummary summarize_epoch(const EpochRecord& mine, const mpi::Comm& comm);
+
+// Mean and population standard deviation (numpy.std) of a list.
+double mean_of(const std::vector<double>& v);
+double stdev_of(const std::vector<double>& v);
+
+}  // namespace trainio::metrics

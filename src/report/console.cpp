@@ -1,0 +1,81 @@
+#include "report/console.hpp"
+
+#include <fmt/format.h>
+
+#include "util/units.hpp"
+
+namespace trainio::report {
+
+namespace {
+
+std::string latency_row(const char* label, const metrics::Histogram& h) {
+  auto d = [](std::uint64_t ns) { return util::format_duration(static_cast<double>(ns) * 1e-9); };
+  if (h.count() == 0) return fmt::format("  {:<22} -\n", label);
+  return fmt::format("  {:<22} p50 {}  p90 {}  p99 {}  max {}\n", label, d(h.quantile(0.5)), d(h.quantile(0.9)),
+                     d(h.quantile(0.99)), d(h.max()));
+}
+
+}  // namespace
+
+std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, double nominal_record_bytes) {
+  const auto& t = e.train;
+  std::string line = fmt::format("epoch {}/{}: {} steps in {}  AU {:.1f}%  {:.1f} samples/s  {} (read {})", e.epoch,
+                                 epochs, t.steps, util::format_duration(t.duration), t.au * 100, t.throughput_dlio,
+                                 util::format_rate(t.throughput_dlio * nominal_record_bytes),
+                                 util::format_rate(t.read_bandwidth));
+  if (e.evaluated)
+    line += fmt::format("; eval {} steps, AU {:.1f}%, {:.1f} samples/s", e.eval.steps, e.eval.au * 100,
+                        e.eval.throughput_dlio);
+  return line;
+}
+
+std::string final_table(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run,
+                        const std::string& summary_path) {
+  std::string out;
+  out += fmt::format("\n{} - {} rank{} on {} host{}\n", w.name, run.ranks, run.ranks == 1 ? "" : "s", run.hosts,
+                     run.hosts == 1 ? "" : "s");
+  if (run.generate.ran)
+    out += fmt::format("  {:<22} {} files written, {} kept, {} in {} ({})\n", "generation", run.generate.files_written,
+                       run.generate.files_kept, util::format_bytes(static_cast<double>(run.generate.bytes_written)),
+                       util::format_duration(run.generate.seconds), util::format_rate(run.generate.write_bandwidth));
+  if (!run.epochs.empty()) {
+    std::vector<double> au, thr, bw, exact;
+    metrics::Histogram wait, sample;
+    bool degenerate = false;
+    for (const auto& e : run.epochs) {
+      au.push_back(e.train.au * 100);
+      thr.push_back(e.train.throughput_dlio);
+      exact.push_back(e.train.throughput);
+      bw.push_back(e.train.read_bandwidth);
+      wait.merge(e.train.wait_ns);
+      sample.merge(e.train.sample_ns);
+      degenerate = degenerate || e.train.degenerate;
+    }
+    const double au_mean = metrics::mean_of(au);
+    const bool pass = au_mean >= w.metric.au * 100;
+    const double record = layout.nominal_record_bytes();
+    out += fmt::format("  {:<22} {:.2f}% (stdev {:.2f})   {} (needs >= {:.0f}%)\n", "accelerator util. (AU)", au_mean,
+                       metrics::stdev_of(au), pass ? "PASS" : "FAIL", w.metric.au * 100);
+    out += fmt::format("  {:<22} {:.2f} samples/s (stdev {:.2f}); exact window: {:.2f}\n", "throughput (DLIO)",
+                       metrics::mean_of(thr), metrics::stdev_of(thr), metrics::mean_of(exact));
+    out += fmt::format("  {:<22} {} nominal (DLIO's MB/s); {} measured reads\n", "I/O",
+                       util::format_rate(metrics::mean_of(thr) * record), util::format_rate(metrics::mean_of(bw)));
+    out += latency_row("sample read", sample);
+    out += latency_row("batch wait", wait);
+    if (degenerate)
+      out += "  note: some epochs had too few steps to leave out output.metric.exclude_*_steps; nothing was excluded\n";
+    std::vector<double> eau, ethr;
+    for (const auto& e : run.epochs) {
+      if (!e.evaluated) continue;
+      eau.push_back(e.eval.au * 100);
+      ethr.push_back(e.eval.throughput_dlio);
+    }
+    if (!eau.empty())
+      out += fmt::format("  {:<22} AU {:.2f}%, {:.2f} samples/s over {} evaluation{}\n", "evaluation", metrics::mean_of(eau),
+                         metrics::mean_of(ethr), eau.size(), eau.size() == 1 ? "" : "s");
+  }
+  out += fmt::format("  {:<22} {}\n", "results", summary_path);
+  return out;
+}
+
+}  // namespace trainio::report

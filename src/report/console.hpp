@@ -1,0 +1,17 @@
+#pragma once
+// What a person sees on rank 0's terminal: a line per epoch while running, a table at the end.
+
+#include <string>
+
+#include "config/workload.hpp"
+#include "metrics/summary.hpp"
+#include "plan/run_plan.hpp"
+
+namespace trainio::report {
+
+std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, double nominal_record_bytes);
+
+std::string final_table(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run,
+                        const std::string& summary_path);
+
+}  // namespace trainio::report

@@ -1,0 +1,43 @@
+#include "report/context.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace trainio::report {
+
+RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
+                          const std::string& command_line, const std::string& output_dir) {
+  RunContext c;
+  c.ranks = comm.size();
+  c.mpi_library = mpi_initialized ? mpi::library_version() : "none";
+  c.data_folder = layout.root();
+  c.data_fs_type = util::filesystem_type(layout.root());
+  c.command_line = command_line;
+  c.output_dir = output_dir;
+  const util::HostInfo mine = util::host_info();
+  const nlohmann::json j = {{"hostname", mine.hostname}, {"kernel", mine.kernel}, {"cpu_model", mine.cpu_model},
+                            {"cpu_count", mine.cpu_count}, {"memory_bytes", mine.memory_bytes},
+                            {"host_index", comm.host_index()}};
+  const auto all = comm.gather_strings(j.dump());
+  if (!comm.is_root()) {
+    c.hosts = {mine};
+    c.ranks_per_host = {1};
+    return c;
+  }
+  c.hosts.resize(static_cast<size_t>(comm.num_hosts()));
+  c.ranks_per_host.assign(static_cast<size_t>(comm.num_hosts()), 0);
+  for (const auto& text : all) {
+    const auto r = nlohmann::json::parse(text);
+    const auto h = r.at("host_index").get<size_t>();
+    if (h >= c.hosts.size()) continue;
+    if (c.ranks_per_host[h]++ == 0) {
+      c.hosts[h].hostname = r.at("hostname").get<std::string>();
+      c.hosts[h].kernel = r.at("kernel").get<std::string>();
+      c.hosts[h].cpu_model = r.at("cpu_model").get<std::string>();
+      c.hosts[h].cpu_count = r.at("cpu_count").get<int>();
+      c.hosts[h].memory_bytes = r.at("memory_bytes").get<std::uint64_t>();
+    }
+  }
+  return c;
+}
+
+}  // namespace trainio::report

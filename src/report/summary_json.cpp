@@ -1,0 +1,226 @@
+#include "report/summary_json.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+
+#include "config/dump.hpp"
+#include "storage/io_observer.hpp"
+#include "util/build_info.hpp"
+
+namespace trainio::report {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+json yaml_to_json(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return nullptr;
+  if (n.IsSequence()) {
+    json a = json::array();
+    for (const auto& item : n) a.push_back(yaml_to_json(item));
+    return a;
+  }
+  if (n.IsMap()) {
+    json o = json::object();
+    for (const auto& item : n) o[item.first.Scalar()] = yaml_to_json(item.second);
+    return o;
+  }
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") return s;  // quoted in the YAML: always text
+  if (s == "true") return true;
+  if (s == "false") return false;
+  try {
+    size_t used = 0;
+    const long long i = std::stoll(s, &used);
+    if (used == s.size()) return i;
+    const double d = std::stod(s, &used);
+    if (used == s.size()) return d;
+  } catch (...) {
+  }
+  return s;
+}
+
+json resolved_config(const config::Workload& w) {
+  json root = json::object();
+  for (const auto& [path, value] : config::resolved_values(w)) {
+    json* node = &root;
+    size_t start = 0;
+    while (true) {
+      const auto dot = path.find('.', start);
+      const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (dot == std::string::npos) {
+        (*node)[part] = yaml_to_json(YAML::Load(value));
+        break;
+      }
+      node = &(*node)[part];
+      start = dot + 1;
+    }
+  }
+  return root;
+}
+
+json latency_json(const metrics::Histogram& h) {
+  auto s = [](std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; };
+  return {{"count", h.count()},     {"mean", h.mean() * 1e-9},    {"p50", s(h.quantile(0.50))},
+          {"p90", s(h.quantile(0.90))}, {"p99", s(h.quantile(0.99))}, {"p99_9", s(h.quantile(0.999))},
+          {"max", s(h.max())}};
+}
+
+json io_json(const metrics::IoRecorder& io) {
+  json o = json::object();
+  for (int i = 0; i < storage::kOpCount; ++i) {
+    const auto op = static_cast<storage::Op>(i);
+    const auto& s = io.op(op);
+    if (s.count == 0) continue;
+    o[storage::op_name(op)] = {{"count", s.count}, {"bytes", s.bytes}, {"seconds", static_cast<double>(s.ns) * 1e-9},
+                               {"latency_seconds", latency_json(s.latency)}};
+  }
+  return o;
+}
+
+json phase_json(const metrics::PhaseSummary& p) {
+  return {{"steps_per_rank", p.steps},
+          {"duration_seconds", p.duration},
+          {"au_percentage", p.au * 100},
+          {"au_min_rank_percentage", p.au_min * 100},
+          {"au_max_rank_percentage", p.au_max * 100},
+          {"throughput_samples_per_second", p.throughput},
+          {"dlio_throughput_samples_per_second", p.throughput_dlio},
+          {"too_few_steps_to_exclude", p.degenerate},
+          {"samples", p.samples},
+          {"sample_bytes", p.sample_bytes},
+          {"bytes_read", p.bytes_read},
+          {"read_bytes_per_second", p.read_bandwidth},
+          {"batch_wait_seconds", latency_json(p.wait_ns)},
+          {"sample_read_seconds", latency_json(p.sample_ns)},
+          {"io", io_json(p.io)}};
+}
+
+// DLIO's metric block for one phase ("train" or "eval").
+void dlio_metrics(json& metric, const std::string& prefix, const std::vector<double>& au,
+                  const std::vector<double>& throughput, double record_bytes, double au_target) {
+  const double au_mean = metrics::mean_of(au);
+  metric[prefix + "_au_percentage"] = au;
+  metric[prefix + "_au_mean_percentage"] = au_mean;
+  metric[prefix + "_au_stdev_percentage"] = metrics::stdev_of(au);
+  metric[prefix + "_throughput_samples_per_second"] = throughput;
+  metric[prefix + "_throughput_mean_samples_per_second"] = metrics::mean_of(throughput);
+  metric[prefix + "_throughput_stdev_samples_per_second"] = metrics::stdev_of(throughput);
+  metric[prefix + "_io_mean_MB_per_second"] = metrics::mean_of(throughput) * record_bytes / kMiB;
+  metric[prefix + "_io_stdev_MB_per_second"] = metrics::stdev_of(throughput) * record_bytes / kMiB;
+  if (prefix == "train") metric["train_au_meet_expectation"] = au_mean >= au_target * 100 ? "success" : "fail";
+}
+
+}  // namespace
+
+std::string summary_json(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
+                         const metrics::RunSummary& run, const RunContext& context) {
+  std::vector<double> train_au, train_thr, eval_au, eval_thr, train_bw;
+  for (const auto& e : run.epochs) {
+    train_au.push_back(e.train.au * 100);
+    train_thr.push_back(e.train.throughput_dlio);
+    train_bw.push_back(e.train.read_bandwidth);
+    if (e.evaluated) {
+      eval_au.push_back(e.eval.au * 100);
+      eval_thr.push_back(e.eval.throughput_dlio);
+    }
+  }
+  json metric = json::object();
+  if (!run.epochs.empty()) {
+    dlio_metrics(metric, "train", train_au, train_thr, layout.nominal_record_bytes(), w.metric.au);
+    if (!eval_au.empty()) dlio_metrics(metric, "eval", eval_au, eval_thr, layout.nominal_record_bytes(), w.metric.au);
+  }
+
+  // DLIO: potential caching per host when the host's share of the dataset fits in its memory.
+  const double dataset_bytes = static_cast<double>(layout.total_data_bytes(plan::Split::train));
+  json cpu_counts = json::array(), memory = json::array(), caching = json::array();
+  for (size_t h = 0; h < context.hosts.size(); ++h) {
+    const double share = dataset_bytes * context.ranks_per_host[h] / std::max(1, context.ranks);
+    cpu_counts.push_back(context.hosts[h].cpu_count);
+    memory.push_back(static_cast<double>(context.hosts[h].memory_bytes) / kGiB);
+    caching.push_back(static_cast<double>(context.hosts[h].memory_bytes) > share ? 1 : 0);
+  }
+
+  json s;
+  s["start"] = run.start;
+  s["num_accelerators"] = run.ranks;
+  s["num_hosts"] = run.hosts;
+  s["hostname"] = context.hosts.empty() ? "" : context.hosts[0].hostname;
+  s["metric"] = metric;
+  s["num_files_train"] = w.dataset.num_files_train;
+  s["num_files_eval"] = w.dataset.num_files_eval;
+  s["num_samples_per_file"] = w.dataset.num_samples_per_file;
+  s["host_cpu_count"] = cpu_counts;
+  s["host_memory_GB"] = memory;
+  s["potential_caching"] = caching;
+  s["epochs"] = run.epochs.size();
+  s["end"] = run.end;
+
+  json t;
+  t["schema_version"] = kSchemaVersion;
+  json hosts = json::array();
+  for (size_t h = 0; h < context.hosts.size(); ++h) {
+    const auto& host = context.hosts[h];
+    hosts.push_back({{"hostname", host.hostname}, {"ranks", context.ranks_per_host[h]}, {"cpu_count", host.cpu_count},
+                     {"cpu_model", host.cpu_model}, {"memory_bytes", host.memory_bytes}, {"kernel", host.kernel}});
+  }
+  t["context"] = {{"trainio_version", util::version()},
+                  {"git_commit", util::git_commit()},
+                  {"build_type", util::build_type()},
+                  {"compiler", util::compiler()},
+                  {"mpi_library", context.mpi_library},
+                  {"command_line", context.command_line},
+                  {"ranks", context.ranks},
+                  {"hosts", hosts},
+                  {"data_folder", context.data_folder},
+                  {"data_filesystem", context.data_fs_type},
+                  {"output_folder", context.output_dir},
+                  {"start", run.start},
+                  {"end", run.end}};
+  json notes = json::array();
+  for (const auto& n : w.notes) notes.push_back(n.message);
+  t["workload"] = {{"name", w.name}, {"source", w.source}, {"overrides", w.overrides}, {"notes", notes},
+                   {"config", resolved_config(w)}};
+  t["plan"] = {{"train_samples", shape.train_samples},
+               {"train_steps_per_epoch_per_rank", shape.train_steps_per_epoch},
+               {"train_samples_dropped_per_epoch", shape.train_dropped_per_epoch},
+               {"eval_samples", shape.eval_samples},
+               {"eval_steps_per_rank", shape.eval_steps},
+               {"eval_samples_dropped", shape.eval_dropped},
+               {"epochs", shape.epochs},
+               {"nominal_record_bytes", layout.nominal_record_bytes()},
+               {"train_dataset_bytes", layout.total_data_bytes(plan::Split::train)}};
+  if (run.generate.ran) {
+    t["generate"] = {{"duration_seconds", run.generate.seconds},
+                     {"files_written", run.generate.files_written},
+                     {"files_kept", run.generate.files_kept},
+                     {"bytes_written", run.generate.bytes_written},
+                     {"write_bytes_per_second", run.generate.write_bandwidth}};
+  }
+  if (!run.epochs.empty()) {
+    json epochs = json::array();
+    std::uint64_t samples = 0;
+    for (const auto& e : run.epochs) {
+      json je = {{"epoch", e.epoch}, {"start", e.start}, {"end", e.end}, {"train", phase_json(e.train)}};
+      if (e.evaluated) je["eval"] = phase_json(e.eval);
+      samples += e.train.samples;
+      epochs.push_back(je);
+    }
+    std::vector<double> exact;
+    for (const auto& e : run.epochs) exact.push_back(e.train.throughput);
+    t["train"] = {{"au_mean_percentage", metrics::mean_of(train_au)},
+                  {"au_target_percentage", w.metric.au * 100},
+                  {"throughput_mean_samples_per_second", metrics::mean_of(exact)},
+                  {"throughput_stdev_samples_per_second", metrics::stdev_of(exact)},
+                  {"read_bytes_per_second_mean", metrics::mean_of(train_bw)},
+                  {"samples", samples}};
+    t["epochs"] = epochs;
+  }
+  s["trainio"] = t;
+  return s.dump(4) + "\n";
+}
+
+}  // namespace trainio::report

@@ -1,0 +1,77 @@
+#pragma once
+// The instrumented POSIX file handle. Every storage call trainio makes on data goes through here:
+// each call is checked (a failure becomes a trainio::Error naming the call, the path and errno)
+// and timed into the thread's IoObserver.
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace trainio::storage {
+
+enum class Access {
+  read,          // O_RDONLY
+  write_new,     // O_WRONLY | O_CREAT | O_EXCL: a fresh file, never truncating an existing one
+  read_write,    // O_RDWR
+};
+
+struct OpenOptions {
+  Access access = Access::read;
+  bool direct = false;  // O_DIRECT
+};
+
+class File {
+ public:
+  File() = default;
+  static File open(const std::string& path, OpenOptions options = {});
+  ~File();
+  File(File&& other) noexcept;
+  File& operator=(File&& other) noexcept;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  bool is_open() const { return fd_ >= 0; }
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+
+  struct Stat {
+    std::uint64_t size = 0;
+    std::uint64_t block_size = 0;  // st_blksize: the I/O size the file system prefers
+  };
+  // fstat(2).
+  Stat stat();
+  // Size in bytes (fstat).
+  std::uint64_t size() { return stat().size; }
+  // ioctl(TCGETS): the terminal probe Python's open() makes on every file (isatty). On FUSE file
+  // systems it can reach the file-system daemon, so framework-faithful readers issue it too.
+  bool is_terminal();
+
+  // Reads up to `size` bytes at `offset` (one pread; may return less at end of file).
+  std::size_t pread_some(void* buffer, std::size_t size, std::uint64_t offset);
+  // Reads exactly `size` bytes at `offset`, looping over short reads; a file that ends early is a
+  // dataset error naming the file, the offset and what was expected.
+  void pread_exact(void* buffer, std::size_t size, std::uint64_t offset);
+  // Sequential read at the file position (read(2)), as buffered stream readers issue it.
+  std::size_t read_some(void* buffer, std::size_t size);
+  // lseek(2); returns the new position.
+  std::uint64_t seek(std::int64_t offset, int whence);
+
+  // Writes all of `size` bytes at `offset`, looping over short writes.
+  void pwrite_all(const void* buffer, std::size_t size, std::uint64_t offset);
+  void fsync();
+  void fdatasync();
+
+  // Closes now and reports a failing close (it can carry a deferred write error).
+  void close();
+
+ private:
+  File(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  void close_quietly() noexcept;
+
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace trainio::storage

@@ -1,0 +1,133 @@
+#include "storage/fs.hpp"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "storage/file.hpp"
+#include "storage/io_observer.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+
+namespace trainio::storage {
+
+namespace {
+
+void observe(Op op, std::int64_t start) {
+  if (IoObserver* obs = thread_observer()) obs->on_op(op, 0, util::now_ns() - start);
+}
+
+Error fs_failed(const char* call, const std::string& path, int err) {
+  std::string hint;
+  if (err == EACCES || err == EPERM || err == EROFS)
+    hint = "check the permissions of the folder, or choose one you can write to";
+  else if (err == ENOSPC || err == EDQUOT)
+    hint = "the file system is full: free space or choose another folder";
+  else if (err == ENOTDIR || err == EEXIST)
+    hint = "a file stands where a folder is expected: choose another path";
+  return io_error(fmt::format("{}('{}') failed: {}", call, path, std::strerror(err)), std::move(hint));
+}
+
+}  // namespace
+
+void make_dirs(const std::string& path) {
+  if (path.empty() || is_dir(path)) return;
+  const std::string parent = util::parent_of(path);
+  if (parent != path && parent != "." && parent != "/") make_dirs(parent);
+  const auto start = util::now_ns();
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) throw fs_failed("mkdir", path, errno);
+  if (!is_dir(path)) throw fs_failed("mkdir", path, ENOTDIR);
+  observe(Op::mkdir, start);
+}
+
+void rename_path(const std::string& from, const std::string& to) {
+  const auto start = util::now_ns();
+  if (::rename(from.c_str(), to.c_str()) != 0) throw fs_failed("rename", from + "' -> '" + to, errno);
+  observe(Op::rename, start);
+}
+
+void remove_file(const std::string& path) {
+  const auto start = util::now_ns();
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return;
+    throw fs_failed("unlink", path, errno);
+  }
+  observe(Op::unlink, start);
+}
+
+void remove_empty_dir(const std::string& path) {
+  const auto start = util::now_ns();
+  if (::rmdir(path.c_str()) == 0) observe(Op::unlink, start);
+}
+
+std::optional<std::uint64_t> file_size(const std::string& path) {
+  const auto start = util::now_ns();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw fs_failed("stat", path, errno);
+  }
+  observe(Op::stat, start);
+  if (!S_ISREG(st.st_mode)) return std::nullopt;
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+bool is_dir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> list_dir(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) {
+    if (errno == ENOENT) return names;
+    throw fs_failed("opendir", path, errno);
+  }
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(dir);
+  return names;
+}
+
+std::optional<std::string> read_small_file(const std::string& path) {
+  if (!file_size(path)) return std::nullopt;
+  File f = File::open(path);
+  std::string content(f.size(), '\0');
+  f.pread_exact(content.data(), content.size(), 0);
+  f.close();
+  return content;
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  const std::string temp = temp_path_for(path);
+  remove_file(temp);  // left over from an interrupted earlier write
+  File f = File::open(temp, {.access = Access::write_new});
+  try {
+    f.pwrite_all(content.data(), content.size(), 0);
+    f.fsync();
+    f.close();
+    rename_path(temp, path);
+  } catch (...) {
+    f = File();
+    remove_file(temp);
+    throw;
+  }
+}
+
+std::string temp_path_for(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + name + std::string(kTempSuffix);
+}
+
+}  // namespace trainio::storage

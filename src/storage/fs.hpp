@@ -1,0 +1,45 @@
+#pragma once
+// File-system operations around the data: folders, renames, removals, whole small files.
+// Checked and observed like storage::File.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainio::storage {
+
+// Creates `path` and any missing parents (mkdir -p).
+void make_dirs(const std::string& path);
+
+// rename(2): atomically replaces `to`.
+void rename_path(const std::string& from, const std::string& to);
+
+// unlink(2); a missing file is not an error.
+void remove_file(const std::string& path);
+
+// rmdir(2) of an empty folder; a missing or non-empty folder is left alone.
+void remove_empty_dir(const std::string& path);
+
+// Size of a regular file, nullopt when it does not exist (stat(2)).
+std::optional<std::uint64_t> file_size(const std::string& path);
+
+bool is_dir(const std::string& path);
+
+// Names in a folder (no "." or ".."), unsorted; empty when the folder does not exist.
+std::vector<std::string> list_dir(const std::string& path);
+
+// Reads a whole (small) file; nullopt when missing.
+std::optional<std::string> read_small_file(const std::string& path);
+
+// Writes `content` to `path` so that a crash leaves either the old file or the new one, never a
+// half-written file: write a temporary sibling, fsync it, rename it over `path`.
+void write_file_atomic(const std::string& path, std::string_view content);
+
+// "<dir>/.<name>.trainio-tmp": the in-progress name of a file being written. Hidden and
+// recognisable, so interrupted writes are found and cleaned up, and never read as data.
+std::string temp_path_for(const std::string& path);
+inline constexpr std::string_view kTempSuffix = ".trainio-tmp";
+
+}  // namespace trainio::storage

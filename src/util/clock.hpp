@@ -1,0 +1,25 @@
+#pragma once
+// Time as trainio measures it: a monotonic clock for intervals, wall time for result stamps.
+
+#include <cstdint>
+#include <string>
+
+namespace trainio::util {
+
+// Monotonic nanoseconds (CLOCK_MONOTONIC); only differences are meaningful.
+std::int64_t now_ns();
+
+inline double ns_to_s(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
+
+// Sleeps until the monotonic time `deadline_ns`; emulated compute uses absolute deadlines so
+// that wake-up latency does not accumulate across steps.
+void sleep_until_ns(std::int64_t deadline_ns);
+
+// Wall-clock time as ISO 8601 with microseconds, local time, as DLIO stamps its results:
+// "2026-11-21T10:15:03.123456".
+std::string wall_time_iso();
+
+// Compact wall time for folder names: "20261121-101503".
+std::string wall_time_compact();
+
+}  // namespace trainio::util

@@ -1,0 +1,29 @@
+#include "util/paths.hpp"
+
+namespace trainio::util {
+
+std::string strip_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+std::string join(std::string_view a, std::string_view b) {
+  while (b.size() >= 2 && b.substr(0, 2) == "./") b.remove_prefix(2);
+  if (b == ".") b = {};
+  if (!b.empty() && b.front() == '/') return std::string(b);
+  std::string left = strip_trailing_slashes(std::string(a));
+  if (b.empty()) return left.empty() ? "." : left;
+  if (left.empty() || left == ".") return std::string(b);
+  if (left == "/") return std::string("/").append(b);
+  return left + "/" + std::string(b);
+}
+
+std::string parent_of(const std::string& path) {
+  const std::string p = strip_trailing_slashes(path);
+  const auto slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return p.substr(0, slash);
+}
+
+}  // namespace trainio::util

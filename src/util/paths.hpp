@@ -1,0 +1,19 @@
+#pragma once
+// Path text helpers (no file-system access).
+
+#include <string>
+#include <string_view>
+
+namespace trainio::util {
+
+// Joins path parts with single slashes: join("a/", "b") == "a/b", join(".", "b") == "b"; an
+// absolute `b` is returned as it is, as os.path.join does.
+std::string join(std::string_view a, std::string_view b);
+
+// The folder part of a path ("a/b/c.npz" -> "a/b"; "c.npz" -> ".").
+std::string parent_of(const std::string& path);
+
+// Removes trailing slashes (but keeps "/").
+std::string strip_trailing_slashes(std::string path);
+
+}  // namespace trainio::util

@@ -1,0 +1,77 @@
+"""Shared helpers for the end-to-end tests: run the trainio binary (alone or under mpirun) in a
+scratch folder, and read what it wrote."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+TRAINIO = os.environ.get("TRAINIO", os.path.join(os.path.dirname(__file__), "../../build/trainio"))
+SOURCE = os.environ.get("TRAINIO_SOURCE", os.path.join(os.path.dirname(__file__), "../.."))
+TMP_ROOT = os.environ.get("TRAINIO_TEST_TMP", tempfile.gettempdir())
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_pml": "ob1",
+    "OMPI_MCA_btl": "self,vader",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+}
+
+
+class Result:
+    def __init__(self, proc, seconds):
+        self.code = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.seconds = seconds
+
+    def __repr__(self):
+        return f"exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
+
+
+class TrainioTest(unittest.TestCase):
+    """Each test gets its own scratch folder as working directory."""
+
+    def setUp(self):
+        os.makedirs(TMP_ROOT, exist_ok=True)
+        self.dir = tempfile.mkdtemp(prefix=f"e2e-{self.id().split('.')[-1]}-", dir=TMP_ROOT)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def run_trainio(self, *args, ranks=None, timeout=300, env=None, wrapper=()):
+        cmd = list(wrapper) + [TRAINIO] + [str(a) for a in args]
+        if ranks is not None:
+            cmd = ["mpirun", "-np", str(ranks)] + cmd
+        full_env = dict(os.environ, **MPI_ENV)
+        full_env.update(env or {})
+        start = time.monotonic()
+        proc = subprocess.run(cmd, cwd=self.dir, env=full_env, capture_output=True, text=True, timeout=timeout)
+        return Result(proc, time.monotonic() - start)
+
+    def ok(self, *args, **kw):
+        r = self.run_trainio(*args, **kw)
+        self.assertEqual(r.code, 0, r)
+        return r
+
+    def summary(self, out_dir):
+        return self.read_json(out_dir, "summary.json")
+
+    def read_text(self, *parts):
+        with open(self.path(*parts)) as f:
+            return f.read()
+
+    def read_json(self, *parts):
+        with open(self.path(*parts)) as f:
+            return json.load(f)
+
+    def write_json(self, value, *parts):
+        with open(self.path(*parts), "w") as f:
+            json.dump(value, f)

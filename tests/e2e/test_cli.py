@@ -1,0 +1,85 @@
+"""The command line: help, exit codes, clear errors, workloads and config output."""
+import subprocess
+from harness import TrainioTest
+
+
+class CliTest(TrainioTest):
+    def test_help_teaches(self):
+        r = self.ok("--help")
+        for word in ("run", "generate", "config", "workloads", "Examples", "Exit codes"):
+            self.assertIn(word, r.out)
+        r = self.ok("run", "--help")
+        self.assertIn("++workload.section.key=value", r.out)
+        self.assertIn("--output", r.out)
+
+    def test_no_subcommand_is_a_usage_error(self):
+        r = self.run_trainio()
+        self.assertEqual(r.code, 2, r)
+
+    def test_unknown_option_is_a_usage_error(self):
+        r = self.run_trainio("run", "--bogus")
+        self.assertEqual(r.code, 2, r)
+
+    def test_workloads_lists_shipped_ones_with_descriptions(self):
+        r = self.ok("workloads")
+        names = [line.split()[0] for line in r.out.splitlines()]
+        for name in ("default", "unet3d_h100", "unet3d_a100"):
+            self.assertIn(name, names)
+        self.assertTrue(all(len(line.split()) > 3 for line in r.out.splitlines()))
+
+    def test_config_prints_yaml_and_derived_figures(self):
+        r = self.ok("config", "unet3d_h100", "--ranks", "2", "++workload.dataset.num_files_train=16")
+        self.assertIn("num_files_train: 16", r.out)
+        self.assertIn("# derived for 2 ranks", r.out)
+        self.assertIn("1 steps x batch 7", r.out)           # floor(16 / (7 * 2))
+        self.assertIn("2 dropped", r.out)
+        pending = [l for l in r.out.splitlines() if "not acted on by this build" in l]
+        self.assertEqual(len(pending), 1, r.out)
+        self.assertIn("workflow.checkpoint", pending[0])
+        self.assertEqual(r.err, "")
+
+    def test_config_output_loads_again(self):
+        r = self.ok("config", "default", "reader.batch_size=2")
+        with open(self.path("resolved.yaml"), "w") as f:
+            f.write(r.out)
+        again = self.ok("config", self.path("resolved.yaml"))
+        strip = lambda text: [l for l in text.splitlines() if not l.startswith("#")]
+        self.assertEqual(strip(again.out), strip(r.out))
+
+    def test_config_keys_lists_every_key(self):
+        r = self.ok("config", "--keys")
+        for key in ("reader.batch_size", "dataset.record_length_bytes", "checkpoint.fsync", "train.computation_time"):
+            self.assertIn(key, r.out)
+        self.assertIn("no effect (DLIO ignores it too)", r.out)
+
+    def test_config_error_has_location_suggestion_and_exit_2(self):
+        with open(self.path("bad.yaml"), "w") as f:
+            f.write("framework: pytorch\nreader:\n  data_loader: pytorch\n  batchsize: 4\n")
+        r = self.run_trainio("config", self.path("bad.yaml"))
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("bad.yaml:4:3", r.err)
+        self.assertIn("did you mean 'reader.batch_size'?", r.err)
+        self.assertNotIn("terminate", r.err)
+        self.assertEqual(len(r.err.strip().splitlines()), 2, r)  # one message and its fix
+
+    def test_wrong_value_names_key_and_expectation(self):
+        r = self.run_trainio("run", "default", "reader.batch_size=abc")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("reader.batch_size: expected an integer >= 1, got 'abc'", r.err)
+        r = self.run_trainio("run", "default", "reader.batch_size=-3")
+        self.assertEqual(r.code, 2, r)
+
+    def test_impossible_combination(self):
+        r = self.run_trainio("config", "default", "dataset.format=tfrecord")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("tfrecord", r.err)
+
+    def test_unknown_workload(self):
+        r = self.run_trainio("config", "unet3d_h1000")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("did you mean 'unet3d_h100'", r.err)
+
+    def test_format_not_built_yet_is_a_config_error(self):
+        r = self.run_trainio("run", "default", "dataset.format=hdf5")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("not built into trainio yet", r.err)

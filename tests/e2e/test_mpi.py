@@ -1,0 +1,60 @@
+"""Runs across MPI ranks: counts add up, every rank runs the same steps, and a failure on one rank
+ends the whole job quickly with one message."""
+import glob
+import os
+
+from harness import TrainioTest
+
+SMALL = ["dataset.data_folder=data", "dataset.num_files_train=25", "dataset.num_files_eval=7",
+         "dataset.record_length_bytes=4096", "train.computation_time=0.002", "evaluation.eval_time=0.001",
+         "train.epochs=2", "reader.batch_size=4"]
+
+
+class MpiTest(TrainioTest):
+    def check_counts(self, ranks):
+        self.ok("run", "default", *SMALL, "--output", "o", ranks=ranks)
+        s = self.summary("o")
+        self.assertEqual(s["num_accelerators"], ranks)
+        t = s["trainio"]
+        steps = 25 // (4 * ranks)
+        self.assertEqual(t["plan"]["train_steps_per_epoch_per_rank"], steps)
+        self.assertEqual(t["plan"]["train_samples_dropped_per_epoch"], 25 - steps * 4 * ranks)
+        for e in t["epochs"]:
+            self.assertEqual(e["train"]["steps_per_rank"], steps)
+            self.assertEqual(e["train"]["samples"], steps * 4 * ranks)
+            self.assertEqual(e["train"]["io"]["open"]["count"], steps * 4 * ranks)
+            self.assertEqual(e["eval"]["samples"], 7 // ranks * ranks)
+        self.assertEqual(len(s["metric"]["train_throughput_samples_per_second"]), 2)
+        # All files were generated, shared out across the ranks.
+        self.assertEqual(len(glob.glob(self.path("data/train/*/*.npz"))), 25)
+        self.assertEqual(t["generate"]["files_written"], 32)
+
+    def test_two_ranks(self):
+        self.check_counts(2)
+
+    def test_three_ranks(self):
+        self.check_counts(3)
+
+    def test_unet3d_acceptance_command(self):
+        r = self.ok("run", "workload=unet3d_h100", "++workload.dataset.num_files_train=16",
+                    "++workload.dataset.record_length_bytes=1048576", "++workload.dataset.record_length_bytes_stdev=0",
+                    "++workload.train.computation_time=0.01", "++workload.workflow.generate_data=True",
+                    "++workload.dataset.data_folder=data", "--output", "o", ranks=2)
+        s = self.summary("o")
+        self.assertEqual(s["epochs"], 5)
+        self.assertEqual(s["trainio"]["plan"]["train_steps_per_epoch_per_rank"], 1)
+        self.assertIn("AU", r.out)
+
+    def test_a_failing_rank_stops_the_job_quickly_with_one_message(self):
+        self.ok("generate", "default", *SMALL, "dataset.num_subfolders_train=0", ranks=2)
+        # Without shuffling rank 1 reads the odd positions: file 1 is its first sample.
+        os.truncate(self.path("data/train/img_01_of_25.npz"), 1000)
+        r = self.run_trainio("run", "default", *SMALL, "dataset.num_subfolders_train=0", "workflow.generate_data=false",
+                             "reader.file_shuffle=off", "reader.sample_shuffle=off", "train.computation_time=0.2",
+                             "--output", "o", ranks=2, timeout=60)
+        self.assertNotEqual(r.code, 0, r)
+        self.assertEqual(r.err.count("trainio: dataset error"), 1, r)
+        self.assertIn("(rank 1)", r.err)
+        self.assertIn("img_01_of_25.npz", r.err)
+        self.assertNotIn("MPI_ABORT", r.err)   # the ranks stopped together, no abort was needed
+        self.assertLess(r.seconds, 20)

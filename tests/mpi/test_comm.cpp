@@ -1,0 +1,126 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "config/load.hpp"
+#include "engine/together.hpp"
+#include "metrics/summary.hpp"
+#include "mpi/comm.hpp"
+#include "plan/epoch_plan.hpp"
+#include "util/error.hpp"
+
+using namespace trainio;
+
+namespace {
+const mpi::Comm& world() {
+  static const mpi::Comm comm = mpi::Comm::world();
+  return comm;
+}
+}  // namespace
+
+TEST_CASE("ranks agree on failure: everyone learns the lowest failing rank") {
+  const auto& c = world();
+  CHECK(c.agree(true) == -1);
+  CHECK(c.agree(c.rank() != 1) == 1);
+  CHECK(c.agree(c.rank() == 0) == (c.size() > 1 ? 1 : -1));
+}
+
+TEST_CASE("reductions, gathers and broadcasts") {
+  const auto& c = world();
+  const int n = c.size();
+  CHECK(c.sum(static_cast<double>(c.rank() + 1)) == Approx(n * (n + 1) / 2.0));
+  CHECK(c.max(static_cast<std::uint64_t>(c.rank())) == static_cast<std::uint64_t>(n - 1));
+  CHECK(c.min(static_cast<std::uint64_t>(c.rank() + 5)) == 5u);
+  const auto v = c.sum(std::vector<std::uint64_t>{1, static_cast<std::uint64_t>(c.rank())});
+  CHECK(v[0] == static_cast<std::uint64_t>(n));
+  const auto all = c.all_gather({static_cast<double>(c.rank()), 1.0});
+  REQUIRE(all.size() == static_cast<size_t>(2 * n));
+  CHECK(all[2 * (n - 1)] == n - 1);
+  const auto names = c.gather_strings("rank" + std::to_string(c.rank()));
+  if (c.is_root()) {
+    REQUIRE(names.size() == static_cast<size_t>(n));
+    CHECK(names.back() == "rank" + std::to_string(n - 1));
+  }
+  CHECK(c.broadcast(c.is_root() ? std::string("from zero") : std::string()) == "from zero");
+  CHECK(c.broadcast(static_cast<std::int64_t>(c.rank() == 0 ? 42 : 7)) == 42);
+  CHECK(c.num_hosts() == 1);
+  CHECK(c.node_size() == n);
+}
+
+TEST_CASE("a failure on one rank stops every rank at the same point, reported once") {
+  const auto& c = world();
+  const int failing = c.size() - 1;
+  try {
+    engine::together(c, [&] {
+      if (c.rank() == failing) throw data_error("file 'x' is short", "regenerate");
+    });
+    FAIL("together() should have thrown on every rank");
+  } catch (const Error& e) {
+    CHECK(e.settled());
+    if (c.rank() == failing) {
+      CHECK(e.kind() == ErrorKind::data);
+      CHECK(e.rank() == failing);
+    } else {
+      CHECK(e.kind() == ErrorKind::peer);
+    }
+  }
+  // And the ranks are still in step: a collective after the failure completes.
+  CHECK(c.agree(true) == -1);
+}
+
+TEST_CASE("run figures combine across ranks as DLIO combines them") {
+  const auto& c = world();
+  metrics::RankRecord rec;
+  metrics::EpochRecord e;
+  e.epoch = 1;
+  e.train.block.steps = 10;
+  e.train.block.duration = 1.0 + c.rank();
+  e.train.block.au = 0.5 + 0.1 * c.rank();
+  e.train.block.throughput_dlio = 100;
+  e.train.block.throughput = 120;
+  e.train.samples = 40;
+  e.train.sample_bytes = 4000;
+  e.train.io.on_op(storage::Op::read, 5000, 1000 * (c.rank() + 1));
+  e.train.sample_ns.record(static_cast<std::uint64_t>(1000 * (c.rank() + 1)));
+  rec.epochs.push_back(e);
+  const auto s = metrics::summarize(rec, c);
+  const int n = c.size();
+  REQUIRE(s.epochs.size() == 1);
+  const auto& t = s.epochs[0].train;
+  CHECK(t.au == Approx(0.5 + 0.1 * (n - 1) / 2.0));  // mean over ranks
+  CHECK(t.au_min == Approx(0.5));
+  CHECK(t.au_max == Approx(0.5 + 0.1 * (n - 1)));
+  CHECK(t.throughput_dlio == Approx(100.0 * n));     // sum over ranks
+  CHECK(t.duration == Approx(n));                    // the slowest rank
+  CHECK(t.samples == static_cast<std::uint64_t>(40 * n));
+  CHECK(t.bytes_read == static_cast<std::uint64_t>(5000 * n));
+  CHECK(t.read_bandwidth == Approx(5000.0 * n / n));
+  CHECK(t.io.op(storage::Op::read).count == static_cast<std::uint64_t>(n));
+  CHECK(t.sample_ns.count() == static_cast<std::uint64_t>(n));
+  CHECK(t.sample_ns.min() == 1000);
+  CHECK(t.sample_ns.max() == static_cast<std::uint64_t>(1000 * n));
+}
+
+TEST_CASE("across real ranks, an epoch reads every sample exactly once") {
+  const auto& c = world();
+  const auto w = config::load_text("framework: pytorch\nreader:\n  data_loader: pytorch\n  batch_size: 3\n"
+                                   "  sample_shuffle: seed\ndataset:\n  format: npz\n  num_files_train: 50\n"
+                                   "  num_samples_per_file: 2\n",
+                                   "t.yaml", "t");
+  const plan::DatasetLayout layout(w);
+  const plan::EpochPlan p(layout, plan::Split::train, w, 3, 2, c.rank(), c.size(), 0);
+  std::vector<std::uint64_t> mine(100, 0);
+  for (std::uint64_t s = 0; s < p.steps(); ++s)
+    for (std::uint64_t b = 0; b < 3; ++b) {
+      const auto ref = p.sample(s, b);
+      ++mine[ref.file * 2 + ref.sample];
+    }
+  const auto counts = c.sum(mine);
+  std::uint64_t read = 0;
+  for (const auto n : counts) {
+    CHECK(n <= 1);
+    read += n;
+  }
+  CHECK(read == p.steps() * 3 * static_cast<std::uint64_t>(c.size()));
+  CHECK(c.max(p.steps()) == c.min(p.steps()));
+}

@@ -1,0 +1,174 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <vector>
+
+#include "config/load.hpp"
+#include "format/npz.hpp"
+#include "format/python_io.hpp"
+#include "metrics/io_recorder.hpp"
+#include "plan/layout.hpp"
+#include "storage/file.hpp"
+#include "unit/temp_dir.hpp"
+#include "util/error.hpp"
+#include "util/rng.hpp"
+
+using namespace trainio;
+
+namespace {
+
+class Content : public format::ContentSource {
+ public:
+  void fill(void* data, std::size_t size) override { rng_.fill(data, size); }
+
+ private:
+  util::Rng rng_{1};
+};
+
+// Records the sequence of storage calls, as strace would list them.
+class Trace : public storage::IoObserver {
+ public:
+  void on_op(storage::Op op, std::uint64_t bytes, std::int64_t) override { calls.emplace_back(op, bytes); }
+  std::vector<std::pair<storage::Op, std::uint64_t>> calls;
+  std::vector<std::uint64_t> reads() const {
+    std::vector<std::uint64_t> r;
+    for (const auto& [op, bytes] : calls)
+      if (op == storage::Op::read) r.push_back(bytes);
+    return r;
+  }
+  int count(storage::Op op) const {
+    int n = 0;
+    for (const auto& c : calls) n += c.first == op;
+    return n;
+  }
+};
+
+plan::DataFile npz_file(const std::string& path, std::uint64_t side, std::uint64_t samples) {
+  plan::DataFile f;
+  f.path = path;
+  f.sample.push(side);
+  f.sample.push(side);
+  f.num_samples = samples;
+  return f;
+}
+
+std::uint64_t write(const plan::DataFile& f) {
+  format::NpzWriter writer;
+  storage::File out = storage::File::open(f.path, {.access = storage::Access::write_new});
+  Content content;
+  const auto n = writer.write(f, out, content);
+  out.close();
+  return n;
+}
+
+std::string fmt_name(std::uint64_t side, std::uint64_t samples) {
+  std::string name = "f";
+  name += std::to_string(side);
+  name += "_";
+  name += std::to_string(samples);
+  return name + ".npz";
+}
+
+}  // namespace
+
+TEST_CASE("the NPZ writer's size is known in advance") {
+  test::TempDir dir("npz-size");
+  for (std::uint64_t side : {1u, 64u, 300u}) {
+    for (std::uint64_t samples : {1u, 5u}) {
+      const auto f = npz_file(dir / fmt_name(side, samples), side, samples);
+      const auto written = write(f);
+      CHECK(written == format::NpzWriter().expected_size(f));
+      storage::File in = storage::File::open(f.path);
+      CHECK(in.size() == written);
+    }
+  }
+}
+
+TEST_CASE("np.load(path)['x'] is replayed call for call (4 KiB Python buffer)") {
+  test::TempDir dir("npz-read");
+  const auto f = npz_file(dir / "one.npz", 1024, 1);  // 1 MiB of data, as in the strace study
+  const auto size = write(f);
+  Trace trace;
+  storage::ScopedObserver observe(&trace);
+  format::NpzReader reader(4096);
+  const auto got = reader.read(f.path, f.sample, 1, 0);
+  CHECK(got == 1048576);
+  // numpy 1.24 / CPython 3.11 on a file system with 4 KiB blocks: the sniff, the end record
+  // (read(23) + read(1) from readall), the zip64 probe, the central directory, two member
+  // opens, then 256 KiB chunks: whole blocks read directly plus one refill each.
+  const std::vector<std::uint64_t> expected_reads = {4096,   22,   0,      42,   124,    4096, 4096, 4096, 4096,
+                                                     253952, 4096, 258048, 4096, 258048, 4096, 258048, size - 1048576};
+  CHECK(trace.reads() == expected_reads);
+  CHECK(trace.count(storage::Op::open) == 1);
+  CHECK(trace.count(storage::Op::stat) == 2);
+  CHECK(trace.count(storage::Op::ioctl) == 1);
+  CHECK(trace.count(storage::Op::seek) == 21);
+  CHECK(trace.count(storage::Op::close) == 1);
+}
+
+TEST_CASE("the NPZ reader checks what it reads against the workload") {
+  test::TempDir dir("npz-bad");
+  const auto f = npz_file(dir / "a.npz", 64, 2);
+  write(f);
+  format::NpzReader reader;
+  CHECK(reader.read(f.path, f.sample, 2, 1) == 64 * 64 * 2);
+
+  SECTION("another shape") {
+    plan::SampleShape other;
+    other.push(32);
+    other.push(32);
+    CHECK_THROWS_WITH(reader.read(f.path, other, 2, 0), Catch::Contains("different shape"));
+  }
+  SECTION("a truncated file") {
+    REQUIRE(::truncate(f.path.c_str(), 3000) == 0);
+    try {
+      reader.read(f.path, f.sample, 2, 0);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::data);
+      CHECK(std::string(e.what()).find(f.path) != std::string::npos);
+    }
+  }
+  SECTION("not a zip") {
+    storage::File junk = storage::File::open(dir / "junk.npz", {.access = storage::Access::write_new});
+    junk.pwrite_all("hello, this is not an archive at all....", 40, 0);
+    junk.close();
+    CHECK_THROWS_WITH(reader.read(dir / "junk.npz", f.sample, 2, 0), Catch::Contains("not a valid NPZ"));
+  }
+  SECTION("a missing file") {
+    try {
+      reader.read(dir / "missing.npz", f.sample, 2, 0);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::io);
+      CHECK(std::string(e.what()).find("missing.npz") != std::string::npos);
+      CHECK(std::string(e.what()).find("No such file") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("Python's buffered reader: seeks inside the buffer cost no call, tell() always one") {
+  test::TempDir dir("pyio");
+  {
+    storage::File out = storage::File::open(dir / "data", {.access = storage::Access::write_new});
+    std::vector<char> bytes(20000, 'a');
+    out.pwrite_all(bytes.data(), bytes.size(), 0);
+    out.close();
+  }
+  Trace trace;
+  storage::ScopedObserver observe(&trace);
+  format::PyBufferedFile file(4096);
+  file.open(dir / "data");
+  char buf[16384];
+  CHECK(file.read(buf, 10) == 10);       // fills the 4 KiB buffer
+  CHECK(file.seek(-10, SEEK_CUR) == 0);  // inside the buffer: free
+  CHECK(file.seek(100, SEEK_SET) == 100);
+  CHECK(file.tell() == 100);             // an lseek
+  CHECK(file.read(buf, 9000) == 9000);   // 3996 buffered + 4096 direct + refill 4096
+  CHECK(file.seek(0, SEEK_END) == 20000);
+  const std::vector<std::uint64_t> expected = {4096, 4096, 4096};
+  CHECK(trace.reads() == expected);
+  CHECK(trace.count(storage::Op::seek) == 3);  // open's tell, tell(), SEEK_END
+  file.close();
+}

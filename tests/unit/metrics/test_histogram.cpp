@@ -1,0 +1,58 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "metrics/histogram.hpp"
+#include "util/rng.hpp"
+
+using trainio::metrics::Histogram;
+
+TEST_CASE("bucket edges keep every value within 1/64 of itself") {
+  for (std::uint64_t v : {0ull, 1ull, 63ull, 64ull, 65ull, 1000ull, 123456789ull, 1ull << 40, ~0ull >> 1}) {
+    const int b = Histogram::bucket_of(v);
+    REQUIRE(b >= 0);
+    REQUIRE(b < Histogram::kBuckets);
+    const std::uint64_t upper = Histogram::bucket_upper(b);
+    CHECK(upper >= v);
+    CHECK(static_cast<double>(upper - v) <= static_cast<double>(v) / 64.0 + 1);
+  }
+  CHECK(Histogram::bucket_of(~0ull) < Histogram::kBuckets);
+}
+
+TEST_CASE("quantiles are within 2% of the exact ones") {
+  trainio::util::Rng rng(3);
+  std::vector<std::uint64_t> values;
+  Histogram h;
+  for (int i = 0; i < 100000; ++i) {
+    const auto v = static_cast<std::uint64_t>(1000 + 1e6 * -std::log(1 - rng.uniform()));
+    values.push_back(v);
+    h.record(v);
+  }
+  std::sort(values.begin(), values.end());
+  for (double q : {0.5, 0.9, 0.99, 0.999}) {
+    const double exact = static_cast<double>(values[static_cast<size_t>(q * values.size()) - 1]);
+    CHECK(static_cast<double>(h.quantile(q)) == Approx(exact).epsilon(0.02));
+  }
+  CHECK(h.max() == values.back());
+  CHECK(h.min() == values.front());
+  CHECK(h.count() == 100000);
+}
+
+TEST_CASE("histograms merge exactly and survive a round trip through words") {
+  Histogram a, b, all;
+  for (std::uint64_t v = 1; v < 5000; v += 7) {
+    (v % 2 ? a : b).record(v);
+    all.record(v);
+  }
+  Histogram merged = a;
+  merged.merge(b);
+  CHECK(merged.count() == all.count());
+  CHECK(merged.quantile(0.5) == all.quantile(0.5));
+  CHECK(merged.min() == 1);
+  const Histogram copy = Histogram::from_words(merged.to_words());
+  CHECK(copy.quantile(0.99) == merged.quantile(0.99));
+  CHECK(copy.mean() == Approx(merged.mean()));
+  CHECK(Histogram().quantile(0.5) == 0);
+}

@@ -1,0 +1,153 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "config/load.hpp"
+#include "plan/epoch_plan.hpp"
+#include "plan/run_plan.hpp"
+#include "util/error.hpp"
+
+using namespace trainio;
+using namespace trainio::plan;
+
+namespace {
+
+config::Workload workload(const std::vector<std::string>& overrides) {
+  return config::load_text("framework: pytorch\nreader:\n  data_loader: pytorch\ndataset:\n  format: npz\n", "t.yaml",
+                           "t", overrides);
+}
+
+// Every (file, sample) each rank reads in an epoch, with how often.
+std::map<std::pair<std::uint64_t, std::uint64_t>, int> reads(const config::Workload& w, int ranks, std::uint64_t epoch,
+                                                              std::uint64_t* steps_out = nullptr) {
+  const DatasetLayout layout(w);
+  std::map<std::pair<std::uint64_t, std::uint64_t>, int> seen;
+  std::uint64_t steps = ~0ull;
+  for (int r = 0; r < ranks; ++r) {
+    const EpochPlan p(layout, Split::train, w, static_cast<std::uint64_t>(w.reader.batch_size), epoch, r, ranks, 0);
+    if (steps == ~0ull) steps = p.steps();
+    REQUIRE(p.steps() == steps);  // every rank runs the same number of steps
+    for (std::uint64_t s = 0; s < p.steps(); ++s)
+      for (std::uint64_t b = 0; b < p.batch_size(); ++b) {
+        const auto ref = p.sample(s, b);
+        ++seen[{ref.file, ref.sample}];
+      }
+  }
+  if (steps_out) *steps_out = steps;
+  return seen;
+}
+
+std::vector<SampleRef> order(const config::Workload& w, std::uint64_t epoch, int rank = 0, int ranks = 1) {
+  const DatasetLayout layout(w);
+  const EpochPlan p(layout, Split::train, w, static_cast<std::uint64_t>(w.reader.batch_size), epoch, rank, ranks, 0);
+  std::vector<SampleRef> out;
+  for (std::uint64_t s = 0; s < p.steps(); ++s)
+    for (std::uint64_t b = 0; b < p.batch_size(); ++b) out.push_back(p.sample(s, b));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every sample is read at most once per epoch, all but the remainder exactly once") {
+  for (const auto* shuffle : {"off", "seed", "random"}) {
+    for (int ranks : {1, 2, 3, 4, 7}) {
+      const auto w = workload({"dataset.num_files_train=37", "dataset.num_samples_per_file=3", "reader.batch_size=2",
+                               std::string("reader.sample_shuffle=") + shuffle, std::string("reader.file_shuffle=") + shuffle});
+      std::uint64_t steps = 0;
+      const auto seen = reads(w, ranks, 2, &steps);
+      for (const auto& [ref, n] : seen) REQUIRE(n == 1);
+      CHECK(seen.size() == steps * 2 * static_cast<std::uint64_t>(ranks));
+      CHECK(37 * 3 - seen.size() < 2 * static_cast<std::uint64_t>(ranks));  // dropped < one step of all ranks
+    }
+  }
+}
+
+TEST_CASE("DLIO's deadlock cases give every rank the same steps") {
+  struct Case {
+    int files, batch, ranks;
+    std::uint64_t steps;
+  };
+  for (const Case c : {Case{13, 4, 3, 1}, Case{24, 4, 3, 2}, Case{25, 4, 3, 2}, Case{145, 16, 3, 3}}) {
+    INFO(c.files << " files, batch " << c.batch << ", " << c.ranks << " ranks");
+    const auto w = workload({"dataset.num_files_train=" + std::to_string(c.files),
+                             "reader.batch_size=" + std::to_string(c.batch), "reader.sample_shuffle=seed"});
+    std::uint64_t steps = 0;
+    const auto seen = reads(w, c.ranks, 1, &steps);
+    CHECK(steps == c.steps);
+    CHECK(seen.size() == c.steps * static_cast<std::uint64_t>(c.batch * c.ranks));
+    const DatasetLayout layout(w);
+    const EpochPlan p(layout, Split::train, w, static_cast<std::uint64_t>(c.batch), 1, 0, c.ranks, 0);
+    CHECK(p.dropped_samples() == static_cast<std::uint64_t>(c.files) - seen.size());
+  }
+}
+
+TEST_CASE("with seed shuffling each epoch has a new order, and the same seed the same order") {
+  const auto w = workload({"dataset.num_files_train=64", "reader.batch_size=4", "reader.sample_shuffle=seed",
+                           "reader.file_shuffle=seed"});
+  CHECK(order(w, 1) == order(w, 1));
+  CHECK(order(w, 1) != order(w, 2));
+  const auto other_seed = workload({"dataset.num_files_train=64", "reader.batch_size=4", "reader.sample_shuffle=seed",
+                                    "reader.file_shuffle=seed", "train.seed=7"});
+  CHECK(order(w, 1) != order(other_seed, 1));
+  const auto fixed = workload({"dataset.num_files_train=64", "reader.batch_size=4", "reader.sample_shuffle=seed",
+                               "train.seed_change_epoch=false"});
+  CHECK(order(fixed, 1) == order(fixed, 2));
+}
+
+TEST_CASE("without shuffling ranks take turns through the files in order") {
+  const auto w = workload({"dataset.num_files_train=8", "reader.batch_size=2"});
+  const auto r0 = order(w, 1, 0, 2);
+  const auto r1 = order(w, 1, 1, 2);
+  CHECK(r0 == std::vector<SampleRef>{{0, 0}, {2, 0}, {4, 0}, {6, 0}});
+  CHECK(r1 == std::vector<SampleRef>{{1, 0}, {3, 0}, {5, 0}, {7, 0}});
+  CHECK(order(w, 1, 0, 2) == order(w, 2, 0, 2));  // no shuffle: the same every epoch
+}
+
+TEST_CASE("file shuffle alone keeps each file's samples together and in order") {
+  const auto w = workload({"dataset.num_files_train=10", "dataset.num_samples_per_file=4", "reader.batch_size=4",
+                           "reader.file_shuffle=seed"});
+  const auto o = order(w, 1);
+  REQUIRE(o.size() == 40);
+  std::set<std::uint64_t> files;
+  for (std::size_t i = 0; i < o.size(); i += 4) {
+    for (std::uint64_t s = 0; s < 4; ++s) CHECK(o[i + s] == SampleRef{o[i].file, s});
+    files.insert(o[i].file);
+  }
+  CHECK(files.size() == 10);
+  CHECK(o[0].file + o[4].file + o[8].file != 0 + 1 + 2);  // not the identity order
+}
+
+TEST_CASE("a dataset too small for one step on every rank is a config error") {
+  const auto w = workload({"dataset.num_files_train=5", "reader.batch_size=4"});
+  const DatasetLayout layout(w);
+  CHECK_NOTHROW(shape_run(w, layout, 1));
+  CHECK_THROWS_AS(shape_run(w, layout, 2), Error);
+  try {
+    shape_run(w, layout, 2);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::config);
+    CHECK(std::string(e.what()).find("needs 8") != std::string::npos);
+  }
+}
+
+TEST_CASE("total_training_steps caps the whole run, not each epoch") {
+  const auto w = workload({"dataset.num_files_train=40", "reader.batch_size=4", "train.epochs=5",
+                           "train.total_training_steps=25"});
+  const DatasetLayout layout(w);
+  const auto shape = shape_run(w, layout, 1);
+  CHECK(shape.train_steps_per_epoch == 10);
+  CHECK(shape.epochs == 3);
+  CHECK(shape.total_train_steps == 25);
+  CHECK(train_steps_in_epoch(shape, w, 3) == 5);
+  CHECK(train_steps_in_epoch(shape, w, 4) == 0);
+}
+
+TEST_CASE("evaluation follows DLIO's schedule") {
+  const auto w = workload({"workflow.evaluation=true", "dataset.num_files_eval=4", "evaluation.eval_after_epoch=2",
+                           "evaluation.epochs_between_evals=3", "train.epochs=10"});
+  std::vector<std::uint64_t> evals;
+  for (std::uint64_t e = 1; e <= 10; ++e)
+    if (evaluates_after(w, e)) evals.push_back(e);
+  CHECK(evals == std::vector<std::uint64_t>{2, 5, 8});
+}
