@@ -1,0 +1,118 @@
+"""trainio's NPZ reader issues the same system calls as numpy: np.load(path, allow_pickle=True)['x']
+(DLIO's NPZReader) and trainio are traced with strace on the same file and compared call by call."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from harness import TrainioTest
+
+STRACE = shutil.which("strace")
+CALLS = "openat,open,read,pread64,readv,lseek,newfstatat,fstat,statx,ioctl,close,mmap"
+
+NUMPY_LOAD = r"""
+import os, sys
+import numpy as np
+np.load(sys.argv[2], allow_pickle=True)["x"]   # warm-up: imports zipfile before the traced load
+try:
+    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
+except OSError:
+    pass
+np.load(sys.argv[1], allow_pickle=True)["x"]
+try:
+    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
+except OSError:
+    pass
+"""
+
+
+def calls_on(trace_file, path):
+    """The calls made on `path` from its open to its close, normalised: no pid, fd or buffer text."""
+    with open(trace_file) as f:
+        lines = [re.sub(r"^\d+\s+", "", line.rstrip("\n")) for line in f]
+    name = os.path.basename(path)
+    out, fd = [], None
+    for line in lines:
+        if fd is None:
+            m = re.match(r'openat\(AT_FDCWD, "([^"]*)", [^)]*\) = (\d+)', line)
+            if m and os.path.basename(m.group(1)) == name:
+                fd = m.group(2)
+                out.append("openat")
+            continue
+        m = re.match(r"(\w+)\((\d+)(.*)\)\s+= (.*)$", line)
+        if not m or m.group(2) != fd:
+            continue
+        call, rest, result = m.group(1), m.group(3), m.group(4)
+        rest = re.sub(r'"(?:[^"\\]|\\.)*"(\.\.\.)?', "BUF", rest)       # buffer contents
+        rest = re.sub(r"\{st_mode=[^}]*\}", "STAT", rest)               # stat structures
+        rest = re.sub(r"0x[0-9a-f]+", "ADDR", rest)
+        out.append(f"{call}({rest.lstrip(', ')}) = {result}")
+        if call == "close":
+            break
+    return out
+
+
+@unittest.skipUnless(STRACE, "strace is not installed")
+class IoPatternTest(TrainioTest):
+    def trace_numpy(self, target, warmup):
+        trace = self.path("numpy.trace")
+        subprocess.run([STRACE, "-f", "-e", f"trace={CALLS}", "-o", trace, "/usr/bin/python3", "-c", NUMPY_LOAD,
+                        target, warmup], check=True, cwd=self.dir, capture_output=True)
+        return calls_on(trace, target)
+
+    def trace_trainio(self, data_folder, target, args):
+        trace = self.path("trainio.trace")
+        r = self.run_trainio("run", "default", f"dataset.data_folder={data_folder}", *args,
+                             "workflow.generate_data=false", "reader.read_threads=0", "reader.batch_size=1",
+                             "reader.file_shuffle=off", "reader.sample_shuffle=off", "train.epochs=1",
+                             "workflow.evaluation=false", "dataset.num_files_eval=0", "--output",
+                             self.path("out-" + os.path.basename(data_folder)),
+                             wrapper=[STRACE, "-f", "-e", f"trace={CALLS}", "-o", trace])
+        self.assertEqual(r.code, 0, r)
+        return calls_on(trace, target)
+
+    def compare(self, data_folder, args):
+        r = self.ok("generate", "default", f"dataset.data_folder={data_folder}", "dataset.num_files_eval=0",
+                    "workflow.evaluation=false", "dataset.num_subfolders_train=0", *args)
+        target = os.path.join(data_folder, "train", "img_1_of_2.npz")
+        warmup = os.path.join(data_folder, "train", "img_0_of_2.npz")
+        ours = self.trace_trainio(data_folder, target, ["dataset.num_subfolders_train=0", *args])
+        numpy = self.trace_numpy(target, warmup)
+        self.assertGreater(len(numpy), 10)
+        self.assertEqual(ours, numpy)
+        return ours
+
+    def test_one_mebibyte_sample(self):
+        calls = self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=1048576"])
+        self.assertEqual(sum(c.startswith("read(") for c in calls), 17)
+        self.assertEqual(sum(c.startswith("lseek(") for c in calls), 21)
+
+    def test_small_samples_three_per_file(self):
+        self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=4096",
+                                         "dataset.num_samples_per_file=3", "reader.batch_size=1"])
+
+    def test_a_large_block_size_file_system(self):
+        # tmpfs with huge pages reports st_blksize = 2 MiB: Python's buffer, and trainio's, follow it.
+        mount = self.path("huge")
+        os.makedirs(mount)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m,huge=always", "tmpfs", mount],
+                          capture_output=True).returncode != 0:
+            self.skipTest("cannot mount tmpfs here (needs root)")
+        try:
+            probe = os.path.join(mount, "probe")
+            open(probe, "w").close()
+            if os.stat(probe).st_blksize < 1 << 20:
+                self.skipTest("this kernel's tmpfs does not report huge blocks for files")
+            os.remove(probe)
+            calls = self.compare(os.path.join(mount, "data"),
+                                 ["dataset.num_files_train=2", "dataset.record_length_bytes=4194304"])
+            self.assertIn("read(BUF, 2097152) = 2097152", calls)
+        finally:
+            subprocess.run(["umount", mount])
+
+
+if __name__ == "__main__":
+    unittest.main()
