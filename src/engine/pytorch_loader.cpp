@@ -58,6 +58,7 @@ PytorchLoader::PytorchLoader(const config::Workload& w, const plan::DatasetLayou
   const std::size_t factor = std::max<std::size_t>(1, (prefetch + workers - 1) / workers);
   window_ = factor * workers;
   slots_.resize(window_);
+  for (std::size_t i = 0; i < workers; ++i) work_cv_.push_back(std::make_unique<std::condition_variable>());
   for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this, i] { worker_main(i); });
 }
 
@@ -66,8 +67,12 @@ PytorchLoader::~PytorchLoader() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  work_cv_.notify_all();
+  wake_all_workers();
   for (auto& t : threads_) t.join();
+}
+
+void PytorchLoader::wake_all_workers() {
+  for (auto& cv : work_cv_) cv->notify_one();
 }
 
 void PytorchLoader::worker_main(std::size_t id) {
@@ -76,7 +81,7 @@ void PytorchLoader::worker_main(std::size_t id) {
   std::unique_lock lock(mutex_);
   while (true) {
     std::uint64_t batch = 0;
-    work_cv_.wait(lock, [&] {
+    work_cv_[id]->wait(lock, [&] {
       if (stopping_) return true;
       if (!active_) return false;
       if (phase_ != my_phase) {
@@ -122,12 +127,13 @@ void PytorchLoader::start(const PhaseWork& work) {
     ++phase_;
     active_ = true;
   }
-  work_cv_.notify_all();
+  wake_all_workers();
 }
 
 Batch PytorchLoader::next() {
   if (threads_.empty()) return readers_[0]->read(work_, consumed_++);
   Slot slot;
+  std::uint64_t freed = 0;  // the batch this consumption allows to start
   {
     std::unique_lock lock(mutex_);
     const std::uint64_t b = consumed_;
@@ -138,8 +144,9 @@ Batch PytorchLoader::next() {
     s = Slot{};
     ++consumed_;
     allowed_ = consumed_ + window_;
+    freed = allowed_ - 1;
   }
-  work_cv_.notify_all();
+  if (freed < steps_) work_cv_[freed % work_cv_.size()]->notify_one();
   if (slot.error) std::rethrow_exception(slot.error);
   return slot.result;
 }

@@ -52,13 +52,17 @@ class PytorchLoader final : public Loader {
     std::exception_ptr error;
   };
   void worker_main(std::size_t id);
+  void wake_all_workers();
 
   std::vector<std::unique_ptr<BatchReader>> readers_;  // one per worker, or one for the main thread
   std::vector<std::thread> threads_;
   std::size_t window_ = 1;  // batches in flight: prefetch_factor x workers
 
   std::mutex mutex_;
-  std::condition_variable work_cv_, done_cv_;
+  // One condition per worker: a consumed batch frees exactly one new batch, and only its worker
+  // is woken (waking all of them costs the training thread its core on a busy node).
+  std::vector<std::unique_ptr<std::condition_variable>> work_cv_;
+  std::condition_variable done_cv_;
   PhaseWork work_;
   std::uint64_t phase_ = 0;      // changes at every start(), so workers restart their batch count
   bool active_ = false;
