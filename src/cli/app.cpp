@@ -19,6 +19,7 @@ constexpr const char* kFooter = R"(Examples:
   trainio workloads                                   list shipped workloads
   trainio config unet3d_h100 --ranks 8                resolved config and derived figures
   trainio generate default dataset.data_folder=/mnt/fs/data
+  trainio validate default dataset.data_folder=/mnt/fs/data
   mpirun -np 4 trainio run unet3d_h100 ++workload.workflow.generate_data=True
   srun --mpi=pmix -n 16 trainio run my_workload.yaml reader.read_threads=8 --output results/run1
 
@@ -65,6 +66,13 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   config->add_flag("--keys", config_cmd.keys, "list every workload key trainio knows, with its status and meaning");
 
+  ValidateCommand validate_cmd;
+  auto* validate = app.add_subcommand("validate", "Check every file of the workload's dataset: complete, well formed, "
+                                                  "holding the expected samples (checksums where the format has them)");
+  validate->add_option("workload_and_overrides", validate_cmd.words, kWorkloadHelp);
+  validate->add_flag("!--no-progress", validate_cmd.progress, "no progress lines");
+  validate->add_option("--log-level", validate_cmd.log_level, "trace, debug, info, warn, error or off (also TRAINIO_LOG)");
+
   app.add_subcommand("workloads", "List the shipped workloads");
 
   try {
@@ -76,6 +84,7 @@ int main(int argc, char** argv) {
   if (run->parsed()) return run_command(run_cmd, argc, argv);
   if (gen->parsed()) return run_command(gen_cmd, argc, argv);
   if (config->parsed()) return config_command(config_cmd);
+  if (validate->parsed()) return validate_command(validate_cmd, argc, argv);
   return workloads_command();
 }
 

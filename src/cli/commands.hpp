@@ -23,6 +23,13 @@ struct ConfigCommand {
 };
 int config_command(const ConfigCommand& cmd);
 
+struct ValidateCommand {
+  std::vector<std::string> words;
+  std::string log_level;
+  bool progress = true;
+};
+int validate_command(const ValidateCommand& cmd, int argc, char** argv);
+
 int workloads_command();
 
 }  // namespace trainio::cli

@@ -27,7 +27,7 @@ namespace {
 void check_supported(const config::Workload& w, bool generate_only) {
   if (!format::is_supported(w.dataset.format))
     throw config_error(fmt::format("dataset.format '{}' is not built into trainio yet", config::to_string(w.dataset.format)),
-                       "use dataset.format=npz for now");
+                       "use dataset.format=npz or npy for now");
   if (!generate_only && w.workflow.train && w.reader.data_loader != config::DataLoader::pytorch)
     throw config_error(fmt::format("reader.data_loader '{}' is not built into trainio yet",
                                    config::to_string(w.reader.data_loader)),

@@ -111,8 +111,8 @@ std::vector<Entry> build() {
   t.push_back(key("dataset.num_subfolders_eval", FIELD(dataset.num_subfolders_eval), integer(0), active, "the same for evaluation files"));
   t.push_back(key("dataset.enable_chunking", FIELD(dataset.enable_chunking), boolean(), pending, "HDF5 chunked layout (old DLIO key; see dataset.hdf5.chunk_dims)"));
   t.push_back(key("dataset.chunk_size", FIELD(dataset.chunk_size), bytes(0), pending, "HDF5 chunk size in bytes (old DLIO key)"));
-  t.push_back(key("dataset.compression", FIELD(dataset.compression), enumeration<Compression>(), pending, "hdf5: gzip/lzf; npz: zip (numpy's savez_compressed)"));
-  t.push_back(key("dataset.compression_level", FIELD(dataset.compression_level), integer(0, 9), pending, "compression level for gzip/zip"));
+  t.push_back(key("dataset.compression", FIELD(dataset.compression), enumeration<Compression>(), active, "hdf5: gzip/lzf; npz: zip (deflate, as numpy's savez_compressed)"));
+  t.push_back(key("dataset.compression_level", FIELD(dataset.compression_level), integer(0, 9), active, "compression level for gzip/zip"));
   t.push_back(key("dataset.file_prefix", FIELD(dataset.file_prefix), text(), active, "file name prefix"));
   t.push_back(key("dataset.format", FIELD(dataset.format), enumeration<Format>(), active, "on-disk format of the dataset"));
   t.push_back(key("dataset.keep_files", FIELD(dataset.keep_files), boolean(), active, "false: delete the generated dataset when the run ends"));

@@ -67,6 +67,12 @@ void validate(Workload& w) {
   require(!(w.workflow.evaluation && d.num_files_eval == 0 && w.workflow.train),
           "workflow.evaluation is on but dataset.num_files_eval is 0",
           "set dataset.num_files_eval to the number of evaluation files, or workflow.evaluation=false");
+  const bool compresses = (d.format == Format::npz && d.compression == Compression::zip) ||
+                         (d.format == Format::hdf5 && d.compression != Compression::zip);
+  if (d.compression != Compression::none && !compresses)
+    w.notes.push_back({"dataset.compression",
+                       fmt::format("dataset.compression '{}' has no effect on '{}' files (npz takes zip; hdf5 gzip, lzf, ...)",
+                                   to_string(d.compression), to_string(d.format))});
   if (r.read_threads > 0 && r.prefetch_size == 0)
     w.notes.push_back({"reader.prefetch_size",
                        "reader.prefetch_size is 0: each reader thread keeps one batch in flight (PyTorch's minimum)"});

@@ -94,14 +94,11 @@ Existing prepare_folder(const config::Workload& w, const plan::DatasetLayout& la
 void write_one(format::FileWriter& writer, const plan::DataFile& file) {
   const std::string temp = storage::temp_path_for(file.path);
   storage::remove_file(temp);  // left by an interrupted run
-  storage::File out = storage::File::open(temp, {.access = storage::Access::write_new});
   try {
     RandomContent content(util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index));
-    writer.write(file, out, content);
-    out.close();
+    writer.write(file, temp, content);
     storage::rename_path(temp, file.path);
   } catch (...) {
-    out = storage::File();
     try {
       storage::remove_file(temp);
     } catch (...) {
@@ -139,8 +136,11 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
     Progress progress("generate", my_files, my_bytes, comm.size(), options.progress && comm.is_root());
     for (std::uint64_t k = me; k < total; k += ranks) {
       const plan::DataFile file = layout.file_by_global_index(k);
+      // A file under its final name was renamed there complete; its size guards against
+      // anything else having put it there.
       const auto size = existing != Existing::untrusted ? storage::file_size(file.path) : std::nullopt;
-      if (size && *size == writer->expected_size(file)) {
+      const auto expected = size ? writer->expected_size(file) : std::nullopt;
+      if (size && (!expected || *size == *expected)) {
         ++record.files_kept;
         if (existing == Existing::interrupted) storage::remove_file(storage::temp_path_for(file.path));
       } else {

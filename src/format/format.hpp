@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "config/workload.hpp"
@@ -22,11 +23,20 @@ class ContentSource {
 class FileWriter {
  public:
   virtual ~FileWriter() = default;
-  // Writes the whole of `file` into `out`, a new empty file. Returns the bytes written.
-  virtual std::uint64_t write(const plan::DataFile& file, storage::File& out, ContentSource& content) = 0;
+  // Writes the whole of `file` as a new file at `path` (the generator's temporary name).
+  virtual void write(const plan::DataFile& file, const std::string& path, ContentSource& content) = 0;
   // The size the written file will have, when it is known in advance (used to recognise
-  // complete files when generation resumes).
-  virtual std::uint64_t expected_size(const plan::DataFile& file) const = 0;
+  // complete files when generation resumes); nullopt when only writing tells (compression).
+  virtual std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const = 0;
+};
+
+// Writers whose bytes trainio lays out itself: they write through one storage::File.
+class ByteWriter : public FileWriter {
+ public:
+  void write(const plan::DataFile& file, const std::string& path, ContentSource& content) final;
+
+ protected:
+  virtual void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) = 0;
 };
 
 // One reader per thread: it owns that thread's buffers, allocated once.
@@ -42,6 +52,11 @@ class SampleReader {
 // Throws a config error when the workload's format is not built (yet).
 std::unique_ptr<FileWriter> make_writer(const config::Workload& w);
 std::unique_ptr<SampleReader> make_reader(const config::Workload& w);
+
+// Checks that the file at file.path is a complete, well-formed file of the workload's format
+// holding what `file` describes (samples, shapes; checksums where the format has them).
+// Returns what is wrong, or nullopt when the file is good.
+std::optional<std::string> validate_file(const config::Workload& w, const plan::DataFile& file);
 
 // Whether trainio can generate and read this format now.
 bool is_supported(config::Format f);

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #include <string_view>
 
 #include "format/npy.hpp"
@@ -65,13 +69,18 @@ Error corrupt(const std::string& path, const std::string& what) {
 
 // ---------------------------------------------------------------- writer
 
-std::uint64_t NpzWriter::expected_size(const plan::DataFile& f) const {
+std::optional<std::uint64_t> NpzWriter::expected_size(const plan::DataFile& f) const {
+  if (deflate_level_ >= 0) return std::nullopt;  // compressed sizes are known only after writing
   Layout l = layout_of(f);
   const std::uint64_t cd_size = zip::central_entry(l.x).size() + zip::central_entry(l.y).size();
   return l.cd_offset + cd_size + zip::end_records(2, l.cd_offset, cd_size).size();
 }
 
-std::uint64_t NpzWriter::write(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+void NpzWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+  if (deflate_level_ >= 0) {
+    write_deflated(f, out, content);
+    return;
+  }
   Layout l = layout_of(f);
   StreamWriter w(out, buffer_);
   // The x local header needs the CRC of the data, known only at the end: write a placeholder
@@ -90,16 +99,109 @@ std::uint64_t NpzWriter::write(const plan::DataFile& f, storage::File& out, Cont
   const std::string cd = zip::central_entry(l.x) + zip::central_entry(l.y);
   w.append(cd);
   w.append(zip::end_records(2, l.cd_offset, cd.size()));
-  const std::uint64_t total = w.flush();
+  w.flush();
   const std::string x_local = zip::local_header(l.x);
   out.pwrite_all(x_local.data(), x_local.size(), 0);
-  return total;
+}
+
+namespace {
+
+// Raw deflate (zipfile: zlib.compressobj(level, DEFLATED, -15)) of everything a member holds,
+// appended to `w`; returns the compressed size.
+class Deflater {
+ public:
+  explicit Deflater(int level) {
+    if (deflateInit2(&z_, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      throw internal_error("zlib refused to start a deflate stream");
+  }
+  ~Deflater() { deflateEnd(&z_); }
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+
+  void add(const char* data, std::size_t n, StreamWriter& w, bool last) {
+    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
+    z_.avail_in = static_cast<uInt>(n);
+    char out[1 << 16];
+    int rc;
+    do {
+      z_.next_out = reinterpret_cast<Bytef*>(out);
+      z_.avail_out = sizeof out;
+      rc = deflate(&z_, last ? Z_FINISH : Z_NO_FLUSH);
+      const std::size_t produced = sizeof out - z_.avail_out;
+      w.append({out, produced});
+      compressed += produced;
+    } while (z_.avail_out == 0 || (last && rc != Z_STREAM_END));
+  }
+  std::uint64_t compressed = 0;
+
+ private:
+  z_stream z_{};
+};
+
+std::string deflate_whole(const std::string& plain, int level) {
+  z_stream z{};
+  if (deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw internal_error("zlib refused to start a deflate stream");
+  std::string out(deflateBound(&z, static_cast<uLong>(plain.size())) + 16, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
+  z.avail_in = static_cast<uInt>(plain.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(out.size() - z.avail_out);
+  deflateEnd(&z);
+  return out;
+}
+
+}  // namespace
+
+void NpzWriter::write_deflated(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+  Layout l = layout_of(f);
+  l.x.method = l.y.method = zip::kDeflated;
+  StreamWriter w(out, buffer_);
+  w.append_zeros(zip::local_header_size(l.x));  // patched at the end with sizes and CRC
+  Deflater x(deflate_level_);
+  std::uint32_t crc = zip::crc32(0, l.x_header.data(), l.x_header.size());
+  x.add(l.x_header.data(), l.x_header.size(), w, false);
+  if (input_.size() < (1u << 20)) input_.resize(1u << 20);
+  for (std::uint64_t left = f.data_bytes(); left > 0;) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, input_.size()));
+    content.fill(input_.data(), n);
+    crc = zip::crc32(crc, input_.data(), n);
+    left -= n;
+    x.add(input_.data(), n, w, left == 0);
+  }
+  if (f.data_bytes() == 0) x.add(nullptr, 0, w, true);
+  l.x.crc32 = crc;
+  l.x.compressed_size = x.compressed;
+
+  l.y.header_offset = zip::local_header_size(l.x) + l.x.compressed_size;
+  std::string y_plain = l.y_header + std::string(8 * f.num_samples, '\0');
+  l.y.crc32 = zip::crc32(0, y_plain.data(), y_plain.size());
+  const std::string y_compressed = deflate_whole(y_plain, deflate_level_);  // small: its header needs the size
+  l.y.compressed_size = y_compressed.size();
+  w.append(zip::local_header(l.y));
+  w.append(y_compressed);
+  l.cd_offset = l.y.header_offset + zip::local_header_size(l.y) + l.y.compressed_size;
+  const std::string cd = zip::central_entry(l.x) + zip::central_entry(l.y);
+  w.append(cd);
+  w.append(zip::end_records(2, l.cd_offset, cd.size()));
+  w.flush();
+  const std::string x_local = zip::local_header(l.x);
+  out.pwrite_all(x_local.data(), x_local.size(), 0);
 }
 
 // ---------------------------------------------------------------- reader
 
 NpzReader::NpzReader(std::size_t python_buffer_size)
     : file_(python_buffer_size), scratch_(kNumpyChunk + kZipMinRead) {}
+
+NpzReader::~NpzReader() {
+  if (inflater_) {
+    inflateEnd(static_cast<z_stream*>(inflater_));
+    delete static_cast<z_stream*>(inflater_);
+  }
+}
 
 std::size_t NpzReader::shared_read(Member& m, char* dest, std::size_t n) {
   // zipfile._SharedFile.read: seek to the member's own position, read, remember tell().
@@ -109,17 +211,16 @@ std::size_t NpzReader::shared_read(Member& m, char* dest, std::size_t n) {
   return got;
 }
 
-void NpzReader::open_member(Member& m, std::uint64_t header_offset, std::uint64_t size, const std::string& path) {
+void NpzReader::open_member(Member& m, const zip::Member& info, const std::string& path) {
   // ZipFile.open: read the local header, the name and the extra field (three _SharedFile reads).
   m = Member{};
-  m.file_pos = header_offset;
+  m.file_pos = info.header_offset;
   char fixed[zip::kLocalHeaderFixed];
   if (shared_read(m, fixed, sizeof fixed) != sizeof fixed) throw corrupt(path, "truncated local file header");
   const auto local = zip::parse_local_header({fixed, sizeof fixed});
   if (!local) throw corrupt(path, "bad local file header signature");
-  if (local->method != zip::kStored)
-    throw data_error(fmt::format("'{}' holds a deflate-compressed member; reading compressed NPZ is not supported yet", path),
-                     "generate the dataset without dataset.compression");
+  if (local->method != zip::kStored && local->method != zip::kDeflated)
+    throw corrupt(path, fmt::format("compression method {} is not one numpy writes", local->method));
   char name[256];
   if (local->name_length > sizeof name || shared_read(m, name, local->name_length) != local->name_length)
     throw corrupt(path, "truncated member name");
@@ -128,13 +229,68 @@ void NpzReader::open_member(Member& m, std::uint64_t header_offset, std::uint64_
     if (local->extra_length > sizeof extra || shared_read(m, extra, local->extra_length) != local->extra_length)
       throw corrupt(path, "truncated extra field");
   }
-  m.compress_left = size;
-  m.left = size;
+  m.compress_left = info.compressed_size;
+  m.left = info.size;
+  m.deflated = local->method == zip::kDeflated;
+  if (m.deflated) {
+    if (!inflater_) {
+      inflater_ = new z_stream{};
+      if (inflateInit2(static_cast<z_stream*>(inflater_), -15) != Z_OK) throw internal_error("zlib refused to start");
+    } else {
+      inflateReset(static_cast<z_stream*>(inflater_));
+    }
+    tail_ = 0;
+  }
 }
 
-std::size_t NpzReader::member_read(Member& m, char* dest, std::size_t n) {
-  // ZipExtFile.read(n) for a stored member.
-  std::size_t out = 0;
+std::size_t NpzReader::read1(Member& m, char* out, std::size_t n, const std::string& path) {
+  if (m.eof || n == 0) return 0;
+  // _read2: at least MIN_READ_SIZE, at most what is left of the member, one _SharedFile.read.
+  auto read2 = [&](char* dest, std::size_t want) -> std::size_t {
+    if (m.compress_left == 0) return 0;
+    std::uint64_t ask = std::max<std::uint64_t>(want, kZipMinRead);
+    ask = std::min<std::uint64_t>(ask, m.compress_left);
+    const std::size_t got = shared_read(m, dest, static_cast<std::size_t>(ask));
+    if (got == 0) throw data_error(fmt::format("'{}' ends inside a ZIP member", path),
+                                   "the file is truncated: regenerate the dataset with 'trainio generate'");
+    m.compress_left -= got;
+    return got;
+  };
+  std::size_t produced = 0;
+  if (!m.deflated) {
+    produced = read2(out, n);
+    m.eof = m.compress_left == 0;
+  } else {
+    // decompressobj.decompress(unconsumed_tail + _read2(n - len(tail)), max(n, MIN_READ_SIZE))
+    const std::size_t limit = std::max(n, kZipMinRead);
+    if (n > tail_) {
+      const std::size_t room = std::max<std::size_t>(n - tail_, kZipMinRead);
+      if (compressed_.size() < tail_ + room) compressed_.resize(tail_ + room);
+      tail_ += read2(compressed_.data() + tail_, n - tail_);
+    }
+    auto* z = static_cast<z_stream*>(inflater_);
+    z->next_in = reinterpret_cast<Bytef*>(compressed_.data());
+    z->avail_in = static_cast<uInt>(tail_);
+    z->next_out = reinterpret_cast<Bytef*>(out);
+    z->avail_out = static_cast<uInt>(limit);
+    int rc = Z_OK;
+    while (z->avail_out > 0 && z->avail_in > 0 && rc == Z_OK) rc = inflate(z, Z_SYNC_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) throw corrupt(path, "corrupt deflate stream");
+    produced = limit - z->avail_out;
+    const std::size_t unconsumed = z->avail_in;
+    std::memmove(compressed_.data(), compressed_.data() + (tail_ - unconsumed), unconsumed);
+    tail_ = unconsumed;
+    m.eof = rc == Z_STREAM_END || (m.compress_left == 0 && tail_ == 0);
+  }
+  if (produced > m.left) produced = static_cast<std::size_t>(m.left);
+  m.left -= produced;
+  if (m.left == 0) m.eof = true;
+  return produced;
+}
+
+std::size_t NpzReader::member_read(Member& m, char* dest, std::size_t n, const std::string& path) {
+  // ZipExtFile.read(n): serve from _readbuffer, then _read1 until n bytes; a _read1 that brings
+  // more than asked keeps the surplus in _readbuffer (only small reads do: at most 4096 bytes).
   const std::size_t end = n + m.readbuffer_offset;
   if (end < m.readbuffer_len) {
     std::memcpy(dest, m.readbuffer.data() + m.readbuffer_offset, n);
@@ -144,29 +300,23 @@ std::size_t NpzReader::member_read(Member& m, char* dest, std::size_t n) {
   std::size_t want = end - m.readbuffer_len;
   const std::size_t buffered = m.readbuffer_len - m.readbuffer_offset;
   std::memcpy(dest, m.readbuffer.data() + m.readbuffer_offset, buffered);
-  out = buffered;
+  std::size_t out = buffered;
   m.readbuffer_len = m.readbuffer_offset = 0;
-  while (want > 0 && m.left > 0) {
-    // _read1 -> _read2: at least MIN_READ_SIZE, at most what is left of the member.
-    std::uint64_t ask = want > kZipMinRead ? want : kZipMinRead;
-    if (ask > m.compress_left) ask = m.compress_left;
-    if (ask == 0) break;
-    char* target = want < ask ? m.readbuffer.data() : dest + out;
-    const std::size_t got = shared_read(m, target, static_cast<std::size_t>(ask));
-    if (got == 0) return out;  // zipfile raises EOFError; the caller reports it
-    m.compress_left -= got;
-    const std::size_t data = got > m.left ? static_cast<std::size_t>(m.left) : got;
-    m.left -= data;
-    if (want < data) {  // keep the surplus for the next read, as ZipExtFile._readbuffer
+  while (want > 0 && !m.eof) {
+    const bool small = want < kZipMinRead;
+    char* target = small ? m.readbuffer.data() : dest + out;
+    const std::size_t got = read1(m, target, want, path);
+    if (got == 0) break;
+    if (want < got) {
       std::memcpy(dest + out, target, want);
-      m.readbuffer_len = data;
+      m.readbuffer_len = got;
       m.readbuffer_offset = want;
       out += want;
-      want = 0;
       break;
     }
-    out += data;
-    want -= data;
+    if (small) std::memcpy(dest + out, target, got);
+    out += got;
+    want -= got;
   }
   return out;
 }
@@ -175,7 +325,7 @@ void NpzReader::member_read_exact(Member& m, char* dest, std::size_t n, const st
   // numpy.lib.format._read_bytes
   std::size_t done = 0;
   while (done < n) {
-    const std::size_t got = member_read(m, dest + done, n - done);
+    const std::size_t got = member_read(m, dest + done, n - done, path);
     if (got == 0)
       throw data_error(fmt::format("'{}' ends early: reading {}, expected {} bytes, got {}", path, what, n, done),
                        "the file is truncated: regenerate the dataset with 'trainio generate'");
@@ -230,10 +380,10 @@ std::uint64_t NpzReader::read(const std::string& path, const plan::SampleShape& 
 
   // NpzFile['x']: open the member once to check the NPY magic, then again for read_array.
   Member m;
-  open_member(m, x->header_offset, x->size, path);
+  open_member(m, *x, path);
   char npy_magic[6];
   member_read_exact(m, npy_magic, sizeof npy_magic, path, "magic string");
-  open_member(m, x->header_offset, x->size, path);
+  open_member(m, *x, path);
 
   // numpy.lib.format.read_array: magic + version, header length, header, then 256 KiB chunks.
   char prelude[npy::kPreludeV1];
@@ -264,6 +414,119 @@ std::uint64_t NpzReader::read(const std::string& path, const plan::SampleShape& 
   // The NpzFile is dropped: its file is closed.
   file_.close();
   return data;
+}
+
+}  // namespace trainio::format
+
+// ---------------------------------------------------------------- validation
+
+namespace trainio::format {
+
+namespace {
+
+// Reads a member's bytes (inflating a deflated one) in chunks, feeding `sink`; returns the CRC.
+template <typename Sink>
+std::optional<std::string> scan_member(storage::File& in, const zip::Member& m, std::uint64_t data_offset,
+                                       std::uint32_t& crc, Sink&& sink) {
+  std::vector<char> chunk(1 << 20), out(1 << 20);
+  crc = 0;
+  if (m.method == zip::kStored) {
+    for (std::uint64_t done = 0; done < m.size;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), m.size - done));
+      in.pread_exact(chunk.data(), n, data_offset + done);
+      crc = zip::crc32(crc, chunk.data(), n);
+      sink(chunk.data(), n);
+      done += n;
+    }
+    return std::nullopt;
+  }
+  if (m.method != zip::kDeflated) return fmt::format("{} uses compression method {}", m.name, m.method);
+  z_stream z{};
+  if (inflateInit2(&z, -15) != Z_OK) return std::string("cannot start zlib");
+  std::uint64_t consumed = 0, produced = 0;
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    if (z.avail_in == 0) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), m.compressed_size - consumed));
+      if (n == 0) break;
+      in.pread_exact(chunk.data(), n, data_offset + consumed);
+      consumed += n;
+      z.next_in = reinterpret_cast<Bytef*>(chunk.data());
+      z.avail_in = static_cast<uInt>(n);
+    }
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&z);
+      return fmt::format("{}: corrupt deflate stream", m.name);
+    }
+    const std::size_t n = out.size() - z.avail_out;
+    crc = zip::crc32(crc, out.data(), n);
+    sink(out.data(), n);
+    produced += n;
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END) return fmt::format("{}: deflate stream ends early", m.name);
+  if (produced != m.size) return fmt::format("{}: inflates to {} bytes, the directory says {}", m.name, produced, m.size);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> validate_npz(const plan::DataFile& f) {
+  storage::File in = storage::File::open(f.path);
+  const std::uint64_t size = in.size();
+  if (size < zip::kEndRecordSize) return fmt::format("only {} bytes: not a ZIP archive", size);
+  char end_bytes[zip::kEndRecordSize];
+  in.pread_exact(end_bytes, sizeof end_bytes, size - sizeof end_bytes);
+  auto end = zip::parse_end_record({end_bytes, sizeof end_bytes});
+  if (!end) return std::string("no end-of-central-directory record at the end (truncated?)");
+  if (end->cd_offset == 0xffffffffu || end->cd_size == 0xffffffffu) {
+    char rec[56];
+    if (size < zip::kEndRecordSize + zip::kZip64LocatorSize + sizeof rec) return std::string("bad zip64 end record");
+    in.pread_exact(rec, sizeof rec, size - zip::kEndRecordSize - zip::kZip64LocatorSize - sizeof rec);
+    if (std::memcmp(rec, "PK\x06\x06", 4) != 0) return std::string("bad zip64 end record");
+    std::uint64_t v[2] = {0, 0};
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < 8; ++i) v[k] |= static_cast<std::uint64_t>(static_cast<unsigned char>(rec[40 + 8 * k + i])) << (8 * i);
+    end->cd_size = v[0];
+    end->cd_offset = v[1];
+  }
+  if (end->cd_offset + end->cd_size > size || end->cd_size > (1u << 20)) return std::string("central directory out of range");
+  std::string cd(end->cd_size, '\0');
+  in.pread_exact(cd.data(), cd.size(), end->cd_offset);
+  for (const char* name : {"x.npy", "y.npy"}) {
+    const auto m = zip::find_in_central_directory(cd, name);
+    if (!m) return fmt::format("no {} member", name);
+    char local[zip::kLocalHeaderFixed];
+    if (m->header_offset + sizeof local > size) return fmt::format("{}: local header out of range", name);
+    in.pread_exact(local, sizeof local, m->header_offset);
+    const auto h = zip::parse_local_header({local, sizeof local});
+    if (!h) return fmt::format("{}: bad local header", name);
+    const std::uint64_t data_offset = m->header_offset + sizeof local + h->name_length + h->extra_length;
+    if (data_offset + m->compressed_size > size) return fmt::format("{}: data runs past the end of the file", name);
+    std::string header;
+    std::uint32_t crc = 0;
+    const auto problem = scan_member(in, *m, data_offset, crc, [&](const char* p, std::size_t n) {
+      if (header.size() < 4096) header.append(p, std::min<std::size_t>(n, 4096 - header.size()));
+    });
+    if (problem) return problem;
+    if (crc != m->crc32) return fmt::format("{}: CRC-32 {:08x}, the directory says {:08x}", name, crc, m->crc32);
+    std::string why;
+    const auto npy_header = npy::parse_header(header, &why);
+    if (!npy_header) return fmt::format("{}: {}", name, why);
+    if (std::string(name) == "x.npy") {
+      const auto dims = f.sample.shape();
+      bool ok = npy_header->ndims == dims.size() + 1 && npy_header->shape[dims.size()] == f.num_samples &&
+                npy_header->item_size == config::element_size(f.sample.dtype);
+      for (std::size_t i = 0; ok && i < dims.size(); ++i) ok = npy_header->shape[i] == dims[i];
+      if (!ok) return std::string("x.npy has another shape or type than the workload's samples");
+    } else if (npy_header->ndims != 1 || npy_header->shape[0] != f.num_samples) {
+      return fmt::format("y.npy holds {} labels, expected {}", npy_header->ndims ? npy_header->shape[0] : 0, f.num_samples);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace trainio::format

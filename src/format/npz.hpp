@@ -4,25 +4,38 @@
 // The reader re-enacts DLIO's NPZReader: np.load(path, allow_pickle=True)['x'] per sample.
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "format/format.hpp"
 #include "format/python_io.hpp"
+#include "format/zip.hpp"
 
 namespace trainio::format {
 
-class NpzWriter final : public FileWriter {
+// `deflate_level` < 0 writes stored members (numpy.savez); 0-9 deflates them at that level
+// (numpy.savez_compressed, DLIO's dataset.compression: zip).
+class NpzWriter final : public ByteWriter {
  public:
-  std::uint64_t write(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
-  std::uint64_t expected_size(const plan::DataFile& file) const override;
+  explicit NpzWriter(int deflate_level = -1) : deflate_level_(deflate_level) {}
+  std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
+
+ protected:
+  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
 
  private:
-  std::vector<char> buffer_;
+  void write_deflated(const plan::DataFile& file, storage::File& out, ContentSource& content);
+  int deflate_level_;
+  std::vector<char> buffer_, input_;
 };
+
+// What is wrong with an NPZ file (structure, CRCs, shapes), or nullopt.
+std::optional<std::string> validate_npz(const plan::DataFile& expected);
 
 class NpzReader final : public SampleReader {
  public:
   explicit NpzReader(std::size_t python_buffer_size = 0);
+  ~NpzReader() override;
   std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                      std::uint64_t sample) override;
 
@@ -32,17 +45,25 @@ class NpzReader final : public SampleReader {
     std::uint64_t file_pos = 0;         // _SharedFile._pos
     std::uint64_t compress_left = 0;
     std::uint64_t left = 0;
+    bool deflated = false;
+    bool eof = false;
     std::array<char, 4096> readbuffer{};  // ZipExtFile._readbuffer (never more than MIN_READ_SIZE)
     std::size_t readbuffer_len = 0;
     std::size_t readbuffer_offset = 0;
   };
   std::size_t shared_read(Member& m, char* dest, std::size_t n);
-  void open_member(Member& m, std::uint64_t header_offset, std::uint64_t size, const std::string& path);
-  std::size_t member_read(Member& m, char* dest, std::size_t n);
+  void open_member(Member& m, const zip::Member& info, const std::string& path);
+  std::size_t member_read(Member& m, char* dest, std::size_t n, const std::string& path);
+  // ZipExtFile._read1 (and _read2): up to max(n, MIN_READ_SIZE) bytes of member data into `out`.
+  std::size_t read1(Member& m, char* out, std::size_t n, const std::string& path);
   void member_read_exact(Member& m, char* dest, std::size_t n, const std::string& path, const char* what);
 
   PyBufferedFile file_;
   std::vector<char> scratch_;  // numpy's 256 KiB chunk, reused: its content is not needed
+  // Deflated members: zlib's decompressobj and its unconsumed_tail.
+  void* inflater_ = nullptr;
+  std::vector<char> compressed_;
+  std::size_t tail_ = 0;
 };
 
 }  // namespace trainio::format

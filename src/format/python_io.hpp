@@ -35,6 +35,10 @@ class PyBufferedFile {
   // BufferedReader.tell(): always an lseek(0, SEEK_CUR).
   std::uint64_t tell();
 
+  // The raw descriptor underneath, for libraries that go around Python's buffer (numpy's
+  // fromfile dups it and reads with C stdio, then lseeks it back).
+  storage::File& raw() { return file_; }
+
   std::uint64_t file_size() const { return file_size_; }
   std::size_t buffer_size() const { return buffer_size_; }
   const std::string& path() const { return file_.path(); }

@@ -108,6 +108,18 @@ bool File::is_terminal() {
   return tty;
 }
 
+File File::duplicate_for_stdio() {
+  OpTimer dup_timer(Op::fcntl);
+  const int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) throw call_failed("fcntl(F_DUPFD_CLOEXEC)", path_, errno);
+  dup_timer.done(0);
+  File copy(fd, path_);
+  OpTimer flags_timer(Op::fcntl);
+  if (::fcntl(fd, F_GETFL) < 0) throw call_failed("fcntl(F_GETFL)", path_, errno);
+  flags_timer.done(0);
+  return copy;
+}
+
 std::size_t File::pread_some(void* buffer, std::size_t size, std::uint64_t offset) {
   OpTimer t(Op::read);
   ssize_t n;

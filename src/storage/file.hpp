@@ -47,6 +47,9 @@ class File {
   // ioctl(TCGETS): the terminal probe Python's open() makes on every file (isatty). On FUSE file
   // systems it can reach the file-system daemon, so framework-faithful readers issue it too.
   bool is_terminal();
+  // dup(2) as Python's os.dup makes it (fcntl F_DUPFD_CLOEXEC), then fcntl(F_GETFL) as fdopen()
+  // does: the second handle numpy reads through with C stdio. Both handles share one offset.
+  File duplicate_for_stdio();
 
   // Reads up to `size` bytes at `offset` (one pread; may return less at end of file).
   std::size_t pread_some(void* buffer, std::size_t size, std::uint64_t offset);

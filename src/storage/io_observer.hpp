@@ -7,8 +7,8 @@
 
 namespace trainio::storage {
 
-enum class Op : std::uint8_t { open, stat, read, write, seek, close, fsync, mkdir, rename, unlink, ioctl };
-inline constexpr int kOpCount = 11;
+enum class Op : std::uint8_t { open, stat, read, write, seek, close, fsync, mkdir, rename, unlink, ioctl, fcntl };
+inline constexpr int kOpCount = 12;
 const char* op_name(Op op);
 
 class IoObserver {

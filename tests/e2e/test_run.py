@@ -39,6 +39,27 @@ class RunTest(TrainioTest):
         self.assertGreater(len(np.unique(a)), 200)
         self.assertFalse(np.array_equal(a, b))
 
+    def test_compressed_npz_and_npy_open_in_numpy(self):
+        self.ok("generate", "default", "dataset.data_folder=z", "dataset.num_files_train=3", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.compression=zip", "dataset.compression_level=1",
+                "dataset.num_samples_per_file=2", "dataset.record_length_bytes=20000", "dataset.num_subfolders_train=0")
+        for f in sorted(glob.glob(self.path("z/train/*.npz"))):
+            info = zipfile.ZipFile(f).infolist()
+            self.assertEqual([i.compress_type for i in info], [zipfile.ZIP_DEFLATED] * 2)
+            self.assertIsNone(zipfile.ZipFile(f).testzip())
+            with np.load(f) as npz:
+                self.assertEqual(npz["x"].shape, (141, 141, 2))
+        self.ok("generate", "default", "dataset.data_folder=n", "dataset.num_files_train=3", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.format=npy", "dataset.num_samples_per_file=2",
+                "dataset.record_dims=[10,20]", "dataset.record_element_type=int16", "dataset.num_subfolders_train=0")
+        x = np.load(self.path("n/train/img_2_of_3.npy"))
+        self.assertEqual(x.shape, (10, 20, 2))
+        self.assertEqual(x.dtype, np.int16)
+        self.ok("run", "default", "dataset.data_folder=n", "dataset.num_files_train=3", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.format=npy", "dataset.num_samples_per_file=2",
+                "dataset.record_dims=[10,20]", "dataset.record_element_type=int16", "dataset.num_subfolders_train=0",
+                "reader.batch_size=2", "train.computation_time=0", "--output", "o")
+
     def test_record_dims_and_element_type(self):
         self.ok("generate", "default", "dataset.data_folder=data", "dataset.num_files_train=2",
                 "dataset.num_files_eval=0", "workflow.evaluation=false", "dataset.record_dims=[3,5,7]",

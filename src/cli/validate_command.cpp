@@ -1,0 +1,34 @@
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "engine/together.hpp"
+#include "engine/validator.hpp"
+#include "format/format.hpp"
+#include "plan/layout.hpp"
+#include "util/units.hpp"
+
+namespace trainio::cli {
+
+int validate_command(const ValidateCommand& cmd, int argc, char** argv) {
+  std::unique_ptr<Job> job;
+  return guarded(
+      [&] {
+        job = std::make_unique<Job>(&argc, &argv, mpi::launched_by_mpi());
+        const mpi::Comm& comm = job->comm();
+        setup_logging(comm, cmd.log_level);
+        const config::Workload w = load_workload(cmd.words, comm);
+        log_notes(w, comm);
+        engine::together(comm, [&] { format::make_writer(w); });  // the format is built
+        const plan::DatasetLayout layout(w);
+        const auto report = engine::validate_dataset(w, layout, comm, cmd.progress);
+        if (!comm.is_root()) return report.problems.empty() ? 0 : 1;
+        for (const auto& p : report.problems) std::printf("%s\n", p.c_str());
+        std::printf("checked %s files in %s: %s\n", util::format_count(report.files_checked).c_str(), layout.root().c_str(),
+                    report.problems.empty() ? "all good" : (util::format_count(report.problems.size()) + " problems").c_str());
+        return report.problems.empty() ? 0 : 1;
+      },
+      job);
+}
+
+}  // namespace trainio::cli

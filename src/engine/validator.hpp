@@ -1,0 +1,23 @@
+#pragma once
+// `trainio validate`: every file of the dataset is checked, in parallel across ranks, to be a
+// complete, well-formed file of its format holding the samples the workload expects.
+
+#include <string>
+#include <vector>
+
+#include "config/workload.hpp"
+#include "mpi/comm.hpp"
+#include "plan/layout.hpp"
+
+namespace trainio::engine {
+
+struct ValidationReport {
+  std::uint64_t files_checked = 0;        // all ranks
+  std::vector<std::string> problems;      // "path: what is wrong", on rank 0, sorted
+};
+
+// Collective.
+ValidationReport validate_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm,
+                                  bool progress);
+
+}  // namespace trainio::engine

@@ -1,0 +1,40 @@
+#pragma once
+// NPY: one array per file holding the file's samples, shape (sample dims..., samples) as DLIO
+// writes it, byte-compatible with numpy.save. The reader re-enacts np.load(path): Python's
+// buffered reader for the header, then numpy.fromfile through a dup'ed descriptor and C stdio.
+
+#include <vector>
+
+#include "format/format.hpp"
+#include "format/python_io.hpp"
+
+namespace trainio::format {
+
+class NpyWriter final : public ByteWriter {
+ public:
+  std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
+
+ protected:
+  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
+
+ private:
+  std::vector<char> buffer_;
+};
+
+class NpyReader final : public SampleReader {
+ public:
+  explicit NpyReader(std::size_t python_buffer_size = 0);
+  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                     std::uint64_t sample) override;
+
+ private:
+  PyBufferedFile file_;
+  std::vector<char> data_;  // reused destination for fread (numpy's fresh array)
+};
+
+std::optional<std::string> validate_npy(const plan::DataFile& expected);
+
+// The NPY header of a DLIO data file: shape (sample dims..., samples).
+std::string data_file_header(const plan::DataFile& f);
+
+}  // namespace trainio::format
