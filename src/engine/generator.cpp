@@ -23,6 +23,7 @@ namespace {
 
 constexpr std::uint64_t kContentSeed = 0x747261696e696f21ULL;  // "trainio!"
 
+// Data files and their companions (indexes) carry "_of_" in their names.
 bool looks_like_dataset_file(const std::string& name) {
   return name.find("_of_") != std::string::npos || name.ends_with(storage::kTempSuffix);
 }
@@ -31,7 +32,7 @@ bool looks_like_dataset_file(const std::string& name) {
 // temporaries) so no file of the old dataset can pass for one of the new.
 std::uint64_t remove_stale_files(const std::string& root) {
   std::uint64_t removed = 0;
-  for (const char* split : {"train", "valid"}) {
+  for (const char* split : {"train", "valid", "index/train", "index/valid"}) {
     const std::string dir = util::join(root, split);
     for (const auto& name : storage::list_dir(dir)) {
       const std::string path = util::join(dir, name);
@@ -194,7 +195,7 @@ void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
   });
 }
 
-void remove_dataset(const plan::DatasetLayout& layout, const mpi::Comm& comm) {
+void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm) {
   std::int64_t ours = 0;
   together(comm, [&] {
     if (comm.is_root()) ours = inspect_data_folder(layout.root()).state == DataFolder::State::trainio;
@@ -204,9 +205,13 @@ void remove_dataset(const plan::DatasetLayout& layout, const mpi::Comm& comm) {
     return;
   }
   together(comm, [&] {
+    const auto writer = format::make_writer(w);
     const std::uint64_t total = layout.total_files();
-    for (std::uint64_t k = static_cast<std::uint64_t>(comm.rank()); k < total; k += static_cast<std::uint64_t>(comm.size()))
-      storage::remove_file(layout.file_by_global_index(k).path);
+    for (std::uint64_t k = static_cast<std::uint64_t>(comm.rank()); k < total; k += static_cast<std::uint64_t>(comm.size())) {
+      const plan::DataFile file = layout.file_by_global_index(k);
+      storage::remove_file(file.path);
+      for (const auto& companion : writer->companions(file)) storage::remove_file(companion);
+    }
   });
   together(comm, [&] {
     if (!comm.is_root()) return;

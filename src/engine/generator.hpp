@@ -23,6 +23,6 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
 void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm);
 
 // Collective: deletes the dataset's files (dataset.keep_files: false). Only in a trainio folder.
-void remove_dataset(const plan::DatasetLayout& layout, const mpi::Comm& comm);
+void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm);
 
 }  // namespace trainio::engine

@@ -37,7 +37,7 @@ metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& com
     to.run_seed = choose_run_seed(w, comm);
     to.on_epoch = options.on_epoch;
     engine::train(w, layout, shape, comm, to, record);
-    if (!w.dataset.keep_files) remove_dataset(layout, comm);
+    if (!w.dataset.keep_files) remove_dataset(w, layout, comm);
   }
   record.end = util::wall_time_iso();
   return record;

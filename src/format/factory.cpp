@@ -3,11 +3,14 @@
 #include "format/format.hpp"
 #include "format/npy_file.hpp"
 #include "format/npz.hpp"
+#include "format/tfrecord.hpp"
 #include "util/error.hpp"
 
 namespace trainio::format {
 
-bool is_supported(config::Format f) { return f == config::Format::npz || f == config::Format::npy; }
+bool is_supported(config::Format f) {
+  return f == config::Format::npz || f == config::Format::npy || f == config::Format::tfrecord;
+}
 
 namespace {
 Error unsupported(config::Format f) {
@@ -22,6 +25,7 @@ std::unique_ptr<FileWriter> make_writer(const config::Workload& w) {
     case config::Format::npz:
       return std::make_unique<NpzWriter>(d.compression == config::Compression::zip ? static_cast<int>(d.compression_level) : -1);
     case config::Format::npy: return std::make_unique<NpyWriter>();
+    case config::Format::tfrecord: return std::make_unique<TfRecordWriter>();
     default: throw unsupported(d.format);
   }
 }
@@ -30,6 +34,7 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w) {
   switch (w.dataset.format) {
     case config::Format::npz: return std::make_unique<NpzReader>();
     case config::Format::npy: return std::make_unique<NpyReader>();
+    case config::Format::tfrecord: return std::make_unique<DaliTfRecordReader>();
     default: throw unsupported(w.dataset.format);
   }
 }
@@ -38,6 +43,7 @@ std::optional<std::string> validate_file(const config::Workload& w, const plan::
   switch (w.dataset.format) {
     case config::Format::npz: return validate_npz(file);
     case config::Format::npy: return validate_npy(file);
+    case config::Format::tfrecord: return validate_tfrecord(file);
     default: throw unsupported(w.dataset.format);
   }
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/workload.hpp"
 #include "plan/layout.hpp"
@@ -28,6 +29,8 @@ class FileWriter {
   // The size the written file will have, when it is known in advance (used to recognise
   // complete files when generation resumes); nullopt when only writing tells (compression).
   virtual std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const = 0;
+  // Other files written with a data file (indexes), so that they are removed with it.
+  virtual std::vector<std::string> companions(const plan::DataFile&) const { return {}; }
 };
 
 // Writers whose bytes trainio lays out itself: they write through one storage::File.

@@ -86,10 +86,10 @@ void NpzWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
   // The x local header needs the CRC of the data, known only at the end: write a placeholder
   // and patch it last, as Python's zipfile does.
   w.append_zeros(zip::local_header_size(l.x));
-  std::uint32_t crc = 0;
+  Checksum crc;
   w.append(l.x_header, &crc);
   w.append_content(f.data_bytes(), content, &crc);
-  l.x.crc32 = crc;
+  l.x.crc32 = crc.value;
 
   l.y.crc32 = zeros_crc(8 * f.num_samples, zip::crc32(0, l.y_header.data(), l.y_header.size()));
   w.append(zip::local_header(l.y));

@@ -2,9 +2,14 @@
 
 #include <cstring>
 
+#include "format/crc32c.hpp"
 #include "format/zip.hpp"
 
 namespace trainio::format {
+
+void Checksum::update(const void* data, std::size_t size) {
+  value = kind == Kind::crc32 ? zip::crc32(value, data, size) : crc32c::extend(value, data, size);
+}
 
 StreamWriter::StreamWriter(storage::File& out, std::vector<char>& buffer, std::size_t chunk)
     : out_(out), buffer_(buffer) {
@@ -18,34 +23,34 @@ char* StreamWriter::reserve(std::size_t& n) {
   return buffer_.data() + used_;
 }
 
-void StreamWriter::append(std::string_view bytes, std::uint32_t* crc) {
+void StreamWriter::append(std::string_view bytes, Checksum* sum) {
   while (!bytes.empty()) {
     std::size_t n = bytes.size();
     char* at = reserve(n);
     std::memcpy(at, bytes.data(), n);
-    if (crc) *crc = zip::crc32(*crc, at, n);
+    if (sum) sum->update(at, n);
     used_ += n;
     bytes.remove_prefix(n);
   }
 }
 
-void StreamWriter::append_zeros(std::uint64_t total, std::uint32_t* crc) {
+void StreamWriter::append_zeros(std::uint64_t total, Checksum* sum) {
   while (total > 0) {
     std::size_t n = total > buffer_.size() ? buffer_.size() : static_cast<std::size_t>(total);
     char* at = reserve(n);
     std::memset(at, 0, n);
-    if (crc) *crc = zip::crc32(*crc, at, n);
+    if (sum) sum->update(at, n);
     used_ += n;
     total -= n;
   }
 }
 
-void StreamWriter::append_content(std::uint64_t total, ContentSource& content, std::uint32_t* crc) {
+void StreamWriter::append_content(std::uint64_t total, ContentSource& content, Checksum* sum) {
   while (total > 0) {
     std::size_t n = total > buffer_.size() ? buffer_.size() : static_cast<std::size_t>(total);
     char* at = reserve(n);
     content.fill(at, n);
-    if (crc) *crc = zip::crc32(*crc, at, n);
+    if (sum) sum->update(at, n);
     used_ += n;
     total -= n;
   }

@@ -11,15 +11,22 @@
 
 namespace trainio::format {
 
+// A running checksum over appended bytes: the zip CRC-32 or TFRecord's CRC-32C.
+struct Checksum {
+  enum class Kind { crc32, crc32c } kind = Kind::crc32;
+  std::uint32_t value = 0;
+  void update(const void* data, std::size_t size);
+};
+
 class StreamWriter {
  public:
   // `buffer` is reused across files; it is grown to `chunk` bytes once.
   StreamWriter(storage::File& out, std::vector<char>& buffer, std::size_t chunk = 4u << 20);
 
-  void append(std::string_view bytes, std::uint32_t* crc = nullptr);
-  void append_zeros(std::uint64_t n, std::uint32_t* crc = nullptr);
-  // `n` bytes from `content`; with `crc`, the zip CRC-32 is updated over them.
-  void append_content(std::uint64_t n, ContentSource& content, std::uint32_t* crc = nullptr);
+  // Each append updates `sum`, when given, over the appended bytes.
+  void append(std::string_view bytes, Checksum* sum = nullptr);
+  void append_zeros(std::uint64_t n, Checksum* sum = nullptr);
+  void append_content(std::uint64_t n, ContentSource& content, Checksum* sum = nullptr);
   // Writes what is buffered; returns the total bytes written to the file so far.
   std::uint64_t flush();
   std::uint64_t position() const { return written_ + used_; }

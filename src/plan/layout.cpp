@@ -138,6 +138,12 @@ std::uint64_t DatasetLayout::total_data_bytes(Split s) const {
 
 std::vector<std::string> DatasetLayout::folders() const {
   std::vector<std::string> out;
+  // TFRecord datasets carry DALI's index files beside the data.
+  if (format_ == config::Format::tfrecord) {
+    out.emplace_back("index");
+    for (Split s : {Split::train, Split::eval})
+      if (num_files(s) > 0) out.push_back(std::string("index/") + split_folder(s));
+  }
   for (Split s : {Split::train, Split::eval}) {
     if (num_files(s) == 0) continue;
     out.emplace_back(split_folder(s));

@@ -107,13 +107,14 @@ std::optional<std::string> read_small_file(const std::string& path) {
   return content;
 }
 
-void write_file_atomic(const std::string& path, std::string_view content) {
+namespace {
+void write_via_temp(const std::string& path, std::string_view content, bool sync) {
   const std::string temp = temp_path_for(path);
   remove_file(temp);  // left over from an interrupted earlier write
   File f = File::open(temp, {.access = Access::write_new});
   try {
     f.pwrite_all(content.data(), content.size(), 0);
-    f.fsync();
+    if (sync) f.fsync();
     f.close();
     rename_path(temp, path);
   } catch (...) {
@@ -122,6 +123,10 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     throw;
   }
 }
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view content) { write_via_temp(path, content, true); }
+void write_file_replace(const std::string& path, std::string_view content) { write_via_temp(path, content, false); }
 
 std::string temp_path_for(const std::string& path) {
   const auto slash = path.rfind('/');

@@ -37,6 +37,11 @@ std::optional<std::string> read_small_file(const std::string& path);
 // half-written file: write a temporary sibling, fsync it, rename it over `path`.
 void write_file_atomic(const std::string& path, std::string_view content);
 
+// Writes `content` to a temporary sibling and renames it over `path` (no fsync): a reader sees
+// the old file, the new one, or nothing, never part of one. For generated data, where fsync per
+// file would only slow generation down.
+void write_file_replace(const std::string& path, std::string_view content);
+
 // "<dir>/.<name>.trainio-tmp": the in-progress name of a file being written. Hidden and
 // recognisable, so interrupted writes are found and cleaned up, and never read as data.
 std::string temp_path_for(const std::string& path);

@@ -1,0 +1,61 @@
+#pragma once
+// TFRecord: records of `uint64 length | uint32 masked CRC-32C of length | data | uint32 masked
+// CRC-32C of data`, each data a serialized tf.train.Example with features "image" (the sample's
+// bytes) and "size" (int64, the sample's first dimension), as DLIO's generator writes them; plus
+// DALI's index file <data folder>/index/<train|valid>/<file>.idx ("offset length" per record).
+
+#include <string>
+#include <vector>
+
+#include "format/format.hpp"
+
+namespace trainio::format {
+
+namespace tfrecord {
+
+inline constexpr std::size_t kHeaderBytes = 12;  // length + its CRC
+inline constexpr std::size_t kFooterBytes = 4;   // data CRC
+
+// The serialized Example around the image bytes: prefix + image + suffix.
+struct ExampleFrame {
+  std::string prefix, suffix;
+  std::uint64_t image_bytes = 0;
+  std::uint64_t data_bytes() const { return prefix.size() + image_bytes + suffix.size(); }
+  std::uint64_t record_bytes() const { return kHeaderBytes + data_bytes() + kFooterBytes; }
+};
+ExampleFrame example_frame(std::uint64_t image_bytes, std::int64_t size_value);
+
+// The 12-byte record header for `length` data bytes.
+std::string record_header(std::uint64_t length);
+
+// Where DALI's index of a data file lives: <root>/index/<train|valid>/<file name>.idx.
+std::string index_path(const plan::DataFile& f);
+
+// Decodes a serialized Example into its "image" length and "size" value; false when malformed.
+bool parse_example(std::string_view data, std::uint64_t& image_bytes, std::int64_t& size_value);
+
+}  // namespace tfrecord
+
+class TfRecordWriter final : public FileWriter {
+ public:
+  void write(const plan::DataFile& file, const std::string& path, ContentSource& content) override;
+  std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
+  std::vector<std::string> companions(const plan::DataFile& file) const override { return {tfrecord::index_path(file)}; }
+
+ private:
+  std::vector<char> buffer_;
+};
+
+// DALI's TFRecord reader: one read of the whole record at the offset its index gives.
+class DaliTfRecordReader final : public SampleReader {
+ public:
+  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                     std::uint64_t sample) override;
+
+ private:
+  std::vector<char> buffer_;
+};
+
+std::optional<std::string> validate_tfrecord(const plan::DataFile& expected);
+
+}  // namespace trainio::format
