@@ -5,10 +5,10 @@ TRAINIO_BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  liburing-dev zlib1g-dev
+  liburing-dev zlib1g-dev libjpeg-dev libpng-dev
 )
 # Tests also check files with the real Python libraries and trace system calls.
-TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py strace)
+TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas strace)
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.
 install_missing() {

@@ -25,9 +25,9 @@ namespace trainio::cli {
 namespace {
 
 void check_supported(const config::Workload& w, bool generate_only) {
-  if (!format::is_supported(w.dataset.format))
-    throw config_error(fmt::format("dataset.format '{}' is not built into trainio yet", config::to_string(w.dataset.format)),
-                       "use dataset.format=npz or npy for now");
+  // Building a writer or reader is cheap and throws a clear error for what is not built yet.
+  if (w.dataset.format != config::Format::synthetic && (generate_only || w.workflow.generate_data)) format::make_writer(w);
+  if (!generate_only && w.workflow.train) format::make_reader(w);
   if (!generate_only && w.workflow.train && w.reader.data_loader != config::DataLoader::pytorch)
     throw config_error(fmt::format("reader.data_loader '{}' is not built into trainio yet",
                                    config::to_string(w.reader.data_loader)),

@@ -29,15 +29,17 @@ metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& com
   const bool train = w.workflow.train && !options.generate_only;
   // Infeasible plans (too few samples for the ranks) fail before any I/O.
   const plan::RunShape shape = train ? plan::shape_run(w, layout, comm.size()) : plan::RunShape{};
-  if (w.workflow.generate_data || options.generate_only)
+  // A synthetic dataset has no files: nothing to generate, check or delete.
+  const bool has_files = w.dataset.format != config::Format::synthetic;
+  if (has_files && (w.workflow.generate_data || options.generate_only))
     record.generate = generate_dataset(w, layout, comm, {options.force, options.progress});
   if (train) {
-    if (!record.generate.ran) check_dataset(w, layout, comm);
+    if (has_files && !record.generate.ran) check_dataset(w, layout, comm);
     TrainOptions to;
     to.run_seed = choose_run_seed(w, comm);
     to.on_epoch = options.on_epoch;
     engine::train(w, layout, shape, comm, to, record);
-    if (!w.dataset.keep_files) remove_dataset(w, layout, comm);
+    if (has_files && !w.dataset.keep_files) remove_dataset(w, layout, comm);
   }
   record.end = util::wall_time_iso();
   return record;

@@ -1,51 +1,75 @@
 #include <fmt/format.h>
 
+#include "format/csv.hpp"
 #include "format/format.hpp"
+#include "format/image.hpp"
+#include "format/indexed_binary.hpp"
 #include "format/npy_file.hpp"
 #include "format/npz.hpp"
+#include "format/synthetic.hpp"
+#include "format/tar.hpp"
 #include "format/tfrecord.hpp"
 #include "util/error.hpp"
 
 namespace trainio::format {
 
-bool is_supported(config::Format f) {
-  return f == config::Format::npz || f == config::Format::npy || f == config::Format::tfrecord;
-}
+using config::Format;
 
 namespace {
-Error unsupported(config::Format f) {
-  return config_error(fmt::format("dataset.format '{}' is not built into trainio yet", config::to_string(f)),
-                      "use dataset.format=npz or npy for now");
+
+Error not_built(Format f, const char* what) {
+  return config_error(fmt::format("{} dataset.format '{}' is not built into trainio yet", what, config::to_string(f)),
+                      "use npz, npy, tfrecord, csv, jpeg, png, indexed_binary, tar or synthetic for now");
 }
+
 }  // namespace
 
 std::unique_ptr<FileWriter> make_writer(const config::Workload& w) {
   const auto& d = w.dataset;
   switch (d.format) {
-    case config::Format::npz:
+    case Format::npz:
       return std::make_unique<NpzWriter>(d.compression == config::Compression::zip ? static_cast<int>(d.compression_level) : -1);
-    case config::Format::npy: return std::make_unique<NpyWriter>();
-    case config::Format::tfrecord: return std::make_unique<TfRecordWriter>();
-    default: throw unsupported(d.format);
+    case Format::npy: return std::make_unique<NpyWriter>();
+    case Format::tfrecord: return std::make_unique<TfRecordWriter>();
+    case Format::csv: return std::make_unique<CsvWriter>();
+    case Format::jpeg: return std::make_unique<ImageWriter>(ImageWriter::Codec::jpeg);
+    case Format::png: return std::make_unique<ImageWriter>(ImageWriter::Codec::png);
+    case Format::indexed_binary:
+    case Format::mmap_indexed_binary: return std::make_unique<IndexedBinaryWriter>();
+    case Format::tar: return std::make_unique<TarWriter>();
+    case Format::synthetic:
+    case Format::hdf5: break;
   }
+  throw not_built(d.format, "writing");
 }
 
 std::unique_ptr<SampleReader> make_reader(const config::Workload& w) {
   switch (w.dataset.format) {
-    case config::Format::npz: return std::make_unique<NpzReader>();
-    case config::Format::npy: return std::make_unique<NpyReader>();
-    case config::Format::tfrecord: return std::make_unique<DaliTfRecordReader>();
-    default: throw unsupported(w.dataset.format);
+    case Format::npz: return std::make_unique<NpzReader>();
+    case Format::npy: return std::make_unique<NpyReader>();
+    case Format::tfrecord: return std::make_unique<DaliTfRecordReader>();
+    case Format::tar: return std::make_unique<TarSampleReader>();
+    case Format::synthetic: return std::make_unique<SyntheticReader>();
+    default: break;
   }
+  throw not_built(w.dataset.format, "reading");
 }
 
 std::optional<std::string> validate_file(const config::Workload& w, const plan::DataFile& file) {
   switch (w.dataset.format) {
-    case config::Format::npz: return validate_npz(file);
-    case config::Format::npy: return validate_npy(file);
-    case config::Format::tfrecord: return validate_tfrecord(file);
-    default: throw unsupported(w.dataset.format);
+    case Format::npz: return validate_npz(file);
+    case Format::npy: return validate_npy(file);
+    case Format::tfrecord: return validate_tfrecord(file);
+    case Format::csv: return validate_csv(file);
+    case Format::jpeg: return validate_image(file, ImageWriter::Codec::jpeg);
+    case Format::png: return validate_image(file, ImageWriter::Codec::png);
+    case Format::indexed_binary:
+    case Format::mmap_indexed_binary: return validate_indexed_binary(file);
+    case Format::tar: return validate_tar(file);
+    case Format::synthetic: return std::nullopt;
+    case Format::hdf5: break;
   }
+  throw not_built(w.dataset.format, "validating");
 }
 
 }  // namespace trainio::format

@@ -61,7 +61,4 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w);
 // Returns what is wrong, or nullopt when the file is good.
 std::optional<std::string> validate_file(const config::Workload& w, const plan::DataFile& file);
 
-// Whether trainio can generate and read this format now.
-bool is_supported(config::Format f);
-
 }  // namespace trainio::format

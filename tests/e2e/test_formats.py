@@ -2,6 +2,7 @@
 samples: TFRecord by a parser written for the tests from TensorFlow's format description."""
 import glob
 import os
+import shutil
 
 from harness import TrainioTest
 import tfrecord_parser
@@ -49,3 +50,80 @@ class TfRecordTest(TrainioTest):
         r = self.run_trainio("validate", "default", *self.ARGS)
         self.assertEqual(r.code, 1, r)
         self.assertIn("bad data CRC", r.out)
+
+
+class OtherFormatsTest(TrainioTest):
+    def generate(self, fmt, *args):
+        self.ok("generate", "default", f"dataset.format={fmt}", "dataset.data_folder=d", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.num_subfolders_train=0", *args)
+        return sorted(glob.glob(self.path(f"d/train/*.{fmt}")))
+
+    def test_csv_reads_in_pandas(self):
+        import numpy as np
+        import pandas as pd
+        files = self.generate("csv", "dataset.num_files_train=3", "dataset.num_samples_per_file=4",
+                              "dataset.record_length_bytes=100")
+        self.assertEqual(len(files), 3)
+        for f in files:
+            df = pd.read_csv(f, index_col=0)
+            self.assertEqual(df.shape, (4, 100))
+            self.assertEqual(list(df.columns[:3]), ["0", "1", "2"])
+            values = df.to_numpy()
+            self.assertTrue(((values >= 0) & (values <= 254)).all())
+            self.assertGreater(len(np.unique(values)), 100)
+        self.ok("validate", "default", "dataset.format=csv", "dataset.data_folder=d", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.num_subfolders_train=0", "dataset.num_files_train=3",
+                "dataset.num_samples_per_file=4", "dataset.record_length_bytes=100")
+
+    def test_jpeg_and_png_open_in_pil(self):
+        from PIL import Image
+        for fmt, pil_format in (("jpeg", "JPEG"), ("png", "PNG")):
+            files = self.generate(fmt, "dataset.num_files_train=4", "dataset.record_length_bytes=10000",
+                                  "dataset.record_length_bytes_stdev=3000", "reader.data_loader=pytorch")
+            sizes = set()
+            for f in files:
+                with Image.open(f) as img:
+                    self.assertEqual(img.format, pil_format)
+                    self.assertEqual(img.mode, "L")
+                    img.load()
+                    sizes.add(img.size)
+            self.assertGreater(len(sizes), 1)  # sizes vary with the stdev
+            shutil.rmtree(self.path("d"))
+
+    def test_indexed_binary_reads_with_numpy(self):
+        import numpy as np
+        files = self.generate("indexed_binary", "dataset.num_files_train=2", "dataset.num_samples_per_file=10",
+                              "dataset.record_length_bytes=4096")
+        for f in files:
+            offsets = np.fromfile(f + ".off.idx", dtype="<u8")
+            sizes = np.fromfile(f + ".sz.idx", dtype="<u8")
+            self.assertEqual(list(offsets), [i * 4096 for i in range(10)])
+            self.assertEqual(list(sizes), [4096] * 10)
+            self.assertEqual(os.path.getsize(f), 40960)
+
+    def test_tar_shards_follow_webdataset(self):
+        import tarfile
+        files = self.generate("tar", "dataset.num_files_train=2", "dataset.num_samples_per_file=5",
+                              "dataset.record_length_bytes=1000")
+        for f in files:
+            self.assertEqual(os.path.getsize(f) % 10240, 0)
+            with tarfile.open(f) as t:
+                members = t.getmembers()
+                self.assertEqual(len(members), 10)
+                stem = os.path.basename(f).split(".")[0]
+                self.assertEqual(members[0].name, f"{stem}_000000.bin")
+                self.assertEqual(members[1].name, f"{stem}_000000.cls")
+                self.assertEqual(members[0].size, 31 * 31)
+                self.assertEqual(t.extractfile(members[1]).read(), b"0")
+        self.ok("run", "default", "dataset.format=tar", "dataset.data_folder=d", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.num_subfolders_train=0", "dataset.num_files_train=2",
+                "dataset.num_samples_per_file=5", "dataset.record_length_bytes=1000", "workflow.generate_data=false",
+                "reader.batch_size=2", "train.computation_time=0", "--output", "o")
+
+    def test_synthetic_needs_no_files(self):
+        self.ok("run", "default", "dataset.format=synthetic", "dataset.data_folder=nowhere", "workflow.evaluation=false",
+                "train.computation_time=0", "--output", "o")
+        self.assertFalse(os.path.exists(self.path("nowhere")))
+        t = self.summary("o")["trainio"]
+        self.assertEqual(t["train"]["samples"], 64 * 3)
+        self.assertEqual(t["epochs"][0]["train"]["bytes_read"], 0)

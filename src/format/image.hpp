@@ -1,0 +1,36 @@
+#pragma once
+// JPEG and PNG: one grayscale d1 x d2 image per file, encoded with the real encoders
+// (libjpeg-turbo at quality 75, libpng at zlib level 6: PIL's defaults, which DLIO uses).
+
+#include <vector>
+
+#include "format/format.hpp"
+
+namespace trainio::format {
+
+class ImageWriter final : public ByteWriter {
+ public:
+  enum class Codec { jpeg, png };
+  explicit ImageWriter(Codec codec) : codec_(codec) {}
+  // Compressed sizes are known only after encoding.
+  std::optional<std::uint64_t> expected_size(const plan::DataFile&) const override { return std::nullopt; }
+
+ protected:
+  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
+
+ private:
+  Codec codec_;
+  std::vector<unsigned char> pixels_;
+  std::vector<unsigned char> encoded_;
+};
+
+// Image dimensions (height d1, width d2) every file of a dataset is encoded with.
+struct ImageSize {
+  std::uint64_t height = 0, width = 0;
+};
+ImageSize image_size(const plan::SampleShape& shape);
+
+// Decodes the whole file with libjpeg / libpng and checks its size and mode.
+std::optional<std::string> validate_image(const plan::DataFile& expected, ImageWriter::Codec codec);
+
+}  // namespace trainio::format

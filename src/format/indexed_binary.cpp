@@ -1,0 +1,76 @@
+#include "format/indexed_binary.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "format/stream_writer.hpp"
+#include "storage/fs.hpp"
+
+namespace trainio::format {
+
+namespace {
+
+// Writes `count` uint64 values value(i) to `path` through a temporary name.
+template <typename Value>
+void write_index(const std::string& path, std::uint64_t count, Value&& value, std::vector<char>& buffer) {
+  const std::string temp = storage::temp_path_for(path);
+  storage::remove_file(temp);
+  {
+    storage::File out = storage::File::open(temp, {.access = storage::Access::write_new});
+    StreamWriter w(out, buffer, 1u << 20);
+    char word[8];
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const std::uint64_t v = value(i);
+      for (int b = 0; b < 8; ++b) word[b] = static_cast<char>((v >> (8 * b)) & 0xff);
+      w.append({word, 8});
+    }
+    w.flush();
+    out.close();
+  }
+  storage::rename_path(temp, path);
+}
+
+}  // namespace
+
+void IndexedBinaryWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+  {
+    StreamWriter w(out, buffer_);
+    w.append_content(f.data_bytes(), content);
+    w.flush();
+  }
+  // Offsets are absolute (DLIO's generator restarts them at 0 for every generation buffer: a
+  // DLIO bug for files larger than generation_buffer_size).
+  const std::uint64_t size = f.sample.bytes();
+  std::vector<char> index_buffer;
+  write_index(indexed_binary::offsets_path(f.path), f.num_samples, [&](std::uint64_t i) { return i * size; }, index_buffer);
+  write_index(indexed_binary::sizes_path(f.path), f.num_samples, [&](std::uint64_t) { return size; }, index_buffer);
+}
+
+std::optional<std::string> validate_indexed_binary(const plan::DataFile& f) {
+  const auto data = storage::file_size(f.path);
+  if (!data) return std::string("missing");
+  if (*data != f.data_bytes()) return fmt::format("size {} bytes, expected {}", *data, f.data_bytes());
+  const std::uint64_t size = f.sample.bytes();
+  for (const bool offsets : {true, false}) {
+    const std::string path = offsets ? indexed_binary::offsets_path(f.path) : indexed_binary::sizes_path(f.path);
+    const auto bytes = storage::file_size(path);
+    if (!bytes) return fmt::format("its index {} is missing", path);
+    if (*bytes != 8 * f.num_samples) return fmt::format("its index {} holds {} bytes, expected {}", path, *bytes, 8 * f.num_samples);
+    storage::File in = storage::File::open(path);
+    std::vector<char> chunk(1 << 20);
+    for (std::uint64_t i = 0; i < f.num_samples;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size() / 8, f.num_samples - i));
+      in.pread_exact(chunk.data(), n * 8, i * 8);
+      for (std::size_t k = 0; k < n; ++k, ++i) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, chunk.data() + 8 * k, 8);
+        const std::uint64_t want = offsets ? i * size : size;
+        if (v != want) return fmt::format("{}: entry {} is {}, expected {}", path, i, v, want);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace trainio::format

@@ -1,0 +1,48 @@
+#pragma once
+// Tar shards in the WebDataset layout: per sample a "<key>.bin" member (the sample's bytes) and a
+// "<key>.cls" member (its label), POSIX ustar headers, the archive padded to 10240-byte records
+// as Python's tarfile and GNU tar do. Packing many samples into one file is how training sites
+// avoid a metadata storm of one open per sample.
+
+#include <vector>
+
+#include "format/format.hpp"
+
+namespace trainio::format {
+
+namespace tar {
+inline constexpr std::size_t kBlock = 512;
+inline constexpr std::size_t kRecord = 20 * kBlock;
+// The 512-byte ustar header of a regular file member.
+std::string header(const std::string& name, std::uint64_t size);
+// Member names of sample `i` of a shard.
+std::string key(const plan::DataFile& f, std::uint64_t sample);
+// Offset of sample i's .bin header in a shard of samples of `sample_bytes`.
+std::uint64_t sample_offset(std::uint64_t sample, std::uint64_t sample_bytes);
+}  // namespace tar
+
+class TarWriter final : public ByteWriter {
+ public:
+  std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
+
+ protected:
+  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
+
+ private:
+  std::vector<char> buffer_;
+};
+
+// A reader with a shard index, as native WebDataset readers use: one read of a sample's header
+// and data at its offset.
+class TarSampleReader final : public SampleReader {
+ public:
+  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                     std::uint64_t sample) override;
+
+ private:
+  std::vector<char> buffer_;
+};
+
+std::optional<std::string> validate_tar(const plan::DataFile& expected);
+
+}  // namespace trainio::format
