@@ -134,9 +134,9 @@ std::vector<Entry> build() {
     content.print = [](const DataContent& c) {
       return std::string(c == DataContent::random ? "random" : "compressible");
     };
-    t.push_back(key("dataset.data_content", FIELD(dataset.data_content), content, pending, "random (incompressible) bytes, or compressible ones for storage with inline compression/dedup", true));
+    t.push_back(key("dataset.data_content", FIELD(dataset.data_content), content, active, "random (incompressible) bytes, or compressible ones for storage with inline compression/dedup", true));
   }
-  t.push_back(key("dataset.compression_ratio", FIELD(dataset.compression_ratio), number(1, 1000), pending, "target ratio of compressible content", true));
+  t.push_back(key("dataset.compression_ratio", FIELD(dataset.compression_ratio), number(1, 1000), active, "how much compressible content shrinks (2 = to half); each 4 KiB block stays unique", true));
   t.push_back(noted("dataset.record_length", ignored, "old name; DLIO ignores it and uses record_length_bytes' default 65536", "dataset.record_length_bytes"));
   t.push_back(noted("dataset.record_length_stdev", ignored, "old name; DLIO ignores it", "dataset.record_length_bytes_stdev"));
   t.push_back(noted("dataset.record_length_std", ignored, "misspelling found in DLIO files; DLIO ignores it", "dataset.record_length_bytes_stdev"));

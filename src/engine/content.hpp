@@ -1,6 +1,13 @@
 #pragma once
-// File content for generation: seeded random bytes, the same for a file whichever rank writes it.
+// File content for generation, the same for a file whichever rank writes it.
+//  - random: seeded random bytes, incompressible (the default, as DLIO's).
+//  - compressible: in every 4 KiB block, the first 4096/ratio bytes are random and the rest zero,
+//    so inline compression (lz4, zstd, gzip) shrinks the data by about `ratio`, while every block
+//    stays unique, so deduplication finds nothing to share.
 
+#include <memory>
+
+#include "config/workload.hpp"
 #include "format/format.hpp"
 #include "util/rng.hpp"
 
@@ -14,5 +21,19 @@ class RandomContent final : public format::ContentSource {
  private:
   util::Rng rng_;
 };
+
+class CompressibleContent final : public format::ContentSource {
+ public:
+  static constexpr std::size_t kBlock = 4096;
+  CompressibleContent(std::uint64_t seed, double ratio);
+  void fill(void* data, std::size_t size) override;
+
+ private:
+  util::Rng rng_;
+  std::size_t random_per_block_;
+  std::size_t position_ = 0;  // offset within the current block, across fill() calls
+};
+
+std::unique_ptr<format::ContentSource> make_content(const config::Workload& w, std::uint64_t seed);
 
 }  // namespace trainio::engine

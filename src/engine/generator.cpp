@@ -10,6 +10,7 @@
 #include "format/format.hpp"
 #include "metrics/io_recorder.hpp"
 #include "plan/fingerprint.hpp"
+#include "plan/generation.hpp"
 #include "storage/file.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
@@ -92,12 +93,12 @@ Existing prepare_folder(const config::Workload& w, const plan::DatasetLayout& la
   return existing;
 }
 
-void write_one(format::FileWriter& writer, const plan::DataFile& file) {
+void write_one(const config::Workload& w, format::FileWriter& writer, const plan::DataFile& file) {
   const std::string temp = storage::temp_path_for(file.path);
   storage::remove_file(temp);  // left by an interrupted run
   try {
-    RandomContent content(util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index));
-    writer.write(file, temp, content);
+    const auto content = make_content(w, util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index));
+    writer.write(file, temp, *content);
     storage::rename_path(temp, file.path);
   } catch (...) {
     try {
@@ -121,21 +122,16 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   const auto existing = static_cast<Existing>(comm.broadcast(mode));
 
   const auto writer = format::make_writer(w);
-  const std::uint64_t total = layout.total_files();
-  const auto ranks = static_cast<std::uint64_t>(comm.size());
-  const auto me = static_cast<std::uint64_t>(comm.rank());
-  std::uint64_t my_files = 0, my_bytes = 0;
-  for (std::uint64_t k = me; k < total; k += ranks) {
-    ++my_files;
-    my_bytes += layout.file_by_global_index(k).data_bytes();
-  }
+  const std::vector<std::uint64_t> mine = plan::files_to_generate(layout, comm.rank(), comm.size());
+  std::uint64_t my_bytes = 0;
+  for (const auto k : mine) my_bytes += layout.file_by_global_index(k).data_bytes();
 
   metrics::IoRecorder io;
   const std::int64_t start = util::now_ns();
   together(comm, [&] {
     storage::ScopedObserver observe(&io);
-    Progress progress("generate", my_files, my_bytes, comm.size(), options.progress && comm.is_root());
-    for (std::uint64_t k = me; k < total; k += ranks) {
+    Progress progress("generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
+    for (const std::uint64_t k : mine) {
       const plan::DataFile file = layout.file_by_global_index(k);
       // A file under its final name was renamed there complete; its size guards against
       // anything else having put it there.
@@ -146,7 +142,7 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
         if (existing == Existing::interrupted) storage::remove_file(storage::temp_path_for(file.path));
       } else {
         try {
-          write_one(*writer, file);
+          write_one(w, *writer, file);
         } catch (Error& e) {
           e.with_hint("check free space and permissions of the data folder; re-running resumes");
           throw;

@@ -38,6 +38,7 @@ Fingerprint dataset_fingerprint(const config::Workload& w) {
       {"dataset.hdf5.num_dset_per_record", std::to_string(d.hdf5.num_dset_per_record)},
       {"dataset.hdf5.max_shape", list(d.hdf5.max_shape)},
       {"dataset.data_content", d.data_content == config::DataContent::random ? "random" : "compressible"},
+      {"dataset.compression_ratio", d.data_content == config::DataContent::random ? "-" : number(d.compression_ratio)},
   };
 }
 

@@ -130,7 +130,7 @@ DataFile DatasetLayout::file(Split s, std::uint64_t index) const {
 
 std::uint64_t DatasetLayout::total_data_bytes(Split s) const {
   const std::uint64_t n = num_files(s);
-  if (stdev_bytes_ <= 0 || !record_dims_.empty()) return n * samples_per_file_ * sample_shape(s, 0).bytes();
+  if (!sizes_vary()) return n * samples_per_file_ * sample_shape(s, 0).bytes();
   std::uint64_t total = 0;
   for (std::uint64_t i = 0; i < n; ++i) total += sample_shape(s, i).bytes() * samples_per_file_;
   return total;

@@ -59,6 +59,8 @@ class DatasetLayout {
   SampleShape sample_shape(Split s, std::uint64_t index) const;
   // Nominal record size (record_length_bytes), the basis of DLIO's MB/s figures.
   double nominal_record_bytes() const { return nominal_record_bytes_; }
+  // Whether files differ in size (a stdev without explicit record_dims).
+  bool sizes_vary() const { return stdev_bytes_ > 0 && record_dims_.empty(); }
   // Sum of sample bytes over the split (O(files) when sizes vary).
   std::uint64_t total_data_bytes(Split s) const;
 

@@ -1,0 +1,48 @@
+#include <catch2/catch.hpp>
+
+#include <zlib.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/content.hpp"
+
+using namespace trainio;
+
+namespace {
+double zlib_ratio(const std::vector<unsigned char>& data) {
+  uLongf size = compressBound(static_cast<uLong>(data.size()));
+  std::vector<unsigned char> out(size);
+  REQUIRE(compress2(out.data(), &size, data.data(), static_cast<uLong>(data.size()), 1) == Z_OK);
+  return static_cast<double>(data.size()) / static_cast<double>(size);
+}
+}  // namespace
+
+TEST_CASE("random content does not compress") {
+  engine::RandomContent c(1);
+  std::vector<unsigned char> data(1 << 20);
+  c.fill(data.data(), data.size());
+  CHECK(zlib_ratio(data) < 1.01);
+}
+
+TEST_CASE("compressible content compresses by about the asked ratio, across uneven fills") {
+  for (double ratio : {2.0, 3.0, 5.0}) {
+    engine::CompressibleContent c(7, ratio);
+    std::vector<unsigned char> data(1 << 20);
+    // Uneven pieces: the block pattern must continue across fill() calls.
+    std::size_t at = 0;
+    for (std::size_t piece : {1000u, 4096u, 3u, 70000u}) {
+      c.fill(data.data() + at, piece);
+      at += piece;
+    }
+    c.fill(data.data() + at, data.size() - at);
+    INFO("ratio " << ratio);
+    CHECK(zlib_ratio(data) == Approx(ratio).epsilon(0.2));
+    // Every 4 KiB block is different: nothing for deduplication.
+    std::set<std::string> blocks;
+    for (std::size_t b = 0; b + 4096 <= data.size(); b += 4096)
+      blocks.insert(std::string(reinterpret_cast<const char*>(data.data() + b), 4096));
+    CHECK(blocks.size() == data.size() / 4096);
+  }
+}
