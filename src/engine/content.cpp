@@ -3,8 +3,57 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace trainio::engine {
+
+namespace {
+
+constexpr std::size_t kPoolBytes = 4u << 20;
+constexpr std::uint64_t kPoolBlocks = kPoolBytes / RandomContent::kBlock;
+
+const unsigned char* random_pool() {
+  static const std::vector<unsigned char> pool = [] {
+    std::vector<unsigned char> p(kPoolBytes);
+    util::Rng(0x706f6f6c).fill(p.data(), p.size());  // "pool": the same in every process
+    return p;
+  }();
+  return pool.data();
+}
+
+}  // namespace
+
+void RandomContent::fill(void* data, std::size_t size) {
+  const unsigned char* pool = random_pool();
+  auto* out = static_cast<unsigned char*>(data);
+  while (size > 0) {
+    const std::uint64_t h = util::mix64(seed_ ^ util::mix64(block_));
+    const unsigned char* src = pool + (h % kPoolBlocks) * kBlock;
+    const std::uint64_t key = util::mix64(h);
+    const std::size_t n = std::min(size, kBlock - position_);
+    if (position_ == 0 && n == kBlock) {
+      // The common case: a whole block, 8 bytes at a time.
+      for (std::size_t i = 0; i < kBlock; i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, src + i, 8);
+        w ^= key;
+        std::memcpy(out + i, &w, 8);
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t at = position_ + i;
+        out[i] = static_cast<unsigned char>(src[at] ^ static_cast<unsigned char>(key >> (8 * (at % 8))));
+      }
+    }
+    out += n;
+    size -= n;
+    position_ += n;
+    if (position_ == kBlock) {
+      position_ = 0;
+      ++block_;
+    }
+  }
+}
 
 CompressibleContent::CompressibleContent(std::uint64_t seed, double ratio)
     : rng_(seed),

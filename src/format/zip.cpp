@@ -1,5 +1,7 @@
 #include "format/zip.hpp"
 
+#include "format/crc32_fold.hpp"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -180,6 +182,12 @@ std::optional<LocalHeader> parse_local_header(std::string_view b) {
 
 std::uint32_t crc32(std::uint32_t crc, const void* data, std::size_t size) {
   const auto* p = static_cast<const Bytef*>(data);
+  if (size >= 64 && fold_available()) {
+    const std::size_t folded = size & ~std::size_t{15};
+    crc = ~crc32_fold(~crc, p, folded);
+    p += folded;
+    size -= folded;
+  }
   while (size > 0) {
     const auto n = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
     crc = static_cast<std::uint32_t>(::crc32(crc, p, n));

@@ -46,3 +46,22 @@ TEST_CASE("compressible content compresses by about the asked ratio, across unev
     CHECK(blocks.size() == data.size() / 4096);
   }
 }
+
+TEST_CASE("random content is the same however it is cut into fill() calls, and differs per seed") {
+  std::vector<unsigned char> whole(50000), pieces(50000), other(50000);
+  engine::RandomContent a(42), b(42), c(43);
+  a.fill(whole.data(), whole.size());
+  std::size_t at = 0;
+  for (std::size_t piece : {1u, 4095u, 4096u, 10000u, 7u}) {
+    b.fill(pieces.data() + at, piece);
+    at += piece;
+  }
+  b.fill(pieces.data() + at, pieces.size() - at);
+  CHECK(whole == pieces);
+  c.fill(other.data(), other.size());
+  CHECK(whole != other);
+  std::set<std::string> blocks;
+  for (std::size_t i = 0; i + 4096 <= whole.size(); i += 4096)
+    blocks.insert(std::string(reinterpret_cast<const char*>(whole.data() + i), 4096));
+  CHECK(blocks.size() == whole.size() / 4096);
+}

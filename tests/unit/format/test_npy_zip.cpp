@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <zlib.h>
+
 #include <cstring>
+#include <vector>
 
 #include "format/npy.hpp"
 #include "format/zip.hpp"
@@ -105,4 +108,24 @@ TEST_CASE("past 2 GiB zipfile switches to zip64 fields and records") {
   CHECK(end.size() == 56 + 20 + 22);
   CHECK(end.substr(0, 4) == "PK\x06\x06");
   CHECK(end.substr(56, 4) == "PK\x06\x07");
+}
+
+TEST_CASE("folded CRC-32 agrees with zlib for every length and alignment") {
+  std::vector<unsigned char> data(70000);
+  std::uint64_t x = 88172645463325252ull;
+  for (auto& b : data) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    b = static_cast<unsigned char>(x);
+  }
+  auto reference = [&](std::uint32_t crc, const unsigned char* p, std::size_t n) {
+    return static_cast<std::uint32_t>(::crc32(crc, p, static_cast<uInt>(n)));
+  };
+  for (std::size_t offset : {0u, 1u, 7u, 15u}) {
+    for (std::size_t n = 0; n < 300; ++n)
+      REQUIRE(zip::crc32(0, data.data() + offset, n) == reference(0, data.data() + offset, n));
+    for (std::size_t n : {4096u, 65535u, 65536u, 69985u})
+      REQUIRE(zip::crc32(0x12345678, data.data() + offset, n) == reference(0x12345678, data.data() + offset, n));
+  }
 }
