@@ -68,8 +68,11 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         setup_logging(comm, cmd.log_level);
         const config::Workload w = load_workload(cmd.words, comm);
         log_notes(w, comm);
-        engine::together(comm, [&] { check_supported(w, cmd.generate_only); });
         const plan::DatasetLayout layout(w);
+        engine::together(comm, [&] {
+          check_supported(w, cmd.generate_only);
+          format::check_workload(w, layout);
+        });
         const bool trains = w.workflow.train && !cmd.generate_only;
         plan::RunShape shape;
         engine::together(comm, [&] {

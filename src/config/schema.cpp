@@ -109,8 +109,8 @@ std::vector<Entry> build() {
   t.push_back(key("dataset.data_folder", FIELD(dataset.data_folder), text(), active, "dataset folder; files go to <folder>/train and <folder>/valid"));
   t.push_back(key("dataset.num_subfolders_train", FIELD(dataset.num_subfolders_train), integer(0), active, "spread training files over this many subfolders (file i in i % n) when > 1"));
   t.push_back(key("dataset.num_subfolders_eval", FIELD(dataset.num_subfolders_eval), integer(0), active, "the same for evaluation files"));
-  t.push_back(key("dataset.enable_chunking", FIELD(dataset.enable_chunking), boolean(), pending, "HDF5 chunked layout (old DLIO key; see dataset.hdf5.chunk_dims)"));
-  t.push_back(key("dataset.chunk_size", FIELD(dataset.chunk_size), bytes(0), pending, "HDF5 chunk size in bytes (old DLIO key)"));
+  t.push_back(noted("dataset.enable_chunking", ignored, "old HDF5 key; DLIO's current generator ignores it", "dataset.hdf5.chunk_dims"));
+  t.push_back(noted("dataset.chunk_size", ignored, "old HDF5 key; DLIO's current generator ignores it", "dataset.hdf5.chunk_dims"));
   t.push_back(key("dataset.compression", FIELD(dataset.compression), enumeration<Compression>(), active, "hdf5: gzip/lzf; npz: zip (deflate, as numpy's savez_compressed)"));
   t.push_back(key("dataset.compression_level", FIELD(dataset.compression_level), integer(0, 9), active, "compression level for gzip/zip"));
   t.push_back(key("dataset.file_prefix", FIELD(dataset.file_prefix), text(), active, "file name prefix"));
@@ -119,9 +119,9 @@ std::vector<Entry> build() {
   t.push_back(key("dataset.record_element_type", FIELD(dataset.record_element_type), enumeration<ElementType>(), active, "element type of a sample (numpy dtype name)"));
   t.push_back(key("dataset.record_dims", FIELD(dataset.record_dims), unsigned_list(), active, "explicit sample shape; overrides record_length_bytes"));
   t.push_back(noted("dataset.generation_buffer_size", python_only, "DLIO's generation buffer; trainio streams files through a fixed small buffer"));
-  t.push_back(key("dataset.hdf5.chunk_dims", FIELD(dataset.hdf5.chunk_dims), unsigned_list(), pending, "HDF5 chunk shape"));
-  t.push_back(key("dataset.hdf5.num_dset_per_record", FIELD(dataset.hdf5.num_dset_per_record), integer(1), pending, "HDF5 datasets a record is split across (records_0..k-1)"));
-  t.push_back(key("dataset.hdf5.max_shape", FIELD(dataset.hdf5.max_shape), unsigned_list(), pending, "HDF5 maximum (resizable) shape"));
+  t.push_back(key("dataset.hdf5.chunk_dims", FIELD(dataset.hdf5.chunk_dims), unsigned_list(), active, "HDF5 chunk shape (first along samples; a per-sample shape gets a leading 1)"));
+  t.push_back(key("dataset.hdf5.num_dset_per_record", FIELD(dataset.hdf5.num_dset_per_record), integer(1), active, "HDF5 datasets a record is split across (records_0..k-1)"));
+  t.push_back(key("dataset.hdf5.max_shape", FIELD(dataset.hdf5.max_shape), unsigned_list(), active, "HDF5 maximum (resizable) shape of a sample"));
   {
     Codec<DataContent> content;
     content.expected = "random or compressible";

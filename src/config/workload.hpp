@@ -68,8 +68,6 @@ struct DatasetSection {
   std::string data_folder = "./data/";
   std::int64_t num_subfolders_train = 0;
   std::int64_t num_subfolders_eval = 0;
-  bool enable_chunking = false;
-  std::uint64_t chunk_size = 0;
   Compression compression = Compression::none;
   std::int64_t compression_level = 4;
   std::string file_prefix = "img";

@@ -9,44 +9,57 @@
 
 namespace trainio::format {
 
+namespace {
+constexpr std::size_t kPandasChunk = 1u << 18;  // pandas' C parser asks for 256 KiB at a time
+}
+
 void CsvWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
   const std::uint64_t columns = f.sample.elements();
   StreamWriter w(out, buffer_);
   std::string line;
   line.reserve(64 * 1024);
-  auto flush_line = [&](bool force) {
-    if (force || line.size() > 60 * 1024) {
-      w.append(line);
-      line.clear();
-    }
-  };
-  for (std::uint64_t c = 0; c < columns; ++c) {
-    line += ',';
-    line += std::to_string(c);
-    flush_line(false);
-  }
-  line += '\n';
   values_.resize(64 * 1024);
-  char digits[24];
+  char digits[8];
   for (std::uint64_t row = 0; row < f.num_samples; ++row) {
-    line += std::to_string(row);
     for (std::uint64_t c = 0; c < columns;) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(values_.size(), columns - c));
       content.fill(values_.data(), n);
       for (std::size_t k = 0; k < n; ++k) {
-        line += ',';
-        // numpy.random.randint(255): values 0..254, as DLIO draws them.
+        if (c + k > 0) line += ',';
+        // DLIO draws uint8 values as floor(uniform * 255): 0..254.
         const auto end = std::to_chars(digits, digits + sizeof digits, values_[k] % 255).ptr;
         line.append(digits, end);
       }
       c += n;
-      flush_line(false);
+      if (line.size() > 60 * 1024) {
+        w.append(line);
+        line.clear();
+      }
     }
     line += '\n';
-    flush_line(false);
   }
-  flush_line(true);
+  w.append(line);
   w.flush();
+}
+
+std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                              std::uint64_t /*sample*/) {
+  // pandas.read_csv(path): open(path, 'r', newline=''), then TextIOWrapper.read(256 KiB) until
+  // it returns nothing. A text read loops over BufferedReader.read1 until it has what it asked
+  // for or the file ends.
+  if (chunk_.size() < kPandasChunk) chunk_.resize(kPandasChunk);
+  file_.open(path);
+  while (true) {
+    std::size_t got = 0;
+    while (got < kPandasChunk) {
+      const std::size_t n = file_.read1(chunk_.data() + got, kPandasChunk - got);
+      if (n == 0) break;
+      got += n;
+    }
+    if (got == 0) break;
+  }
+  file_.close();
+  return shape.elements() * samples_in_file;  // the parsed table (DLIO keeps every row's values)
 }
 
 std::optional<std::string> validate_csv(const plan::DataFile& f) {
@@ -67,27 +80,21 @@ std::optional<std::string> validate_csv(const plan::DataFile& f) {
         field += c;
         continue;
       }
-      // The header's first field is empty; every other field is a number.
-      if (line > 0 || fields > 0) {
-        std::uint64_t v = 0;
-        if (field.empty() || std::from_chars(field.data(), field.data() + field.size(), v).ec != std::errc())
-          return fmt::format("line {}: field {} is not a number", line + 1, fields + 1);
-        const std::uint64_t want = fields == 0 ? line - 1 : fields - 1;
-        if (line == 0 && v != want) return fmt::format("header: column {} is named {}", fields, v);
-        if (line > 0 && fields == 0 && v != want) return fmt::format("line {}: row index {}, expected {}", line + 1, v, want);
-        if (line > 0 && fields > 0 && v > 254) return fmt::format("line {}: value {} out of range", line + 1, v);
-      }
+      std::uint64_t v = 0;
+      if (field.empty() || std::from_chars(field.data(), field.data() + field.size(), v).ec != std::errc())
+        return fmt::format("line {}: field {} is not a number", line + 1, fields + 1);
+      if (v > 254) return fmt::format("line {}: value {} out of range", line + 1, v);
       field.clear();
       ++fields;
       if (c == '\n') {
-        if (fields != columns + 1) return fmt::format("line {}: {} fields, expected {}", line + 1, fields, columns + 1);
+        if (fields != columns) return fmt::format("line {}: {} values, expected {}", line + 1, fields, columns);
         ++line;
         fields = 0;
       }
     }
   }
   if (fields != 0 || !field.empty()) return std::string("the last line is cut short");
-  if (line != f.num_samples + 1) return fmt::format("{} rows, expected {}", line == 0 ? 0 : line - 1, f.num_samples);
+  if (line != f.num_samples) return fmt::format("{} rows, expected {}", line, f.num_samples);
   return std::nullopt;
 }
 

@@ -1,10 +1,13 @@
 #pragma once
-// CSV as DLIO writes it (pandas.DataFrame.to_csv): a header row ",0,1,...,n-1", then one row per
-// sample: its index, then the sample's values (integers 0..254), comma-separated, '\n'-ended.
+// CSV as DLIO's current generator writes it (pandas.DataFrame.to_csv with index=False,
+// header=False): one row per sample, the sample's values (integers 0..254) comma-separated,
+// '\n'-ended. The reader re-enacts pandas.read_csv: Python's text-mode file read in 256 KiB
+// requests (one raw read each, through BufferedReader.read1) until it returns nothing.
 
 #include <vector>
 
 #include "format/format.hpp"
+#include "format/python_io.hpp"
 
 namespace trainio::format {
 
@@ -19,6 +22,16 @@ class CsvWriter final : public ByteWriter {
  private:
   std::vector<char> buffer_;
   std::vector<unsigned char> values_;
+};
+
+class CsvReader final : public SampleReader {
+ public:
+  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                     std::uint64_t sample) override;
+
+ private:
+  PyBufferedFile file_;
+  std::vector<char> chunk_;
 };
 
 std::optional<std::string> validate_csv(const plan::DataFile& expected);

@@ -2,8 +2,10 @@
 
 #include "format/csv.hpp"
 #include "format/format.hpp"
+#include "format/hdf5_file.hpp"
 #include "format/image.hpp"
 #include "format/indexed_binary.hpp"
+#include "format/indexed_readers.hpp"
 #include "format/npy_file.hpp"
 #include "format/npz.hpp"
 #include "format/synthetic.hpp"
@@ -37,8 +39,8 @@ std::unique_ptr<FileWriter> make_writer(const config::Workload& w) {
     case Format::indexed_binary:
     case Format::mmap_indexed_binary: return std::make_unique<IndexedBinaryWriter>();
     case Format::tar: return std::make_unique<TarWriter>();
-    case Format::synthetic:
-    case Format::hdf5: break;
+    case Format::hdf5: return std::make_unique<Hdf5Writer>(w);
+    case Format::synthetic: break;
   }
   throw not_built(d.format, "writing");
 }
@@ -50,9 +52,18 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w) {
     case Format::tfrecord: return std::make_unique<DaliTfRecordReader>();
     case Format::tar: return std::make_unique<TarSampleReader>();
     case Format::synthetic: return std::make_unique<SyntheticReader>();
-    default: break;
+    case Format::hdf5: return std::make_unique<Hdf5Reader>(w);
+    case Format::csv: return std::make_unique<CsvReader>();
+    case Format::jpeg: return std::make_unique<ImageReader>(ImageWriter::Codec::jpeg);
+    case Format::png: return std::make_unique<ImageReader>(ImageWriter::Codec::png);
+    case Format::indexed_binary: return std::make_unique<IndexedBinaryReader>();
+    case Format::mmap_indexed_binary: return std::make_unique<MmapIndexedBinaryReader>();
   }
-  throw not_built(w.dataset.format, "reading");
+  throw internal_error("a format without a reader");
+}
+
+void check_workload(const config::Workload& w, const plan::DatasetLayout& layout) {
+  if (w.dataset.format == Format::hdf5 && layout.total_files() > 0) hdf5_layout(w, layout.file_by_global_index(0));
 }
 
 std::optional<std::string> validate_file(const config::Workload& w, const plan::DataFile& file) {
@@ -67,7 +78,7 @@ std::optional<std::string> validate_file(const config::Workload& w, const plan::
     case Format::mmap_indexed_binary: return validate_indexed_binary(file);
     case Format::tar: return validate_tar(file);
     case Format::synthetic: return std::nullopt;
-    case Format::hdf5: break;
+    case Format::hdf5: return validate_hdf5(w, file);
   }
   throw not_built(w.dataset.format, "validating");
 }

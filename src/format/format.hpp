@@ -56,6 +56,10 @@ class SampleReader {
 std::unique_ptr<FileWriter> make_writer(const config::Workload& w);
 std::unique_ptr<SampleReader> make_reader(const config::Workload& w);
 
+// Checks, before any I/O, what the workload asks of its format (e.g. an HDF5 chunk shape that
+// fits the datasets); throws a config error.
+void check_workload(const config::Workload& w, const plan::DatasetLayout& layout);
+
 // Checks that the file at file.path is a complete, well-formed file of the workload's format
 // holding what `file` describes (samples, shapes; checksums where the format has them).
 // Returns what is wrong, or nullopt when the file is good.

@@ -5,6 +5,7 @@
 #include <png.h>
 
 #include <csetjmp>
+#include <algorithm>
 #include <cstring>
 
 #include "util/error.hpp"
@@ -84,6 +85,7 @@ void encode_png(const unsigned char* pixels, ImageSize size, std::vector<unsigne
   }
   png_set_write_fn(png, &out, png_to_vector, nullptr);
   png_set_compression_level(png, 6);
+  png_set_compression_buffer_size(png, 65536);  // 64 KiB IDAT chunks, as Pillow writes them
   png_set_IHDR(png, info, static_cast<png_uint_32>(size.width), static_cast<png_uint_32>(size.height), 8,
                PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
@@ -94,6 +96,85 @@ void encode_png(const unsigned char* pixels, ImageSize size, std::vector<unsigne
 }
 
 }  // namespace
+
+std::uint64_t ImageReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t,
+                                std::uint64_t) {
+  // Image.open: open the file, rewind, sniff 16 bytes (the first buffer fill).
+  file_.open(path);
+  file_.seek(0, SEEK_SET);
+  char prefix[16];
+  file_.read(prefix, sizeof prefix);
+  if (codec_ == ImageWriter::Codec::jpeg) read_jpeg();
+  else read_png(path);
+  file_.close();  // Pillow closes the file it opened once the image is loaded
+  const ImageSize size = image_size(shape);
+  return size.height * size.width;
+}
+
+void ImageReader::read_jpeg() {
+  // The JPEG tile starts at offset 0: libjpeg is fed the whole stream, 64 KiB at a time, until
+  // it has seen all of it.
+  file_.seek(0, SEEK_SET);
+  std::uint64_t total = 0;
+  while (total < file_.file_size()) {
+    const std::size_t got = file_.read(block_.data(), kDecoderBlock);
+    if (got == 0) break;
+    total += got;
+  }
+}
+
+void ImageReader::read_png(const std::string& path) {
+  // PngImageFile: signature, then chunk headers (8 bytes and a tell()) until the first IDAT;
+  // the decoder then pulls IDAT data in pieces of at most 64 KiB, crossing chunk boundaries by
+  // reading the CRC and the next header; load_end reads up to IEND.
+  auto u32 = [](const char* p) {
+    return (static_cast<std::uint32_t>(static_cast<unsigned char>(p[0])) << 24) |
+           (static_cast<std::uint32_t>(static_cast<unsigned char>(p[1])) << 16) |
+           (static_cast<std::uint32_t>(static_cast<unsigned char>(p[2])) << 8) |
+           static_cast<std::uint32_t>(static_cast<unsigned char>(p[3]));
+  };
+  auto bad = [&](const char* what) {
+    return data_error(fmt::format("'{}' is not a valid PNG file: {}", path, what),
+                      "regenerate the dataset with 'trainio generate' (or check dataset.format)");
+  };
+  file_.seek(0, SEEK_SET);
+  char head[8];
+  static const char kSignature[] = {'\x89', 'P', 'N', 'G', '\r', '\n', '\x1a', '\n'};
+  if (file_.read(head, 8) != 8 || std::memcmp(head, kSignature, 8) != 0) throw bad("no PNG signature");
+  auto next_chunk = [&](std::uint32_t& length) -> std::string {
+    char h[8];
+    if (file_.read(h, 8) != 8) throw bad("cut short in a chunk header");
+    file_.tell();
+    length = u32(h);
+    return std::string(h + 4, 4);
+  };
+  std::uint32_t length = 0;
+  for (std::string type = next_chunk(length); type != "IDAT"; type = next_chunk(length)) {
+    if (type == "IEND") throw bad("no image data");
+    if (length > block_.size()) block_.resize(length);
+    if (file_.read(block_.data(), length) != length) throw bad("cut short in a chunk");
+    char crc[4];
+    file_.read(crc, 4);
+  }
+  std::uint64_t idat_left = length;
+  bool more = true;
+  while (more) {
+    while (idat_left == 0) {
+      char crc[4];
+      file_.read(crc, 4);
+      std::uint32_t next = 0;
+      if (next_chunk(next) != "IDAT") {
+        more = false;  // IEND (load_end has nothing left to read)
+        break;
+      }
+      idat_left = next;
+    }
+    if (!more) break;
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kDecoderBlock, idat_left));
+    if (file_.read(block_.data(), n) != n) throw bad("cut short in image data");
+    idat_left -= n;
+  }
+}
 
 void ImageWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
   const ImageSize size = image_size(f.sample);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "format/python_io.hpp"
 
 namespace trainio::format {
 
@@ -22,6 +23,24 @@ class ImageWriter final : public ByteWriter {
   Codec codec_;
   std::vector<unsigned char> pixels_;
   std::vector<unsigned char> encoded_;
+};
+
+// DLIO's ImageReader: np.asarray(PIL.Image.open(path)). Pillow reads through Python's buffered
+// file: the header from the first buffer, then 64 KiB blocks for the decoder (a JPEG from the
+// start of the file; a PNG chunk by chunk, IDAT data only, with a tell() per chunk header).
+class ImageReader final : public SampleReader {
+ public:
+  explicit ImageReader(ImageWriter::Codec codec) : codec_(codec), block_(kDecoderBlock) {}
+  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                     std::uint64_t sample) override;
+
+ private:
+  static constexpr std::size_t kDecoderBlock = 65536;  // PIL.ImageFile.MAXBLOCK
+  void read_jpeg();
+  void read_png(const std::string& path);
+  ImageWriter::Codec codec_;
+  PyBufferedFile file_;
+  std::vector<char> block_;
 };
 
 // Image dimensions (height d1, width d2) every file of a dataset is encoded with.

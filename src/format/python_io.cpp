@@ -75,6 +75,48 @@ std::size_t PyBufferedFile::read(void* dest_void, std::size_t n) {
   return written;
 }
 
+std::size_t PyBufferedFile::readinto(void* dest_void, std::size_t n) {
+  auto* dest = static_cast<char*>(dest_void);
+  std::size_t written = 0;
+  if (const std::size_t avail = readahead(); avail > 0) {
+    written = avail < n ? avail : n;
+    std::memcpy(dest, buffer_.data() + (pos_ - buf_start_), written);
+    pos_ += written;
+    if (written == n) return n;
+  }
+  reset_buffer();
+  while (written < n) {
+    const std::size_t remaining = n - written;
+    if (remaining > buffer_size_) {
+      const std::size_t got = raw_read(dest + written, remaining);
+      if (got == 0) break;
+      written += got;
+      pos_ += got;
+      continue;
+    }
+    // Fill the buffer and copy from it.
+    buf_start_ = raw_;
+    const std::size_t got = raw_read(buffer_.data(), buffer_size_);
+    valid_ = true;
+    buf_len_ = got;
+    if (got == 0) break;
+    const std::size_t take = got < remaining ? got : remaining;
+    std::memcpy(dest + written, buffer_.data(), take);
+    written += take;
+    pos_ += take;
+  }
+  return written;
+}
+
+std::size_t PyBufferedFile::read1(void* dest, std::size_t n) {
+  if (n == 0) return 0;
+  if (const std::size_t have = readahead(); have > 0) return read(dest, have < n ? have : n);
+  reset_buffer();
+  const std::size_t got = raw_read(dest, n);
+  pos_ += got;
+  return got;
+}
+
 std::size_t PyBufferedFile::read_all(void* dest_void, std::size_t capacity) {
   auto* dest = static_cast<char*>(dest_void);
   std::size_t written = 0;

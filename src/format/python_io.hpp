@@ -28,6 +28,11 @@ class PyBufferedFile {
 
   // BufferedReader.read(n) into `dest`; returns the bytes delivered (less only at end of file).
   std::size_t read(void* dest, std::size_t n);
+  // BufferedReader.readinto(b) of n bytes: what is buffered, then a raw read of all the rest when
+  // it is more than the buffer, else a buffer fill.
+  std::size_t readinto(void* dest, std::size_t n);
+  // BufferedReader.read1(n): buffered bytes if there are any, else one raw read of n.
+  std::size_t read1(void* dest, std::size_t n);
   // BufferedReader.read() with no size: FileIO.readall(). `dest` must hold size() - tell() bytes.
   std::size_t read_all(void* dest, std::size_t capacity);
   // BufferedReader.seek(offset, whence); whence 0/1 inside the buffer costs no system call.

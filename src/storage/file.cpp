@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -58,11 +59,12 @@ Error call_failed(const char* call, const std::string& path, int err, const std:
 }
 
 int open_flags(const OpenOptions& o) {
-  int flags = O_CLOEXEC;
+  int flags = o.close_on_exec ? O_CLOEXEC : 0;
   switch (o.access) {
     case Access::read: flags |= O_RDONLY; break;
     case Access::write_new: flags |= O_WRONLY | O_CREAT | O_EXCL; break;
     case Access::read_write: flags |= O_RDWR; break;
+    case Access::read_write_new: flags |= O_RDWR | O_CREAT | O_EXCL; break;
   }
   if (o.direct) flags |= O_DIRECT;
   return flags;
@@ -97,7 +99,8 @@ File::Stat File::stat() {
   struct stat st;
   if (::fstat(fd_, &st) != 0) throw call_failed("fstat", path_, errno);
   t.done(0);
-  return {static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_blksize)};
+  return {static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_blksize),
+          static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
 
 bool File::is_terminal() {
@@ -108,15 +111,19 @@ bool File::is_terminal() {
   return tty;
 }
 
-File File::duplicate_for_stdio() {
-  OpTimer dup_timer(Op::fcntl);
+File File::duplicate() {
+  OpTimer t(Op::fcntl);
   const int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) throw call_failed("fcntl(F_DUPFD_CLOEXEC)", path_, errno);
-  dup_timer.done(0);
-  File copy(fd, path_);
-  OpTimer flags_timer(Op::fcntl);
-  if (::fcntl(fd, F_GETFL) < 0) throw call_failed("fcntl(F_GETFL)", path_, errno);
-  flags_timer.done(0);
+  t.done(0);
+  return File(fd, path_);
+}
+
+File File::duplicate_for_stdio() {
+  File copy = duplicate();
+  OpTimer t(Op::fcntl);
+  if (::fcntl(copy.fd_, F_GETFL) < 0) throw call_failed("fcntl(F_GETFL)", path_, errno);
+  t.done(0);
   return copy;
 }
 
@@ -190,6 +197,29 @@ void File::fsync() {
 void File::fdatasync() {
   OpTimer t(Op::fsync);
   if (::fdatasync(fd_) != 0) throw call_failed("fdatasync", path_, errno);
+  t.done(0);
+}
+
+void File::truncate(std::uint64_t size) {
+  OpTimer t(Op::write);
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw call_failed("ftruncate", path_, errno);
+  t.done(0);
+}
+
+bool File::try_lock(bool exclusive) {
+  OpTimer t(Op::fcntl);
+  if (::flock(fd_, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return false;
+    if (errno == ENOSYS || errno == ENOTSUP) return true;  // no locks on this file system: as HDF5, go on
+    throw call_failed("flock", path_, errno);
+  }
+  t.done(0);
+  return true;
+}
+
+void File::unlock() {
+  OpTimer t(Op::fcntl);
+  if (::flock(fd_, LOCK_UN) != 0 && errno != ENOSYS && errno != ENOTSUP) throw call_failed("flock", path_, errno);
   t.done(0);
 }
 

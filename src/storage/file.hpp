@@ -12,14 +12,16 @@
 namespace trainio::storage {
 
 enum class Access {
-  read,          // O_RDONLY
-  write_new,     // O_WRONLY | O_CREAT | O_EXCL: a fresh file, never truncating an existing one
-  read_write,    // O_RDWR
+  read,            // O_RDONLY
+  write_new,       // O_WRONLY | O_CREAT | O_EXCL: a fresh file, never truncating an existing one
+  read_write,      // O_RDWR
+  read_write_new,  // O_RDWR | O_CREAT | O_EXCL (libraries that read back what they write: HDF5)
 };
 
 struct OpenOptions {
   Access access = Access::read;
-  bool direct = false;  // O_DIRECT
+  bool direct = false;        // O_DIRECT
+  bool close_on_exec = true;  // O_CLOEXEC (off only to mirror libraries that do not set it)
 };
 
 class File {
@@ -39,6 +41,7 @@ class File {
   struct Stat {
     std::uint64_t size = 0;
     std::uint64_t block_size = 0;  // st_blksize: the I/O size the file system prefers
+    std::uint64_t device = 0, inode = 0;
   };
   // fstat(2).
   Stat stat();
@@ -47,8 +50,9 @@ class File {
   // ioctl(TCGETS): the terminal probe Python's open() makes on every file (isatty). On FUSE file
   // systems it can reach the file-system daemon, so framework-faithful readers issue it too.
   bool is_terminal();
-  // dup(2) as Python's os.dup makes it (fcntl F_DUPFD_CLOEXEC), then fcntl(F_GETFL) as fdopen()
-  // does: the second handle numpy reads through with C stdio. Both handles share one offset.
+  // dup(2) as Python makes it (fcntl F_DUPFD_CLOEXEC). Both handles share one file offset.
+  File duplicate();
+  // duplicate(), then fcntl(F_GETFL) as fdopen() does: the handle numpy reads through with C stdio.
   File duplicate_for_stdio();
 
   // Reads up to `size` bytes at `offset` (one pread; may return less at end of file).
@@ -65,6 +69,11 @@ class File {
   void pwrite_all(const void* buffer, std::size_t size, std::uint64_t offset);
   void fsync();
   void fdatasync();
+  // ftruncate(2).
+  void truncate(std::uint64_t size);
+  // flock(2) without waiting, as HDF5 takes it; false when another process holds the lock.
+  bool try_lock(bool exclusive);
+  void unlock();
 
   // Closes now and reports a failing close (it can carry a deferred write error).
   void close();

@@ -9,7 +9,7 @@ thread_local IoObserver* current = nullptr;
 const char* op_name(Op op) {
   static constexpr const char* kNames[kOpCount] = {"open",  "stat",  "read",  "write",  "seek",
                                                    "close", "fsync", "mkdir", "rename", "unlink",
-                                                   "ioctl", "fcntl"};
+                                                   "ioctl", "fcntl", "mmap",  "touch"};
   return kNames[static_cast<int>(op)];
 }
 

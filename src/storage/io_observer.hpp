@@ -7,8 +7,9 @@
 
 namespace trainio::storage {
 
-enum class Op : std::uint8_t { open, stat, read, write, seek, close, fsync, mkdir, rename, unlink, ioctl, fcntl };
-inline constexpr int kOpCount = 12;
+// mmap counts mapping a file; touch counts reading mapped pages (page faults do the I/O).
+enum class Op : std::uint8_t { open, stat, read, write, seek, close, fsync, mkdir, rename, unlink, ioctl, fcntl, mmap, touch };
+inline constexpr int kOpCount = 14;
 const char* op_name(Op op);
 
 class IoObserver {

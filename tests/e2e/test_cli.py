@@ -1,4 +1,5 @@
 """The command line: help, exit codes, clear errors, workloads and config output."""
+import os
 import subprocess
 from harness import TrainioTest
 
@@ -79,7 +80,9 @@ class CliTest(TrainioTest):
         self.assertEqual(r.code, 2, r)
         self.assertIn("did you mean 'unet3d_h100'", r.err)
 
-    def test_format_not_built_yet_is_a_config_error(self):
-        r = self.run_trainio("run", "default", "dataset.format=hdf5")
+    def test_loader_not_built_yet_is_a_config_error(self):
+        r = self.run_trainio("run", "default", "framework=tensorflow", "reader.data_loader=tensorflow",
+                             "dataset.data_folder=d")
         self.assertEqual(r.code, 2, r)
         self.assertIn("not built into trainio yet", r.err)
+        self.assertFalse(os.path.exists(self.path("d")))  # refused before any I/O

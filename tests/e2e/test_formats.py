@@ -65,9 +65,8 @@ class OtherFormatsTest(TrainioTest):
                               "dataset.record_length_bytes=100")
         self.assertEqual(len(files), 3)
         for f in files:
-            df = pd.read_csv(f, index_col=0)
+            df = pd.read_csv(f, header=None)
             self.assertEqual(df.shape, (4, 100))
-            self.assertEqual(list(df.columns[:3]), ["0", "1", "2"])
             values = df.to_numpy()
             self.assertTrue(((values >= 0) & (values <= 254)).all())
             self.assertGreater(len(np.unique(values)), 100)
@@ -127,3 +126,65 @@ class OtherFormatsTest(TrainioTest):
         t = self.summary("o")["trainio"]
         self.assertEqual(t["train"]["samples"], 64 * 3)
         self.assertEqual(t["epochs"][0]["train"]["bytes_read"], 0)
+
+
+class Hdf5Test(TrainioTest):
+    def generate(self, *args):
+        self.ok("generate", "default", "dataset.format=hdf5", "dataset.data_folder=h", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.num_subfolders_train=0", "dataset.num_files_train=2", *args)
+        return sorted(glob.glob(self.path("h/train/*.hdf5")))
+
+    def test_default_layout_reads_in_h5py(self):
+        import h5py
+        import numpy as np
+        for f in self.generate("dataset.num_samples_per_file=5", "dataset.record_length_bytes=10000"):
+            with h5py.File(f, "r") as h:
+                self.assertEqual(sorted(h.keys()), ["labels", "records_0"])
+                self.assertEqual(h["records_0"].shape, (5, 100, 100))
+                self.assertEqual(h["records_0"].dtype, np.uint8)
+                self.assertIsNone(h["records_0"].chunks)
+                self.assertEqual(list(h["labels"][:]), [0] * 5)
+                self.assertEqual(h["labels"].dtype, np.int64)
+                self.assertGreater(len(np.unique(h["records_0"][2])), 200)
+
+    def test_every_layout_option(self):
+        import h5py
+        import numpy as np
+        files = self.generate("dataset.num_samples_per_file=6", "dataset.record_dims=[6,32,16]",
+                              "dataset.record_element_type=float32", "dataset.hdf5.num_dset_per_record=3",
+                              "dataset.hdf5.chunk_dims=[2,2,32,16]", "dataset.compression=gzip",
+                              "dataset.compression_level=6", "dataset.hdf5.max_shape=[4,64,64]")
+        for f in files:
+            with h5py.File(f, "r") as h:
+                self.assertEqual(sorted(h.keys()), ["labels", "records_0", "records_1", "records_2"])
+                d = h["records_1"]
+                self.assertEqual(d.shape, (6, 2, 32, 16))
+                self.assertEqual(d.dtype, np.float32)
+                self.assertEqual(d.chunks, (2, 2, 32, 16))
+                self.assertEqual(d.compression, "gzip")
+                self.assertEqual(d.compression_opts, 6)
+                self.assertEqual(d.maxshape, (6, 4, 64, 64))
+                d[:]  # every chunk inflates
+        self.ok("validate", "default", "dataset.format=hdf5", "dataset.data_folder=h", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.num_subfolders_train=0", "dataset.num_files_train=2",
+                "dataset.num_samples_per_file=6", "dataset.record_dims=[6,32,16]",
+                "dataset.record_element_type=float32", "dataset.hdf5.num_dset_per_record=3",
+                "dataset.hdf5.chunk_dims=[2,2,32,16]", "dataset.compression=gzip", "dataset.compression_level=6",
+                "dataset.hdf5.max_shape=[4,64,64]")
+
+    def test_float16_matches_numpy(self):
+        import h5py
+        import numpy as np
+        for f in self.generate("dataset.record_dims=[8,8]", "dataset.record_element_type=float16"):
+            with h5py.File(f, "r") as h:
+                self.assertEqual(h["records_0"].dtype, np.float16)
+
+    def test_impossible_layouts_are_config_errors(self):
+        r = self.run_trainio("generate", "default", "dataset.format=hdf5", "dataset.data_folder=h",
+                             "dataset.record_dims=[8,8]", "dataset.hdf5.chunk_dims=[1,16,8]")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("chunk_dims", r.err)
+        r = self.run_trainio("generate", "default", "dataset.format=hdf5", "dataset.data_folder=h",
+                             "dataset.compression=lzf")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("lzf", r.err)

@@ -11,7 +11,7 @@ import unittest
 from harness import TrainioTest
 
 STRACE = shutil.which("strace")
-CALLS = "openat,open,read,pread64,readv,lseek,newfstatat,fstat,statx,ioctl,close,fcntl"
+CALLS = "openat,open,read,pread64,readv,lseek,newfstatat,fstat,statx,ioctl,close,fcntl,flock"
 
 NUMPY_LOAD = r"""
 # argv: target, warm-up file; DLIO's NPZReader and NPYReader both call np.load(path, allow_pickle=True)
@@ -68,13 +68,72 @@ def calls_on(trace_file, path):
     return out
 
 
+H5PY_READ = r"""
+# argv: target, warm-up file, sample; DLIO's HDF5Reader: h5py.File(path, 'r')['records_i'][sample]
+import os, sys
+import h5py
+
+def read(path, sample):
+    f = h5py.File(path, "r")
+    i = 0
+    while f"records_{i}" in f:
+        f[f"records_{i}"][sample]
+        i += 1
+    f.close()
+
+read(sys.argv[2], 0)
+try:
+    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
+except OSError:
+    pass
+read(sys.argv[1], int(sys.argv[3]))
+try:
+    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
+except OSError:
+    pass
+"""
+
+
+# DLIO's readers for the other formats, one sample each (argv: target, warm-up file).
+PYTHON_READ = r"""
+import os, sys
+import numpy as np
+
+def read(path):
+    if path.endswith(".csv"):
+        import pandas as pd
+        pd.read_csv(path, compression="infer", header=None).to_numpy()
+    elif path.endswith(".jpeg") or path.endswith(".png"):
+        from PIL import Image
+        np.asarray(Image.open(path))
+    elif path.endswith(".indexed_binary"):
+        size = int(os.environ["SAMPLE_BYTES"])
+        f = open(path, "rb")
+        f.seek(0)
+        image = np.empty(size, dtype=np.uint8)
+        f.readinto(image)
+        f.close()
+
+read(sys.argv[2])
+try:
+    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
+except OSError:
+    pass
+read(sys.argv[1])
+try:
+    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
+except OSError:
+    pass
+"""
+
+
 @unittest.skipUnless(STRACE, "strace is not installed")
 class IoPatternTest(TrainioTest):
-    def trace_numpy(self, target, warmup):
-        trace = self.path("numpy.trace")
-        subprocess.run([STRACE, "-f", "-e", f"trace={CALLS}", "-o", trace, "/usr/bin/python3", "-c", NUMPY_LOAD,
-                        target, warmup], check=True, cwd=self.dir, capture_output=True)
-        return calls_on(trace, target)
+    def trace_python(self, script, *args, env=None):
+        trace = self.path("python.trace")
+        subprocess.run([STRACE, "-f", "-e", f"trace={CALLS}", "-o", trace, "/usr/bin/python3", "-c", script,
+                        *args], check=True, cwd=self.dir, capture_output=True, env=dict(os.environ, **(env or {})))
+        return calls_on(trace, args[0])
 
     def trace_trainio(self, data_folder, target, args):
         trace = self.path("trainio.trace")
@@ -87,14 +146,19 @@ class IoPatternTest(TrainioTest):
         self.assertEqual(r.code, 0, r)
         return calls_on(trace, target)
 
-    def compare(self, data_folder, args, ext="npz"):
+    def compare(self, data_folder, args, ext="npz", sample_bytes=0):
         r = self.ok("generate", "default", f"dataset.data_folder={data_folder}", "dataset.num_files_eval=0",
                     "workflow.evaluation=false", "dataset.num_subfolders_train=0", *args)
         target = os.path.join(data_folder, "train", f"img_1_of_2.{ext}")
         warmup = os.path.join(data_folder, "train", f"img_0_of_2.{ext}")
         ours = self.trace_trainio(data_folder, target, ["dataset.num_subfolders_train=0", *args])
-        numpy = self.trace_numpy(target, warmup)
-        self.assertGreater(len(numpy), 10)
+        if ext in ("npz", "npy"):
+            numpy = self.trace_python(NUMPY_LOAD, target, warmup)
+        elif ext == "hdf5":
+            numpy = self.trace_python(H5PY_READ, target, warmup, "0")
+        else:
+            numpy = self.trace_python(PYTHON_READ, target, warmup, env={"SAMPLE_BYTES": str(sample_bytes)})
+        self.assertGreaterEqual(len(numpy), 6)  # a non-empty trace: open, reads, close
         self.assertEqual(ours, numpy)
         return ours
 
@@ -120,6 +184,38 @@ class IoPatternTest(TrainioTest):
     def test_small_npy(self):
         self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=1024",
                                          "dataset.format=npy"], ext="npy")
+
+    def test_hdf5_contiguous(self):
+        calls = self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=65536",
+                                                 "dataset.format=hdf5", "dataset.num_samples_per_file=4"], ext="hdf5")
+        self.assertIn("flock(fd0, LOCK_SH|LOCK_NB) = 0", calls)
+
+    def test_hdf5_chunked_gzip_two_datasets(self):
+        self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_dims=[4,64,64]",
+                                         "dataset.hdf5.num_dset_per_record=2", "dataset.hdf5.chunk_dims=[1,2,32,64]",
+                                         "dataset.compression=gzip", "dataset.format=hdf5",
+                                         "dataset.num_samples_per_file=3"], ext="hdf5")
+
+    def test_csv(self):
+        self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=40000",
+                                         "dataset.num_samples_per_file=4", "dataset.format=csv"], ext="csv")
+
+    def test_jpeg(self):
+        self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=1048576",
+                                         "dataset.format=jpeg"], ext="jpeg")
+
+    def test_png(self):
+        self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=1048576",
+                                         "dataset.format=png"], ext="png")
+
+    def test_small_png(self):
+        self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=4096",
+                                         "dataset.format=png"], ext="png")
+
+    def test_indexed_binary(self):
+        self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=1048576",
+                                         "dataset.num_samples_per_file=3", "dataset.format=indexed_binary"],
+                     ext="indexed_binary", sample_bytes=1048576)
 
     def test_a_large_block_size_file_system(self):
         # tmpfs with huge pages reports st_blksize = 2 MiB: Python's buffer, and trainio's, follow it.

@@ -1,0 +1,197 @@
+#include "storage/hdf5_vfd.hpp"
+
+#include <cstring>
+#include <new>
+
+#include "storage/file.hpp"
+
+namespace trainio::storage {
+
+namespace {
+
+thread_local std::optional<Error> driver_error;
+
+// HDF5 owns the H5FD_t at the start of this struct; the rest is ours.
+struct DriverFile {
+  H5FD_t pub;
+  File file;
+  haddr_t eoa = 0;
+  haddr_t eof = 0;
+  std::uint64_t device = 0, inode = 0;
+  int fd = -1;  // for H5Fget_vfd_handle
+};
+
+DriverFile* self(H5FD_t* f) { return reinterpret_cast<DriverFile*>(f); }
+const DriverFile* self(const H5FD_t* f) { return reinterpret_cast<const DriverFile*>(f); }
+
+// Runs a storage step; a trainio error is kept for the caller of the HDF5 function.
+template <typename F>
+herr_t guarded(F&& step) {
+  try {
+    step();
+    return 0;
+  } catch (const Error& e) {
+    driver_error = e;
+  } catch (const std::exception& e) {
+    driver_error = internal_error(e.what());
+  }
+  return -1;
+}
+
+H5FD_t* open_file(const char* name, unsigned flags, hid_t, haddr_t maxaddr) {
+  auto* f = new (std::nothrow) DriverFile{};
+  if (!f) return nullptr;
+  const herr_t rc = guarded([&] {
+    Access access = Access::read;
+    if (flags & H5F_ACC_RDWR) access = (flags & H5F_ACC_CREAT) ? Access::read_write_new : Access::read_write;
+    if ((flags & H5F_ACC_TRUNC) && !(flags & H5F_ACC_EXCL))
+      throw usage_error(std::string("refusing to truncate '") + name + "' (trainio writes new files only)");
+    f->file = File::open(name, {.access = access, .close_on_exec = false});  // as sec2 opens
+    const auto st = f->file.stat();
+    f->eof = st.size;
+    f->device = st.device;
+    f->inode = st.inode;
+    f->fd = f->file.fd();
+  });
+  if (rc < 0) {
+    delete f;
+    return nullptr;
+  }
+  (void)maxaddr;
+  return &f->pub;
+}
+
+herr_t close_file(H5FD_t* file) {
+  DriverFile* f = self(file);
+  const herr_t rc = guarded([&] { f->file.close(); });
+  delete f;
+  return rc;
+}
+
+int compare(const H5FD_t* a, const H5FD_t* b) {
+  const DriverFile* x = self(a);
+  const DriverFile* y = self(b);
+  if (x->device != y->device) return x->device < y->device ? -1 : 1;
+  if (x->inode != y->inode) return x->inode < y->inode ? -1 : 1;
+  return 0;
+}
+
+herr_t query(const H5FD_t*, unsigned long* flags) {
+  // sec2's feature set (HDF5 1.10): the library's caching layers then act as they do for h5py.
+  *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |
+           H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_POSIX_COMPAT_HANDLE | H5FD_FEAT_SUPPORTS_SWMR_IO |
+           H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+  return 0;
+}
+
+haddr_t get_eoa(const H5FD_t* file, H5FD_mem_t) { return self(file)->eoa; }
+herr_t set_eoa(H5FD_t* file, H5FD_mem_t, haddr_t addr) {
+  self(file)->eoa = addr;
+  return 0;
+}
+haddr_t get_eof(const H5FD_t* file, H5FD_mem_t) { return self(file)->eof; }
+
+herr_t get_handle(H5FD_t* file, hid_t, void** handle) {
+  *handle = &self(file)->fd;
+  return 0;
+}
+
+herr_t read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, void* buffer) {
+  DriverFile* f = self(file);
+  return guarded([&] {
+    auto* out = static_cast<unsigned char*>(buffer);
+    while (size > 0) {
+      const std::size_t n = f->file.pread_some(out, size, addr);
+      if (n == 0) {  // past the end of the file, inside the address space: zeros, as sec2
+        std::memset(out, 0, size);
+        break;
+      }
+      out += n;
+      addr += n;
+      size -= n;
+    }
+  });
+}
+
+herr_t write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, const void* buffer) {
+  DriverFile* f = self(file);
+  return guarded([&] {
+    f->file.pwrite_all(buffer, size, addr);
+    if (addr + size > f->eof) f->eof = addr + size;
+  });
+}
+
+herr_t truncate(H5FD_t* file, hid_t, hbool_t) {
+  DriverFile* f = self(file);
+  if (f->eoa == f->eof) return 0;
+  return guarded([&] {
+    f->file.truncate(f->eoa);
+    f->eof = f->eoa;
+  });
+}
+
+herr_t lock(H5FD_t* file, hbool_t rw) {
+  DriverFile* f = self(file);
+  return guarded([&] {
+    if (!f->file.try_lock(rw != 0))
+      throw io_error("'" + f->file.path() + "' is locked by another process (HDF5 file locking)",
+                     "close the other program, or set HDF5_USE_FILE_LOCKING=FALSE");
+  });
+}
+
+herr_t unlock(H5FD_t* file) {
+  return guarded([&] { self(file)->file.unlock(); });
+}
+
+H5FD_class_t make_class() {
+  H5FD_class_t c{};
+  c.name = "trainio";
+  c.maxaddr = static_cast<haddr_t>(INT64_MAX);
+  c.fc_degree = H5F_CLOSE_WEAK;
+  c.open = open_file;
+  c.close = close_file;
+  c.cmp = compare;
+  c.query = query;
+  c.get_eoa = get_eoa;
+  c.set_eoa = set_eoa;
+  c.get_eof = get_eof;
+  c.get_handle = get_handle;
+  c.read = read;
+  c.write = write;
+  c.truncate = truncate;
+  c.lock = lock;
+  c.unlock = unlock;
+  const H5FD_mem_t map[H5FD_MEM_NTYPES] = H5FD_FLMAP_DICHOTOMY;
+  std::memcpy(c.fl_map, map, sizeof map);
+  return c;
+}
+
+hid_t driver_id() {
+  static const H5FD_class_t cls = make_class();
+  static const hid_t id = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return codes, not prints
+    return H5FDregister(&cls);
+  }();
+  return id;
+}
+
+}  // namespace
+
+std::mutex& hdf5_lock() {
+  static std::mutex m;
+  return m;
+}
+
+hid_t trainio_fapl() {
+  const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0 || H5Pset_driver(fapl, driver_id(), nullptr) < 0) throw internal_error("HDF5 refused the trainio driver");
+  return fapl;
+}
+
+std::optional<Error> take_driver_error() {
+  std::optional<Error> e;
+  e.swap(driver_error);
+  return e;
+}
+
+}  // namespace trainio::storage
