@@ -56,25 +56,23 @@ void RandomContent::fill(void* data, std::size_t size) {
 }
 
 CompressibleContent::CompressibleContent(std::uint64_t seed, double ratio)
-    : rng_(seed),
+    : random_(seed),
       random_per_block_(std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(kBlock / std::max(1.0, ratio))), 1, kBlock)) {}
 
 void CompressibleContent::fill(void* data, std::size_t size) {
   auto* out = static_cast<unsigned char*>(data);
   while (size > 0) {
-    const std::size_t in_block = std::min(size, kBlock - position_);
-    // Random part of this block that falls in [position_, position_ + in_block).
-    const std::size_t random_end = random_per_block_;
-    std::size_t done = 0;
-    if (position_ < random_end) {
-      const std::size_t n = std::min(in_block, random_end - position_);
-      rng_.fill(out, n);
-      done = n;
+    const std::size_t in_block = offset_ % kBlock;
+    const std::size_t n = std::min(size, kBlock - in_block);
+    const std::size_t random = in_block < random_per_block_ ? std::min(n, random_per_block_ - in_block) : 0;
+    if (random > 0) {
+      random_.seek(offset_);
+      random_.fill(out, random);
     }
-    std::memset(out + done, 0, in_block - done);
-    out += in_block;
-    size -= in_block;
-    position_ = (position_ + in_block) % kBlock;
+    std::memset(out + random, 0, n - random);
+    out += n;
+    size -= n;
+    offset_ += n;
   }
 }
 

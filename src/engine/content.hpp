@@ -21,6 +21,10 @@ class RandomContent final : public format::ContentSource {
   static constexpr std::size_t kBlock = 4096;
   explicit RandomContent(std::uint64_t seed) : seed_(seed) {}
   void fill(void* data, std::size_t size) override;
+  void seek(std::uint64_t offset) override {
+    block_ = offset / kBlock;
+    position_ = offset % kBlock;
+  }
 
  private:
   std::uint64_t seed_;
@@ -33,11 +37,12 @@ class CompressibleContent final : public format::ContentSource {
   static constexpr std::size_t kBlock = 4096;
   CompressibleContent(std::uint64_t seed, double ratio);
   void fill(void* data, std::size_t size) override;
+  void seek(std::uint64_t offset) override { offset_ = offset; }
 
  private:
-  util::Rng rng_;
+  RandomContent random_;          // where the random part of each block comes from
   std::size_t random_per_block_;
-  std::size_t position_ = 0;  // offset within the current block, across fill() calls
+  std::uint64_t offset_ = 0;      // position in the file's content
 };
 
 std::unique_ptr<format::ContentSource> make_content(const config::Workload& w, std::uint64_t seed);

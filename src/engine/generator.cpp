@@ -93,11 +93,25 @@ Existing prepare_folder(const config::Workload& w, const plan::DatasetLayout& la
   return existing;
 }
 
+bool complete_already(const format::FileWriter& writer, const plan::DataFile& file, Existing existing) {
+  // A file under its final name was renamed there complete; its size guards against anything
+  // else having put it there.
+  if (existing == Existing::untrusted) return false;
+  const auto size = storage::file_size(file.path);
+  if (!size) return false;
+  const auto expected = writer.expected_size(file);
+  return !expected || *size == *expected;
+}
+
+std::uint64_t content_seed(const plan::DataFile& file) {
+  return util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index);
+}
+
 void write_one(const config::Workload& w, format::FileWriter& writer, const plan::DataFile& file) {
   const std::string temp = storage::temp_path_for(file.path);
   storage::remove_file(temp);  // left by an interrupted run
   try {
-    const auto content = make_content(w, util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index));
+    const auto content = make_content(w, content_seed(file));
     writer.write(file, temp, *content);
     storage::rename_path(temp, file.path);
   } catch (...) {
@@ -107,6 +121,47 @@ void write_one(const config::Workload& w, format::FileWriter& writer, const plan
     }
     throw;
   }
+}
+
+metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::DatasetLayout& layout,
+                                        const mpi::Comm& comm, format::FileWriter& writer, Existing existing,
+                                        const GenerateOptions& options, metrics::GenerateRecord& record) {
+  metrics::IoRecorder io;
+  storage::ScopedObserver observe(&io);
+  const std::int64_t start = util::now_ns();
+  std::uint64_t bytes = 0;
+  for (std::uint64_t k = 0; k < layout.total_files(); ++k) bytes += layout.file_by_global_index(k).data_bytes();
+  Progress progress("generate (shared files)", layout.total_files(), bytes, 1, options.progress && comm.is_root());
+  for (std::uint64_t k = 0; k < layout.total_files(); ++k) {
+    const plan::DataFile file = layout.file_by_global_index(k);
+    const std::string temp = storage::temp_path_for(file.path);
+    std::int64_t keep = 0;
+    together(comm, [&] {
+      if (!comm.is_root()) return;
+      keep = complete_already(writer, file, existing) ? 1 : 0;
+      if (!keep) storage::remove_file(temp);
+    });
+    if (comm.broadcast(keep)) {
+      if (comm.is_root()) ++record.files_kept;
+    } else {
+      together(comm, [&] {
+        const auto content = make_content(w, content_seed(file));
+        writer.write_shared(file, temp, comm, *content);
+      });
+      together(comm, [&] {
+        if (comm.is_root()) storage::rename_path(temp, file.path);
+      });
+      if (comm.is_root()) ++record.files_written;
+    }
+    progress.advance(1, file.data_bytes());
+  }
+  progress.finish();
+  record.seconds = util::ns_to_s(util::now_ns() - start);
+  record.io = io;
+  together(comm, [&] {
+    if (comm.is_root()) write_marker(layout.root(), plan::dataset_fingerprint(w), true);
+  });
+  return record;
 }
 
 }  // namespace
@@ -122,6 +177,10 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   const auto existing = static_cast<Existing>(comm.broadcast(mode));
 
   const auto writer = format::make_writer(w);
+  // Fewer files than ranks: ranks write each file together (collective MPI-IO, parallel HDF5)
+  // when the format allows it, as DLIO does; otherwise some ranks simply have nothing to write.
+  if (writer->writes_shared() && comm.size() > 1 && layout.total_files() < static_cast<std::uint64_t>(comm.size()))
+    return generate_shared(w, layout, comm, *writer, existing, options, record);
   const std::vector<std::uint64_t> mine = plan::files_to_generate(layout, comm.rank(), comm.size());
   std::uint64_t my_bytes = 0;
   for (const auto k : mine) my_bytes += layout.file_by_global_index(k).data_bytes();
@@ -133,11 +192,7 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
     Progress progress("generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
     for (const std::uint64_t k : mine) {
       const plan::DataFile file = layout.file_by_global_index(k);
-      // A file under its final name was renamed there complete; its size guards against
-      // anything else having put it there.
-      const auto size = existing != Existing::untrusted ? storage::file_size(file.path) : std::nullopt;
-      const auto expected = size ? writer->expected_size(file) : std::nullopt;
-      if (size && (!expected || *size == *expected)) {
+      if (complete_already(*writer, file, existing)) {
         ++record.files_kept;
         if (existing == Existing::interrupted) storage::remove_file(storage::temp_path_for(file.path));
       } else {

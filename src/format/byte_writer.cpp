@@ -1,11 +1,22 @@
 #include "format/format.hpp"
 
+#include "util/error.hpp"
+
 namespace trainio::format {
 
 void ByteWriter::write(const plan::DataFile& file, const std::string& path, ContentSource& content) {
   storage::File out = storage::File::open(path, {.access = storage::Access::write_new});
   write_bytes(file, out, content);
   out.close();  // a failing close can carry a deferred write error
+}
+
+void FileWriter::write_shared(const plan::DataFile&, const std::string&, const mpi::Comm&, ContentSource&) {
+  throw internal_error("this format cannot be written by several ranks at once");
+}
+
+SampleRange share_of(std::uint64_t samples, int rank, int ranks) {
+  const auto r = static_cast<std::uint64_t>(rank), n = static_cast<std::uint64_t>(ranks);
+  return {samples * r / n, samples * (r + 1) / n};
 }
 
 }  // namespace trainio::format

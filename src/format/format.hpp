@@ -9,16 +9,21 @@
 #include <vector>
 
 #include "config/workload.hpp"
+#include "mpi/comm.hpp"
 #include "plan/layout.hpp"
 #include "storage/file.hpp"
 
 namespace trainio::format {
 
-// Fills buffers with file content (seeded random bytes, or compressible ones).
+// Fills buffers with file content (seeded random bytes, or compressible ones): a stream of bytes
+// that is a pure function of the file, so that several ranks writing parts of one file write
+// the same bytes one rank would.
 class ContentSource {
  public:
   virtual ~ContentSource() = default;
   virtual void fill(void* data, std::size_t size) = 0;
+  // Continues the stream from byte `offset` of the file's content.
+  virtual void seek(std::uint64_t offset) = 0;
 };
 
 class FileWriter {
@@ -31,7 +36,19 @@ class FileWriter {
   virtual std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const = 0;
   // Other files written with a data file (indexes), so that they are removed with it.
   virtual std::vector<std::string> companions(const plan::DataFile&) const { return {}; }
+
+  // Whether all ranks can write one file together (used when there are fewer files than ranks).
+  virtual bool writes_shared() const { return false; }
+  // Collective: every rank of `comm` writes its share of `file`'s samples into `path`.
+  virtual void write_shared(const plan::DataFile& file, const std::string& path, const mpi::Comm& comm,
+                            ContentSource& content);
 };
+
+// The samples [first, last) rank `rank` of `ranks` writes of a shared file of `samples`.
+struct SampleRange {
+  std::uint64_t first = 0, last = 0;
+};
+SampleRange share_of(std::uint64_t samples, int rank, int ranks);
 
 // Writers whose bytes trainio lays out itself: they write through one storage::File.
 class ByteWriter : public FileWriter {

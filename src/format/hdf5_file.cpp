@@ -6,6 +6,9 @@
 #include <cstring>
 
 #include "format/hdf5_api.hpp"
+#include "mpi/shared_file.hpp"
+#include "storage/io_observer.hpp"
+#include "util/clock.hpp"
 #include "storage/hdf5_vfd.hpp"
 #include "util/error.hpp"
 
@@ -106,9 +109,28 @@ Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& f) {
 }
 
 void Hdf5Writer::write(const plan::DataFile& f, const std::string& path, ContentSource& content) {
-  const Hdf5Layout l = hdf5_layout(workload_, f);
   std::lock_guard lock(storage::hdf5_lock());
   h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
+  write_file(f, path, fapl, H5P_DEFAULT, {0, f.num_samples}, nullptr, content);
+}
+
+void Hdf5Writer::write_shared(const plan::DataFile& f, const std::string& path, const mpi::Comm& comm,
+                              ContentSource& content) {
+  std::lock_guard lock(storage::hdf5_lock());
+  h5::Id fapl(mpi::hdf5_parallel_fapl(), H5Pclose, "H5Pset_fapl_mpio", path);
+  h5::Id dxpl(mpi::hdf5_collective_dxpl(), H5Pclose, "H5Pset_dxpl_mpio", path);
+  const SampleRange mine = share_of(f.num_samples, comm.rank(), comm.size());
+  const auto start = util::now_ns();
+  write_file(f, path, fapl, dxpl, mine, &comm, content);
+  // MPI-IO moved the bytes, not the trainio driver: account for this rank's share here.
+  const std::uint64_t bytes = (mine.last - mine.first) * hdf5_layout(workload_, f).sample_bytes_per_dataset() *
+                              static_cast<std::uint64_t>(hdf5_layout(workload_, f).datasets);
+  if (auto* obs = storage::thread_observer()) obs->on_op(storage::Op::write, bytes, util::now_ns() - start);
+}
+
+void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl,
+                            SampleRange mine, const mpi::Comm* comm, ContentSource& content) {
+  const Hdf5Layout l = hdf5_layout(workload_, f);
   h5::check(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), "H5Pset_libver_bounds", path);
   h5::Id file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), H5Fclose, "H5Fcreate", path);
   h5::Id half;
@@ -117,11 +139,15 @@ void Hdf5Writer::write(const plan::DataFile& f, const std::string& path, Content
   std::vector<hsize_t> dims(l.shape.begin(), l.shape.end());
   std::vector<hsize_t> maxdims = l.max_shape.empty() ? dims : std::vector<hsize_t>(l.max_shape.begin(), l.max_shape.end());
   const std::uint64_t per_sample = l.sample_bytes_per_dataset();
-  // Write in slabs of whole chunks along the sample axis, about 8 MiB each.
+  // Write in slabs of whole chunks along the sample axis, about 8 MiB each. With several
+  // writers every rank makes the same number of (collective) writes, some of them empty.
   std::uint64_t slab = std::max<std::uint64_t>(1, (8u << 20) / std::max<std::uint64_t>(1, per_sample));
   if (!l.chunk.empty()) slab = std::max<std::uint64_t>(l.chunk[0], slab / l.chunk[0] * l.chunk[0]);
-  slab = std::min<std::uint64_t>(slab, l.shape[0]);
-  if (buffer_.size() < slab * per_sample) buffer_.resize(slab * per_sample);
+  const std::uint64_t my_samples = mine.last - mine.first;
+  const std::uint64_t my_rounds = (my_samples + slab - 1) / slab;
+  const std::uint64_t rounds = comm ? comm->max(my_rounds) : my_rounds;
+  if (buffer_.size() < std::min(slab, std::max<std::uint64_t>(my_samples, 1)) * per_sample)
+    buffer_.resize(std::min(slab, std::max<std::uint64_t>(my_samples, 1)) * per_sample);
   for (int i = 0; i < l.datasets; ++i) {
     const std::string name = dataset_name(i);
     h5::Id space(H5Screate_simple(rank, dims.data(), maxdims.data()), H5Sclose, "H5Screate_simple", path);
@@ -132,26 +158,38 @@ void Hdf5Writer::write(const plan::DataFile& f, const std::string& path, Content
     }
     if (l.gzip_level >= 0) h5::check(H5Pset_deflate(dcpl, static_cast<unsigned>(l.gzip_level)), "H5Pset_deflate", path);
     h5::Id dset(H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose, "H5Dcreate2", path);
-    for (std::uint64_t at = 0; at < l.shape[0]; at += slab) {
-      const std::uint64_t n = std::min(slab, l.shape[0] - at);
-      content.fill(buffer_.data(), n * per_sample);
+    for (std::uint64_t r = 0; r < rounds; ++r) {
+      const std::uint64_t at = mine.first + std::min(my_samples, r * slab);
+      const std::uint64_t n = std::min(slab, mine.last - at);
       std::vector<hsize_t> start(static_cast<std::size_t>(rank), 0), count(dims);
       start[0] = at;
-      count[0] = n;
-      h5::check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
-                "H5Sselect_hyperslab", path);
+      count[0] = std::max<std::uint64_t>(n, 1);
       h5::Id memory(H5Screate_simple(rank, count.data(), nullptr), H5Sclose, "H5Screate_simple", path);
-      h5::check(H5Dwrite(dset, type, memory, space, H5P_DEFAULT, buffer_.data()), "H5Dwrite", path);
+      if (n == 0) {  // nothing left for this rank: join the collective write with empty selections
+        h5::check(H5Sselect_none(space), "H5Sselect_none", path);
+        h5::check(H5Sselect_none(memory), "H5Sselect_none", path);
+      } else {
+        content.seek(static_cast<std::uint64_t>(i) * l.shape[0] * per_sample + at * per_sample);
+        content.fill(buffer_.data(), n * per_sample);
+        h5::check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+                  "H5Sselect_hyperslab", path);
+      }
+      h5::check(H5Dwrite(dset, type, memory, space, dxpl, buffer_.data()), "H5Dwrite", path);
     }
     dset.close("H5Dclose", path);
   }
-  // labels: int64 zeros, one per sample (DLIO's [0] * num_samples).
+  // labels: int64 zeros, one per sample (DLIO's [0] * num_samples), written by one rank.
   const hsize_t n = f.num_samples;
   h5::Id label_space(H5Screate_simple(1, &n, nullptr), H5Sclose, "H5Screate_simple", path);
   h5::Id labels(H5Dcreate2(file, "labels", H5T_STD_I64LE, label_space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
                 "H5Dcreate2", path);
   const std::vector<std::int64_t> zeros(f.num_samples, 0);
-  h5::check(H5Dwrite(labels, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data()), "H5Dwrite", path);
+  h5::Id label_memory(H5Screate_simple(1, &n, nullptr), H5Sclose, "H5Screate_simple", path);
+  if (comm && !comm->is_root()) {
+    h5::check(H5Sselect_none(label_space), "H5Sselect_none", path);
+    h5::check(H5Sselect_none(label_memory), "H5Sselect_none", path);
+  }
+  h5::check(H5Dwrite(labels, H5T_NATIVE_INT64, label_memory, label_space, dxpl, zeros.data()), "H5Dwrite", path);
   labels.close("H5Dclose", path);
   file.close("H5Fclose", path);
 }

@@ -4,6 +4,8 @@
 // dimension — optionally chunked (hdf5.chunk_dims), gzip-compressed, resizable (hdf5.max_shape),
 // plus 'labels' (int64 zeros, one per sample). Written and read through libhdf5 itself.
 
+#include <hdf5.h>
+
 #include <vector>
 
 #include "format/format.hpp"
@@ -28,8 +30,14 @@ class Hdf5Writer final : public FileWriter {
   explicit Hdf5Writer(const config::Workload& w) : workload_(w) {}
   void write(const plan::DataFile& file, const std::string& path, ContentSource& content) override;
   std::optional<std::uint64_t> expected_size(const plan::DataFile&) const override { return std::nullopt; }
+  // Parallel HDF5: all ranks create the file together and write their samples collectively.
+  bool writes_shared() const override { return true; }
+  void write_shared(const plan::DataFile& file, const std::string& path, const mpi::Comm& comm,
+                    ContentSource& content) override;
 
  private:
+  void write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl, SampleRange mine,
+                  const mpi::Comm* comm, ContentSource& content);
   const config::Workload& workload_;
   std::vector<char> buffer_;
 };

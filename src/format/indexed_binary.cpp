@@ -5,6 +5,9 @@
 #include <cstring>
 
 #include "format/stream_writer.hpp"
+#include "mpi/shared_file.hpp"
+#include "storage/io_observer.hpp"
+#include "util/clock.hpp"
 #include "storage/fs.hpp"
 
 namespace trainio::format {
@@ -39,12 +42,38 @@ void IndexedBinaryWriter::write_bytes(const plan::DataFile& f, storage::File& ou
     w.append_content(f.data_bytes(), content);
     w.flush();
   }
+  write_indexes(f);
+}
+
+void IndexedBinaryWriter::write_indexes(const plan::DataFile& f) {
   // Offsets are absolute (DLIO's generator restarts them at 0 for every generation buffer: a
   // DLIO bug for files larger than generation_buffer_size).
   const std::uint64_t size = f.sample.bytes();
   std::vector<char> index_buffer;
   write_index(indexed_binary::offsets_path(f.path), f.num_samples, [&](std::uint64_t i) { return i * size; }, index_buffer);
   write_index(indexed_binary::sizes_path(f.path), f.num_samples, [&](std::uint64_t) { return size; }, index_buffer);
+}
+
+void IndexedBinaryWriter::write_shared(const plan::DataFile& f, const std::string& path, const mpi::Comm& comm,
+                                       ContentSource& content) {
+  constexpr std::uint64_t kChunk = 4u << 20;
+  const SampleRange mine = share_of(f.num_samples, comm.rank(), comm.size());
+  const std::uint64_t first = mine.first * f.sample.bytes();
+  const std::uint64_t bytes = (mine.last - mine.first) * f.sample.bytes();
+  if (buffer_.size() < kChunk) buffer_.resize(kChunk);
+  content.seek(first);
+  auto file = mpi::SharedFile::create(comm, path);
+  const std::uint64_t rounds = comm.max((bytes + kChunk - 1) / kChunk);
+  const auto start = util::now_ns();
+  for (std::uint64_t r = 0; r < rounds; ++r) {
+    const std::uint64_t at = std::min(bytes, r * kChunk);
+    const std::uint64_t n = std::min(kChunk, bytes - at);
+    content.fill(buffer_.data(), n);
+    file.write_at_all(first + at, buffer_.data(), n);
+  }
+  file.close();
+  if (auto* obs = storage::thread_observer()) obs->on_op(storage::Op::write, bytes, util::now_ns() - start);
+  if (comm.is_root()) write_indexes(f);
 }
 
 std::optional<std::string> validate_indexed_binary(const plan::DataFile& f) {

@@ -20,11 +20,15 @@ class IndexedBinaryWriter final : public ByteWriter {
   std::vector<std::string> companions(const plan::DataFile& f) const override {
     return {indexed_binary::offsets_path(f.path), indexed_binary::sizes_path(f.path)};
   }
+  bool writes_shared() const override { return true; }
+  void write_shared(const plan::DataFile& file, const std::string& path, const mpi::Comm& comm,
+                    ContentSource& content) override;
 
  protected:
   void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
 
  private:
+  void write_indexes(const plan::DataFile& file);
   std::vector<char> buffer_;
 };
 

@@ -58,3 +58,28 @@ class MpiTest(TrainioTest):
         self.assertIn("img_01_of_25.npz", r.err)
         self.assertNotIn("MPI_ABORT", r.err)   # the ranks stopped together, no abort was needed
         self.assertLess(r.seconds, 20)
+
+    def test_fewer_files_than_ranks_are_written_together(self):
+        import filecmp
+        import h5py
+        import numpy as np
+        for fmt in ("hdf5", "indexed_binary"):
+            args = [f"dataset.format={fmt}", "dataset.num_files_train=1", "dataset.num_files_eval=0",
+                    "workflow.evaluation=false", "dataset.num_samples_per_file=9", "dataset.record_length_bytes=65536",
+                    "dataset.num_subfolders_train=0"]
+            r = self.ok("generate", "default", f"dataset.data_folder=shared_{fmt}", *args, ranks=3)
+            self.assertIn("1 files written", r.out)
+            self.ok("generate", "default", f"dataset.data_folder=single_{fmt}", *args)
+            self.ok("validate", "default", f"dataset.data_folder=shared_{fmt}", *args, ranks=2)
+            name = f"train/img_0_of_1.{fmt}"
+            if fmt == "hdf5":
+                with h5py.File(self.path(f"shared_{fmt}", name), "r") as a, \
+                        h5py.File(self.path(f"single_{fmt}", name), "r") as b:
+                    self.assertTrue(np.array_equal(a["records_0"][:], b["records_0"][:]))
+                    self.assertEqual(list(a["labels"][:]), [0] * 9)
+            else:
+                # The same bytes, whichever ranks wrote them.
+                self.assertTrue(filecmp.cmp(self.path(f"shared_{fmt}", name), self.path(f"single_{fmt}", name),
+                                            shallow=False))
+            self.ok("run", "default", f"dataset.data_folder=shared_{fmt}", *args, "workflow.generate_data=false",
+                    "reader.batch_size=3", "train.computation_time=0", "--output", f"o_{fmt}", ranks=3)

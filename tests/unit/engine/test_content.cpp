@@ -65,3 +65,21 @@ TEST_CASE("random content is the same however it is cut into fill() calls, and d
     blocks.insert(std::string(reinterpret_cast<const char*>(whole.data() + i), 4096));
   CHECK(blocks.size() == whole.size() / 4096);
 }
+
+TEST_CASE("content continues from any offset: a file written in parts has the bytes of one writer") {
+  std::vector<unsigned char> whole(30000), parts(30000);
+  engine::RandomContent a(9);
+  a.fill(whole.data(), whole.size());
+  for (std::size_t start : {0u, 10000u, 4096u + 7u, 25000u}) {
+    engine::RandomContent b(9);
+    b.seek(start);
+    b.fill(parts.data() + start, whole.size() - start);
+    CHECK(std::equal(parts.begin() + static_cast<long>(start), parts.end(), whole.begin() + static_cast<long>(start)));
+  }
+  engine::CompressibleContent c(3, 2.0), d(3, 2.0);
+  std::vector<unsigned char> cw(30000), cp(30000);
+  c.fill(cw.data(), cw.size());
+  d.seek(12345);
+  d.fill(cp.data() + 12345, cp.size() - 12345);
+  CHECK(std::equal(cp.begin() + 12345, cp.end(), cw.begin() + 12345));
+}

@@ -21,6 +21,7 @@ namespace {
 class Content : public format::ContentSource {
  public:
   void fill(void* data, std::size_t size) override { rng_.fill(data, size); }
+  void seek(std::uint64_t) override {}
 
  private:
   util::Rng rng_{1};
