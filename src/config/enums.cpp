@@ -67,6 +67,11 @@ TRAINIO_ENUM_TABLE(ModelDataType, {"int8", ModelDataType::int8}, {"uint8", Model
                    {"fp16", ModelDataType::fp16}, {"bf16", ModelDataType::bf16},
                    {"fp32", ModelDataType::fp32}, {"fp64", ModelDataType::fp64})
 
+TRAINIO_ENUM_TABLE(Access, {"framework", Access::framework}, {"sample", Access::sample})
+TRAINIO_ENUM_TABLE(ShuffleScope, {"global", ShuffleScope::global}, {"local", ShuffleScope::local})
+TRAINIO_ENUM_TABLE(IoEngine, {"posix", IoEngine::posix}, {"mmap", IoEngine::mmap}, {"io_uring", IoEngine::io_uring})
+TRAINIO_ENUM_TABLE(Evict, {"none", Evict::none}, {"fadvise", Evict::fadvise}, {"drop_caches", Evict::drop_caches})
+
 #undef TRAINIO_ENUM_TABLE
 
 std::uint32_t element_size(ElementType t) {

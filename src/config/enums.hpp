@@ -22,6 +22,11 @@ enum class CheckpointType { rank_zero, all_ranks };
 enum class CheckpointMode { standard, subset };  // DLIO spells `standard` as "default"
 enum class ElementType { uint8, int8, uint16, int16, uint32, int32, uint64, int64, float16, float32, float64 };
 enum class ModelDataType { int8, uint8, fp16, bf16, fp32, fp64 };
+// trainio extensions of the reader section
+enum class Access { framework, sample };
+enum class ShuffleScope { global, local };
+enum class IoEngine { posix, mmap, io_uring };
+enum class Evict { none, fadvise, drop_caches };
 
 // Name <-> value tables. Aliases (older DLIO spellings such as "dlio_npz") map to a value but are
 // never printed.

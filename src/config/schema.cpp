@@ -155,12 +155,18 @@ std::vector<Entry> build() {
   t.push_back(key("reader.file_shuffle", FIELD(reader.file_shuffle), enumeration<Shuffle>(), active, "file order: off, seed (train.seed), random (fresh each run)"));
   t.push_back(key("reader.sample_shuffle", FIELD(reader.sample_shuffle), enumeration<Shuffle>(), active, "sample order: off, seed, random"));
   t.push_back(key("reader.shuffle_size", FIELD(reader.shuffle_size), integer(1), pending, "tensorflow shuffle buffer (records)"));
-  t.push_back(key("reader.read_type", FIELD(reader.read_type), enumeration<ReadType>(), pending, "on_demand opens and closes the file per sample; memory keeps it open"));
+  t.push_back(key("reader.read_type", FIELD(reader.read_type), enumeration<ReadType>(), active, "on_demand opens and closes the file per sample; memory keeps what a reader thread opened (whole-file formats load once)"));
   t.push_back(key("reader.transfer_size", FIELD(reader.transfer_size), bytes(0), pending, "read size of tensorflow's TFRecord reader (buffer_size); 0: the framework default"));
   t.push_back(time_key("reader.preprocess_time", FIELD(reader.preprocess_time), active, "CPU time per sample spent in the reader thread (emulated by sleeping)"));
   t.push_back(stdev_key("reader.preprocess_time_stdev", FIELD(reader.preprocess_time), active, "spread of preprocess_time (normal distribution)"));
-  t.push_back(key("reader.odirect", FIELD(reader.odirect), boolean(), pending, "read with O_DIRECT (bypass the page cache)"));
+  t.push_back(key("reader.odirect", FIELD(reader.odirect), boolean(), active, "read with O_DIRECT, bypassing the page cache (whole files, as DLIO's O_DIRECT readers; single samples with access: sample)"));
   t.push_back(key("reader.file_access", FIELD(reader.file_access), enumeration<FileAccess>(), pending, "how ranks open shared files (multi, shared, collective, mpio, posix)"));
+  t.push_back(key("reader.access", FIELD(reader.access), enumeration<Access>(), active, "framework: the storage calls of the framework's reader; sample: one read of the sample's bytes (a native loader)", true));
+  t.push_back(key("reader.shuffle_scope", FIELD(reader.shuffle_scope), enumeration<ShuffleScope>(), active, "global: any rank may read any sample, reshuffled every epoch; local: a rank keeps its files and shuffles within them", true));
+  t.push_back(key("reader.io_engine", FIELD(reader.io_engine), enumeration<IoEngine>(), active, "with access: sample, how bytes move: posix (pread), mmap (touch the pages), io_uring (io_depth reads in flight)", true));
+  t.push_back(key("reader.io_depth", FIELD(reader.io_depth), integer(1, 4096), active, "reads in flight per reader thread with io_engine: io_uring", true));
+  t.push_back(key("reader.evict", FIELD(reader.evict), enumeration<Evict>(), active, "empty the page cache of the dataset before each epoch: fadvise (per file) or drop_caches (machine-wide, root)", true));
+  t.push_back(key("reader.python_buffer_size", FIELD(reader.python_buffer_size), bytes(0), active, "buffer of Python's open() that framework readers re-enact; 0: the file system's st_blksize, as Python", true));
   t.push_back(noted("reader.data_loader_sampler", python_only, "DLIO's sampler class choice; trainio derives the access order from the loader"));
   t.push_back(noted("reader.data_loader_classname", python_only, "custom Python loader class; trainio replays its built-in loaders"));
   t.push_back(noted("reader.reader_classname", python_only, "custom Python reader class; trainio replays its built-in readers"));
@@ -176,6 +182,7 @@ std::vector<Entry> build() {
   t.push_back(key("train.seed_change_epoch", FIELD(train.seed_change_epoch), boolean(), active, "reseed with seed + epoch so every epoch has a new order"));
   t.push_back(time_key("train.computation_time", FIELD(train.computation_time), active, "emulated accelerator time per step"));
   t.push_back(stdev_key("train.computation_time_stdev", FIELD(train.computation_time), active, "spread of computation_time (normal distribution)"));
+  t.push_back(key("train.max_seconds", FIELD(train.max_seconds), number(0), active, "stop training after this many seconds, all ranks at the same step (0: no limit)", true));
   t.push_back(noted("train.epoch", ignored, "misspelling found in DLIO files; DLIO ignores it and runs 1 epoch", "train.epochs"));
   t.push_back(noted("train.total_eval_steps", ignored, "DLIO ignores it"));
   // ---- evaluation ----

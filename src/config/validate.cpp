@@ -67,6 +67,11 @@ void validate(Workload& w) {
   require(!(w.workflow.evaluation && d.num_files_eval == 0 && w.workflow.train),
           "workflow.evaluation is on but dataset.num_files_eval is 0",
           "set dataset.num_files_eval to the number of evaluation files, or workflow.evaluation=false");
+  require(r.io_engine == IoEngine::posix || r.access == Access::sample,
+          fmt::format("reader.io_engine '{}' reads single samples: it needs reader.access=sample", to_string(r.io_engine)),
+          "set reader.access=sample (framework access replays the framework's own posix calls)");
+  require(!(r.io_engine == IoEngine::mmap && r.odirect), "reader.odirect and reader.io_engine=mmap exclude each other",
+          "a memory map goes through the page cache: drop one of them");
   const bool compresses = (d.format == Format::npz && d.compression == Compression::zip) ||
                          (d.format == Format::hdf5 && d.compression != Compression::zip);
   if (d.compression != Compression::none && !compresses)

@@ -96,6 +96,13 @@ struct ReaderSection {
   TimeSpec preprocess_time;
   bool odirect = false;
   FileAccess file_access = FileAccess::multi;
+  // trainio extensions
+  Access access = Access::framework;
+  ShuffleScope shuffle_scope = ShuffleScope::global;
+  IoEngine io_engine = IoEngine::posix;
+  std::int64_t io_depth = 1;
+  Evict evict = Evict::none;
+  std::uint64_t python_buffer_size = 0;  // 0: the file system's st_blksize, as Python
 };
 
 struct TrainSection {
@@ -104,6 +111,7 @@ struct TrainSection {
   std::uint64_t seed = 123;
   bool seed_change_epoch = true;
   TimeSpec computation_time;
+  double max_seconds = 0;  // trainio extension: stop all ranks at a step boundary after this long
 };
 
 struct EvaluationSection {

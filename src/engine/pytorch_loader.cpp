@@ -19,6 +19,30 @@ Batch BatchReader::read(const PhaseWork& work, std::uint64_t batch) {
   storage::ScopedObserver observe(&io_);
   Batch out;
   const std::uint64_t size = work.plan->batch_size();
+  if (reader_->reads_batches()) {
+    // The reader overlaps the batch's reads: hand it the whole batch; each sample's latency is
+    // then the batch's.
+    paths_.resize(size);
+    requests_.resize(size);
+    for (std::uint64_t slot = 0; slot < size; ++slot) {
+      const plan::SampleRef ref = work.plan->sample(batch, slot);
+      layout_.path_into(work.split, ref.file, paths_[slot]);
+      requests_[slot] = {&paths_[slot], layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(), ref.sample};
+    }
+    const std::int64_t t0 = util::now_ns();
+    out.bytes = reader_->read_batch(requests_);
+    const std::int64_t t1 = util::now_ns();
+    for (std::uint64_t slot = 0; slot < size; ++slot) sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
+    out.samples = size;
+    if (!work.preprocess.is_zero()) {
+      std::int64_t at = t1;
+      for (std::uint64_t slot = 0; slot < size; ++slot) at += static_cast<std::int64_t>(work.preprocess.at(batch * size + slot) * 1e9);
+      util::sleep_until_ns(at);
+    }
+    samples_ += out.samples;
+    bytes_ += out.bytes;
+    return out;
+  }
   for (std::uint64_t slot = 0; slot < size; ++slot) {
     const plan::SampleRef ref = work.plan->sample(batch, slot);
     layout_.path_into(work.split, ref.file, path_);

@@ -26,6 +26,8 @@ class BatchReader {
   const plan::DatasetLayout& layout_;
   std::unique_ptr<format::SampleReader> reader_;
   std::string path_;  // reused: no allocation per sample
+  std::vector<std::string> paths_;                 // for readers that take whole batches
+  std::vector<format::SampleRequest> requests_;
   metrics::IoRecorder io_;
   metrics::Histogram sample_ns_;
   std::uint64_t samples_ = 0, bytes_ = 0, preprocess_index_ = 0;

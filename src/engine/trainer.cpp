@@ -1,10 +1,15 @@
 #include "engine/trainer.hpp"
 
+#include "engine/cache_control.hpp"
 #include "engine/loader.hpp"
 #include "engine/together.hpp"
 #include "plan/epoch_plan.hpp"
 #include "plan/time_draws.hpp"
 #include "util/clock.hpp"
+#include "util/proc_stats.hpp"
+
+#include <optional>
+#include <string>
 
 namespace trainio::engine {
 
@@ -19,12 +24,34 @@ struct PhaseSpec {
 };
 
 // Runs the steps of one phase and fills `out`. Every step ends with an agreement among the ranks
-// (the barrier), which is also where a failure on any rank stops all of them together.
-void run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
-               const mpi::Comm& comm, metrics::ReadPhase& out) {
+// (the barrier), which is also where a failure on any rank stops all of them together, and where
+// a time limit reached on any rank ends the phase on all of them after the same step. Returns
+// whether the time limit ended it.
+// Storage-side counters around a phase.
+struct StorageCounters {
+  std::optional<std::uint64_t> process, device;
+  static StorageCounters now(const std::string& device, bool count_device) {
+    return {util::process_storage_read_bytes(), count_device ? util::device_read_bytes(device) : std::nullopt};
+  }
+  void since(const StorageCounters& before, metrics::ReadPhase& out) const {
+    if (process && before.process) {
+      out.storage_read_bytes = *process - *before.process;
+      out.storage_read_known = true;
+    }
+    if (device && before.device) {
+      out.device_read_bytes = *device - *before.device;
+      out.device_read_known = true;
+    }
+  }
+};
+
+bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
+               const mpi::Comm& comm, std::int64_t deadline_ns, const std::string& device, metrics::ReadPhase& out) {
+  const auto before = StorageCounters::now(device, comm.node_rank() == 0);
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                   static_cast<std::uint64_t>(w.output.exclude_end_steps));
   loader.start({&plan, spec.split, spec.preprocess});
+  bool stopped = false;
   block.start(util::now_ns());
   std::int64_t t_load = util::now_ns();
   for (std::uint64_t step = 0; step < plan.steps(); ++step) {
@@ -39,20 +66,26 @@ void run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     } catch (...) {
       failure = std::current_exception();
     }
-    const int failing = comm.agree(failure == nullptr);
-    if (failing >= 0) {
+    const auto vote = comm.vote(failure == nullptr, deadline_ns > 0 && util::now_ns() >= deadline_ns);
+    if (vote.failing_rank >= 0) {
       loader.finish();
-      settle(comm, failing, failure);
+      settle(comm, vote.failing_rank, failure);
     }
     const std::int64_t t_done = util::now_ns();
     block.add({util::ns_to_s(t_batch - t_load), util::ns_to_s(t_computed - t_batch), util::ns_to_s(t_done - t_computed)});
     out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
     t_load = t_done;
+    if (vote.stop) {
+      stopped = true;
+      break;
+    }
   }
   block.end(util::now_ns());
   loader.finish();
   loader.collect(out);
+  StorageCounters::now(device, comm.node_rank() == 0).since(before, out);
   out.block = block.result(spec.batch_size, spec.formula);
+  return stopped;
 }
 
 }  // namespace
@@ -63,28 +96,33 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   together(comm, [&] { loader = make_loader(w, layout); });
   const auto batch = static_cast<std::uint64_t>(w.reader.batch_size);
   const auto eval_batch = static_cast<std::uint64_t>(w.reader.batch_size_eval);
-  for (std::uint64_t epoch = 1; epoch <= shape.epochs; ++epoch) {
+  const std::int64_t deadline =
+      w.train.max_seconds > 0 ? util::now_ns() + static_cast<std::int64_t>(w.train.max_seconds * 1e9) : 0;
+  const std::string device = util::block_device_of(layout.root());
+  for (std::uint64_t epoch = 1; epoch <= shape.epochs && !record.stopped_by_time_limit; ++epoch) {
     metrics::EpochRecord er;
     er.epoch = epoch;
     er.start = util::wall_time_iso();
     const auto cap = static_cast<std::int64_t>(plan::train_steps_in_epoch(shape, w, epoch));
     const plan::EpochPlan train_plan(layout, plan::Split::train, w, batch, epoch, comm.rank(), comm.size(),
-                                     options.run_seed, cap);
+                                     options.run_seed, cap, plan::partition_of(w));
     const PhaseSpec train_spec{
         plan::Split::train, batch,
         plan::TimeDraws(w.train.computation_time, plan::time_seed(options.run_seed, plan::TimePhase::compute, epoch, comm.rank())),
         plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch, comm.rank())),
         metrics::BlockAccumulator::DlioFormula::train};
-    run_phase(*loader, train_plan, train_spec, w, comm, er.train);
-    if (plan::evaluates_after(w, epoch)) {
+    evict_dataset(w, layout, comm, plan::Split::train);
+    record.stopped_by_time_limit = run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, er.train);
+    if (!record.stopped_by_time_limit && plan::evaluates_after(w, epoch)) {
       const plan::EpochPlan eval_plan(layout, plan::Split::eval, w, eval_batch, epoch, comm.rank(), comm.size(),
-                                      options.run_seed);
+                                      options.run_seed, -1, plan::partition_of(w));
       const PhaseSpec eval_spec{
           plan::Split::eval, eval_batch,
           plan::TimeDraws(w.evaluation.eval_time, plan::time_seed(options.run_seed, plan::TimePhase::eval, epoch, comm.rank())),
           plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch + (1ULL << 32), comm.rank())),
           metrics::BlockAccumulator::DlioFormula::eval};
-      run_phase(*loader, eval_plan, eval_spec, w, comm, er.eval);
+      evict_dataset(w, layout, comm, plan::Split::eval);
+      record.stopped_by_time_limit = run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, er.eval);
       er.evaluated = true;
     }
     er.end = util::wall_time_iso();

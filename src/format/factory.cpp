@@ -6,6 +6,8 @@
 #include "format/image.hpp"
 #include "format/indexed_binary.hpp"
 #include "format/indexed_readers.hpp"
+#include "format/memory_reader.hpp"
+#include "format/native_reader.hpp"
 #include "format/npy_file.hpp"
 #include "format/npz.hpp"
 #include "format/synthetic.hpp"
@@ -46,17 +48,26 @@ std::unique_ptr<FileWriter> make_writer(const config::Workload& w) {
 }
 
 std::unique_ptr<SampleReader> make_reader(const config::Workload& w) {
+  if (w.dataset.format == Format::synthetic) return std::make_unique<SyntheticReader>();
+  // A native loader's reads: one read per sample; DLIO's O_DIRECT readers read whole files.
+  if (w.reader.access == config::Access::sample) return std::make_unique<NativeReader>(w, sample_extents(w));
+  if (w.reader.odirect) return std::make_unique<NativeReader>(w, whole_file_extents());
+  const bool memory = w.reader.read_type == config::ReadType::memory;
+  auto loaded_once = [&](std::unique_ptr<SampleReader> r) -> std::unique_ptr<SampleReader> {
+    return memory ? std::make_unique<MemoryReader>(std::move(r)) : std::move(r);
+  };
+  const std::size_t buffer = w.reader.python_buffer_size;
   switch (w.dataset.format) {
-    case Format::npz: return std::make_unique<NpzReader>();
-    case Format::npy: return std::make_unique<NpyReader>();
+    case Format::npz: return loaded_once(std::make_unique<NpzReader>(buffer));
+    case Format::npy: return loaded_once(std::make_unique<NpyReader>(buffer));
     case Format::tfrecord: return std::make_unique<DaliTfRecordReader>();
     case Format::tar: return std::make_unique<TarSampleReader>();
     case Format::synthetic: return std::make_unique<SyntheticReader>();
     case Format::hdf5: return std::make_unique<Hdf5Reader>(w);
-    case Format::csv: return std::make_unique<CsvReader>();
-    case Format::jpeg: return std::make_unique<ImageReader>(ImageWriter::Codec::jpeg);
-    case Format::png: return std::make_unique<ImageReader>(ImageWriter::Codec::png);
-    case Format::indexed_binary: return std::make_unique<IndexedBinaryReader>();
+    case Format::csv: return loaded_once(std::make_unique<CsvReader>());
+    case Format::jpeg: return loaded_once(std::make_unique<ImageReader>(ImageWriter::Codec::jpeg));
+    case Format::png: return loaded_once(std::make_unique<ImageReader>(ImageWriter::Codec::png));
+    case Format::indexed_binary: return std::make_unique<IndexedBinaryReader>(memory);
     case Format::mmap_indexed_binary: return std::make_unique<MmapIndexedBinaryReader>();
   }
   throw internal_error("a format without a reader");

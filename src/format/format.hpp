@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,14 @@ class ByteWriter : public FileWriter {
   virtual void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) = 0;
 };
 
+// One sample to read: the file, the shape of its samples, how many it holds, which one.
+struct SampleRequest {
+  const std::string* path = nullptr;
+  plan::SampleShape shape;
+  std::uint64_t samples_in_file = 0;
+  std::uint64_t sample = 0;
+};
+
 // One reader per thread: it owns that thread's buffers, allocated once.
 class SampleReader {
  public:
@@ -67,6 +76,14 @@ class SampleReader {
   // `samples_in_file` of them. Returns the bytes of sample data the application receives.
   virtual std::uint64_t read(const std::string& path, const plan::SampleShape& shape,
                              std::uint64_t samples_in_file, std::uint64_t sample) = 0;
+  // Reads a batch; readers that overlap reads (io_uring) override it. Returns the sample bytes.
+  virtual std::uint64_t read_batch(std::span<const SampleRequest> batch) {
+    std::uint64_t bytes = 0;
+    for (const auto& r : batch) bytes += read(*r.path, r.shape, r.samples_in_file, r.sample);
+    return bytes;
+  }
+  // Whether read_batch() overlaps the batch's reads (the loader then hands it whole batches).
+  virtual bool reads_batches() const { return false; }
 };
 
 // Throws a config error when the workload's format is not built (yet).

@@ -36,6 +36,8 @@ class Id {
   Id& operator=(const Id&) = delete;
   hid_t get() const { return id_; }
   operator hid_t() const { return id_; }  // NOLINT: used as a plain hid_t in HDF5 calls
+  // Gives up ownership (the caller closes the identifier).
+  hid_t release() { return std::exchange(id_, -1); }
   // Closes now, reporting a failure (closing a file flushes it).
   void close(const char* call, const std::string& path) {
     if (id_ < 0) return;

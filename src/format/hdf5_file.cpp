@@ -204,8 +204,15 @@ std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape&
   const std::uint64_t per_sample = l.sample_bytes_per_dataset();
   if (buffer_.size() < per_sample) buffer_.resize(per_sample);
   std::lock_guard lock(storage::hdf5_lock());
-  h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
-  h5::Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
+  h5::Id owned;  // the file when it is closed after this sample
+  hid_t file = -1;
+  if (const auto it = open_.find(path); keep_open_ && it != open_.end()) {
+    file = it->second;
+  } else {
+    h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
+    owned = h5::Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
+    file = owned;
+  }
   std::uint64_t bytes = 0;
   for (int i = 0; i < l.datasets; ++i) {
     const std::string name = dataset_name(i);
@@ -228,8 +235,21 @@ std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape&
     h5::check(H5Dread(dset, type, memory, space, H5P_DEFAULT, buffer_.data()), "H5Dread", path);
     bytes += per_sample;
   }
-  file.close("H5Fclose", path);
+  if (!keep_open_) {
+    owned.close("H5Fclose", path);
+  } else if (owned.get() >= 0) {
+    if (open_.size() >= kMaxOpen) {  // DLIO keeps every file open; trainio bounds the descriptors
+      H5Fclose(open_.begin()->second);
+      open_.erase(open_.begin());
+    }
+    open_.emplace(path, owned.release());
+  }
   return bytes;
+}
+
+Hdf5Reader::~Hdf5Reader() {
+  std::lock_guard lock(storage::hdf5_lock());
+  for (const auto& [path, id] : open_) H5Fclose(id);
 }
 
 std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::DataFile& f) {

@@ -6,6 +6,8 @@
 
 #include <hdf5.h>
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "format/format.hpp"
@@ -46,12 +48,19 @@ class Hdf5Writer final : public FileWriter {
 // dataset of the record, then close. libhdf5 itself makes the calls, through the trainio driver.
 class Hdf5Reader final : public SampleReader {
  public:
-  explicit Hdf5Reader(const config::Workload& w) : workload_(w) {}
+  // With read_type: memory the h5py.File objects stay open (DLIO keeps them in open_file_map):
+  // the superblock and root reads happen once per file, samples then cost dataset reads.
+  explicit Hdf5Reader(const config::Workload& w)
+      : workload_(w), keep_open_(w.reader.read_type == config::ReadType::memory) {}
+  ~Hdf5Reader() override;
   std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                      std::uint64_t sample) override;
 
  private:
   const config::Workload& workload_;
+  bool keep_open_;
+  std::map<std::string, hid_t> open_;  // keep_open: path -> file id (at most kMaxOpen)
+  static constexpr std::size_t kMaxOpen = 256;
   std::vector<char> buffer_;
 };
 

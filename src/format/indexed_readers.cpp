@@ -36,12 +36,16 @@ std::uint64_t IndexedBinaryReader::read(const std::string& path, const plan::Sam
   if (!indexed_.count(path)) load_index(path, samples_in_file);
   const std::uint64_t size = shape.bytes();
   if (buffer_.size() < size) buffer_.resize(size);
-  file_.open(path);
+  if (!keep_open_ || open_path_ != path) {
+    if (!open_path_.empty()) file_.close();
+    file_.open(path);
+    open_path_ = keep_open_ ? path : std::string();
+  }
   file_.seek(static_cast<std::int64_t>(sample * size), SEEK_SET);
   if (file_.readinto(buffer_.data(), size) != size)
     throw data_error(fmt::format("'{}' ends before sample {} ({} bytes at {})", path, sample, size, sample * size),
                      "the file is truncated: regenerate the dataset with 'trainio generate'");
-  file_.close();
+  if (!keep_open_) file_.close();
   return size;
 }
 

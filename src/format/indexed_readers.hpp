@@ -20,11 +20,15 @@ namespace trainio::format {
 
 class IndexedBinaryReader final : public SampleReader {
  public:
+  // `keep_open` (read_type: memory): the file object stays open, later samples are seek + read.
+  explicit IndexedBinaryReader(bool keep_open = false) : keep_open_(keep_open) {}
   std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                      std::uint64_t sample) override;
 
  private:
   void load_index(const std::string& path, std::uint64_t samples);
+  bool keep_open_;
+  std::string open_path_;  // the file file_ holds open (keep_open)
   PyBufferedFile file_;
   std::unordered_set<std::string> indexed_;  // files whose index this reader has loaded
   std::vector<char> buffer_;

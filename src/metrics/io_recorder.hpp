@@ -41,7 +41,8 @@ class IoRecorder final : public storage::IoObserver {
   void merge(const IoRecorder& other) {
     for (int i = 0; i < storage::kOpCount; ++i) ops_[i].merge(other.ops_[i]);
   }
-  std::uint64_t bytes_read() const { return op(storage::Op::read).bytes; }
+  // Bytes read by read calls and by touching mapped pages.
+  std::uint64_t bytes_read() const { return op(storage::Op::read).bytes + op(storage::Op::touch).bytes; }
   std::uint64_t bytes_written() const { return op(storage::Op::write).bytes; }
   void clear() { *this = IoRecorder(); }
 

@@ -20,6 +20,13 @@ struct ReadPhase {
   IoRecorder io;             // every storage call of the phase
   std::uint64_t samples = 0; // samples read
   std::uint64_t sample_bytes = 0;  // bytes of sample data delivered to the application
+  // The storage side, where Linux tells: bytes this process made the kernel fetch from storage
+  // (/proc/self/io), and bytes read from the data folder's block device (counted by one rank per
+  // node, since the device is shared). Absent values stay 0 with *_known false.
+  std::uint64_t storage_read_bytes = 0;
+  bool storage_read_known = false;
+  std::uint64_t device_read_bytes = 0;
+  bool device_read_known = false;
 };
 
 struct EpochRecord {
@@ -40,6 +47,7 @@ struct GenerateRecord {
 
 struct RankRecord {
   std::string start, end;
+  bool stopped_by_time_limit = false;  // train.max_seconds ended the run
   GenerateRecord generate;
   std::vector<EpochRecord> epochs;
 };

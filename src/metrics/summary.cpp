@@ -1,5 +1,6 @@
 #include "metrics/summary.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -47,10 +48,16 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
   s.degenerate = sums[3] > 0;
   s.au_min = comm.min(b.au);
   s.au_max = comm.max(b.au);
-  const auto counts = comm.sum(std::vector<std::uint64_t>{p.samples, p.sample_bytes, p.io.bytes_read()});
+  const auto counts = comm.sum(std::vector<std::uint64_t>{p.samples, p.sample_bytes, p.io.bytes_read(), p.storage_read_bytes,
+                                                         p.device_read_bytes, p.storage_read_known ? 1u : 0u,
+                                                         p.device_read_known ? 1u : 0u});
   s.samples = counts[0];
   s.sample_bytes = counts[1];
   s.bytes_read = counts[2];
+  s.storage_read_bytes = counts[3];
+  s.device_read_bytes = counts[4];
+  s.storage_read_known = counts[5] == static_cast<std::uint64_t>(comm.size());
+  s.device_read_known = counts[6] > 0;
   s.read_bandwidth = s.duration > 0 ? static_cast<double>(s.bytes_read) / s.duration : 0;
   s.wait_ns = reduce(p.wait_ns, comm);
   s.sample_ns = reduce(p.sample_ns, comm);
@@ -64,6 +71,7 @@ RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm) {
   RunSummary out;
   out.ranks = comm.size();
   out.hosts = comm.num_hosts();
+  out.stopped_by_time_limit = mine.stopped_by_time_limit;  // the same on every rank (agreed)
   out.start = mine.start;
   out.end = mine.end;
   const GenerateRecord& g = mine.generate;
@@ -90,6 +98,13 @@ EpochSummary summarize_epoch(const EpochRecord& e, const mpi::Comm& comm) {
   es.evaluated = e.evaluated;
   if (e.evaluated) es.eval = reduce(e.eval, comm);
   return es;
+}
+
+bool served_from_cache(const PhaseSummary& p) {
+  if (p.bytes_read < (16u << 20)) return false;
+  const bool known = p.storage_read_known || p.device_read_known;
+  const std::uint64_t from_storage = std::max(p.storage_read_bytes, p.device_read_bytes);
+  return known && static_cast<double>(from_storage) < 0.1 * static_cast<double>(p.bytes_read);
 }
 
 double mean_of(const std::vector<double>& v) {

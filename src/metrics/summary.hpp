@@ -27,6 +27,10 @@ struct PhaseSummary {
   std::uint64_t bytes_read = 0;       // over all ranks, bytes the storage calls returned
   double read_bandwidth = 0;          // bytes_read / duration
   double au_min = 0, au_max = 0;      // spread over ranks
+  std::uint64_t storage_read_bytes = 0;  // page-cache misses, all ranks (/proc/self/io)
+  bool storage_read_known = false;
+  std::uint64_t device_read_bytes = 0;   // the data folder's block device, all nodes
+  bool device_read_known = false;
   bool degenerate = false;            // some rank had too few steps for the exclusions
   Histogram wait_ns, sample_ns;
   IoRecorder io;
@@ -49,6 +53,7 @@ struct GenerateSummary {
 };
 
 struct RunSummary {
+  bool stopped_by_time_limit = false;
   int ranks = 1;
   int hosts = 1;
   std::string start, end;
@@ -59,6 +64,10 @@ struct RunSummary {
 // Collective: every rank calls it with its own record; every rank gets the same summary.
 RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm);
 EpochSummary summarize_epoch(const EpochRecord& mine, const mpi::Comm& comm);
+
+// Whether a phase was served (mostly) by the page cache: it read a meaningful amount, and the
+// storage below supplied less than a tenth of it.
+bool served_from_cache(const PhaseSummary& p);
 
 // Mean and population standard deviation (numpy.std) of a list.
 double mean_of(const std::vector<double>& v);

@@ -161,6 +161,14 @@ int Comm::agree(bool ok) const {
   return lowest == INT_MAX ? -1 : lowest;
 }
 
+Comm::Vote Comm::vote(bool ok, bool want_stop) const {
+  constexpr int kStop = INT_MAX - 1;
+  const int mine = !ok ? rank_ : (want_stop ? kStop : INT_MAX);
+  const int lowest = mpi_ ? allreduce<int>(mine, MPI_INT, MPI_MIN) : mine;
+  if (lowest < kStop) return {lowest, false};
+  return {-1, lowest == kStop};
+}
+
 double Comm::sum(double v) const { return mpi_ ? allreduce(v, MPI_DOUBLE, MPI_SUM) : v; }
 double Comm::max(double v) const { return mpi_ ? allreduce(v, MPI_DOUBLE, MPI_MAX) : v; }
 double Comm::min(double v) const { return mpi_ ? allreduce(v, MPI_DOUBLE, MPI_MIN) : v; }

@@ -54,6 +54,14 @@ class Comm {
   // the cores that a busy-polling MPI barrier would take).
   int agree(bool ok) const;
 
+  // The same agreement, also carrying a wish to stop (a time limit reached on some rank):
+  // `failing_rank` as agree(); `stop` when no rank failed and at least one rank wants to stop.
+  struct Vote {
+    int failing_rank = -1;
+    bool stop = false;
+  };
+  Vote vote(bool ok, bool want_stop) const;
+
   double sum(double v) const;
   double max(double v) const;
   double min(double v) const;

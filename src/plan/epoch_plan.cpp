@@ -4,6 +4,12 @@
 
 namespace trainio::plan {
 
+Partition partition_of(const config::Workload& w) {
+  if (w.reader.data_loader == config::DataLoader::dali || w.reader.data_loader == config::DataLoader::native_dali)
+    return Partition::contiguous;
+  return w.reader.shuffle_scope == config::ShuffleScope::local ? Partition::local_files : Partition::strided;
+}
+
 std::uint64_t epoch_seed(const config::Workload& w, std::uint64_t run_seed, std::uint64_t epoch) {
   const std::uint64_t base = w.reader.file_shuffle == config::Shuffle::random ||
                                      w.reader.sample_shuffle == config::Shuffle::random
@@ -12,33 +18,80 @@ std::uint64_t epoch_seed(const config::Workload& w, std::uint64_t run_seed, std:
   return w.train.seed_change_epoch ? base + epoch : base;
 }
 
-std::uint64_t steps_per_epoch(std::uint64_t samples, std::uint64_t batch_size, int ranks) {
-  const std::uint64_t per_step = batch_size * static_cast<std::uint64_t>(ranks);
-  return per_step == 0 ? 0 : samples / per_step;
+std::uint64_t steps_per_epoch(Partition p, std::uint64_t files, std::uint64_t samples_per_file,
+                              std::uint64_t batch_size, int ranks) {
+  const auto r = static_cast<std::uint64_t>(ranks);
+  if (batch_size == 0 || r == 0) return 0;
+  switch (p) {
+    case Partition::strided: return files * samples_per_file / (batch_size * r);
+    case Partition::local_files: return files / r * samples_per_file / batch_size;       // the rank with fewest files
+    case Partition::contiguous: return files * samples_per_file / r / batch_size;        // the smallest slice
+  }
+  return 0;
 }
 
-EpochPlan::EpochPlan(const DatasetLayout& layout, Split split, const config::Workload& w,
-                     std::uint64_t batch_size, std::uint64_t epoch, int rank, int ranks,
-                     std::uint64_t run_seed, std::int64_t step_cap)
-    : samples_per_file_(layout.samples_per_file()),
+EpochPlan::EpochPlan(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t batch_size,
+                     std::uint64_t epoch, int rank, int ranks, std::uint64_t run_seed, std::int64_t step_cap,
+                     Partition partition)
+    : partition_(partition),
+      files_(layout.num_files(split)),
+      samples_per_file_(layout.samples_per_file()),
       total_samples_(layout.num_samples(split)),
       batch_(batch_size),
       rank_(rank),
       ranks_(ranks),
       shuffle_files_(w.reader.file_shuffle != config::Shuffle::off),
       shuffle_samples_(w.reader.sample_shuffle != config::Shuffle::off) {
-  steps_ = steps_per_epoch(total_samples_, batch_, ranks_);
+  steps_ = steps_per_epoch(partition, files_, samples_per_file_, batch_, ranks_);
   if (step_cap >= 0 && static_cast<std::uint64_t>(step_cap) < steps_) steps_ = static_cast<std::uint64_t>(step_cap);
   const std::uint64_t seed = epoch_seed(w, run_seed, epoch);
   const std::uint64_t split_tag = split == Split::train ? 0 : 1;
-  if (shuffle_files_) file_order_ = util::Permutation(layout.num_files(split), util::derive_seed(seed, 1, split_tag));
-  if (shuffle_samples_) sample_order_ = util::Permutation(total_samples_, util::derive_seed(seed, 2, split_tag));
+  const auto r = static_cast<std::uint64_t>(rank), n = static_cast<std::uint64_t>(ranks);
+  switch (partition) {
+    case Partition::strided:
+      if (shuffle_files_) file_order_ = util::Permutation(files_, util::derive_seed(seed, 1, split_tag));
+      if (shuffle_samples_) sample_order_ = util::Permutation(total_samples_, util::derive_seed(seed, 2, split_tag));
+      break;
+    case Partition::local_files:
+      owned_files_ = files_ / n + (r < files_ % n ? 1 : 0);
+      if (shuffle_files_) file_order_ = util::Permutation(owned_files_, util::derive_seed(seed, 3 + 4 * r, split_tag));
+      if (shuffle_samples_)
+        sample_order_ = util::Permutation(owned_files_ * samples_per_file_, util::derive_seed(seed, 4 + 4 * r, split_tag));
+      break;
+    case Partition::contiguous:
+      shard_first_ = total_samples_ * r / n;
+      shard_size_ = total_samples_ * (r + 1) / n - shard_first_;
+      if (shuffle_samples_) sample_order_ = util::Permutation(shard_size_, util::derive_seed(seed, 5 + 4 * r, split_tag));
+      break;
+  }
 }
 
-SampleRef EpochPlan::at_position(std::uint64_t position) const {
+SampleRef EpochPlan::sample(std::uint64_t step, std::uint64_t slot) const {
+  const std::uint64_t i = step * batch_ + slot;  // this rank's i-th sample of the epoch
+  switch (partition_) {
+    case Partition::strided: return strided(i * static_cast<std::uint64_t>(ranks_) + static_cast<std::uint64_t>(rank_));
+    case Partition::local_files: return local_file(i);
+    case Partition::contiguous: return contiguous(i);
+  }
+  return {};
+}
+
+SampleRef EpochPlan::strided(std::uint64_t position) const {
   const std::uint64_t k = shuffle_samples_ ? sample_order_(position) : position;
   const std::uint64_t file_position = k / samples_per_file_;
   return {shuffle_files_ ? file_order_(file_position) : file_position, k % samples_per_file_};
+}
+
+SampleRef EpochPlan::local_file(std::uint64_t index) const {
+  const std::uint64_t k = shuffle_samples_ ? sample_order_(index) : index;
+  const std::uint64_t local = k / samples_per_file_;
+  const std::uint64_t owned = shuffle_files_ ? file_order_(local) : local;
+  return {static_cast<std::uint64_t>(rank_) + owned * static_cast<std::uint64_t>(ranks_), k % samples_per_file_};
+}
+
+SampleRef EpochPlan::contiguous(std::uint64_t index) const {
+  const std::uint64_t k = shard_first_ + (shuffle_samples_ ? sample_order_(index) : index);
+  return {k / samples_per_file_, k % samples_per_file_};
 }
 
 }  // namespace trainio::plan

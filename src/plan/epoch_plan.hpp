@@ -1,13 +1,19 @@
 #pragma once
-// Which sample each rank reads at each step of an epoch. Pure and O(1) per lookup: the global
-// order is a seeded permutation evaluated point by point, so no rank holds an index of the
-// dataset. By construction every sample is read at most once per epoch, all but an explicit
-// remainder exactly once, and every rank runs the same number of steps.
+// Which sample each rank reads at each step of an epoch. Pure and O(1) per lookup: orders are
+// seeded permutations evaluated point by point, so no rank holds an index of the dataset. By
+// construction every sample is read at most once per epoch, all but an explicit remainder exactly
+// once, and every rank runs the same number of steps.
 //
-// Order: files (shuffled when file_shuffle is on), the samples of each file in order, then the
-// whole list permuted when sample_shuffle is on. Partition: the first steps*batch*ranks positions
-// of that order are dealt to ranks in turn (position k -> rank k % ranks), as PyTorch's
-// DistributedSampler does; the rest is dropped and reported, so no rank waits on another.
+// Three ways to share samples among ranks:
+//  - strided (PyTorch's DistributedSampler; shuffle_scope: global): one global order — files,
+//    shuffled when file_shuffle is on, their samples in order, the whole list permuted when
+//    sample_shuffle is on — dealt to ranks in turn (position k -> rank k % ranks), reshuffled
+//    every epoch: any rank may read any sample.
+//  - local files (shuffle_scope: local): rank r owns files r, r + ranks, ... for the whole run
+//    and shuffles its own files and samples every epoch.
+//  - contiguous shards (DALI's readers): rank r reads the r-th contiguous slice of the samples
+//    in file order, the same slice every epoch, shuffled within it.
+// Steps: the most every rank can fill with its own samples; the rest is dropped and reported.
 
 #include <cstdint>
 
@@ -23,32 +29,43 @@ struct SampleRef {
   bool operator==(const SampleRef&) const = default;
 };
 
+enum class Partition { strided, local_files, contiguous };
+
+// The partition a workload's loader and shuffle scope imply.
+Partition partition_of(const config::Workload& w);
+
 // The seed of an epoch's shuffles: train.seed (+ epoch when seed_change_epoch), or for
 // shuffle "random" the run's random seed (+ epoch).
 std::uint64_t epoch_seed(const config::Workload& w, std::uint64_t run_seed, std::uint64_t epoch);
 
+// Steps per rank in one epoch, before any step cap.
+std::uint64_t steps_per_epoch(Partition p, std::uint64_t files, std::uint64_t samples_per_file,
+                              std::uint64_t batch_size, int ranks);
+
 class EpochPlan {
  public:
   // `epoch` counts from 1. `batch_size` is the per-rank batch of this phase (train or eval).
-  // `step_cap`, when > 0, limits the steps of this epoch (total_training_steps left).
+  // `step_cap`, when >= 0, limits the steps of this epoch (total_training_steps left).
   EpochPlan(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t batch_size,
-            std::uint64_t epoch, int rank, int ranks, std::uint64_t run_seed, std::int64_t step_cap = -1);
+            std::uint64_t epoch, int rank, int ranks, std::uint64_t run_seed, std::int64_t step_cap = -1,
+            Partition partition = Partition::strided);
 
   std::uint64_t steps() const { return steps_; }
   std::uint64_t batch_size() const { return batch_; }
-  // Samples no rank reads this epoch (the remainder that does not fill a step on every rank).
+  // Samples no rank reads this epoch.
   std::uint64_t dropped_samples() const { return total_samples_ - steps_ * batch_ * static_cast<std::uint64_t>(ranks_); }
   std::uint64_t total_samples() const { return total_samples_; }
 
   // The sample this rank reads at `step`, position `slot` of the batch.
-  SampleRef sample(std::uint64_t step, std::uint64_t slot) const {
-    return at_position((step * batch_ + slot) * static_cast<std::uint64_t>(ranks_) + static_cast<std::uint64_t>(rank_));
-  }
-
-  // The sample at a position of the epoch's global order (any rank's view).
-  SampleRef at_position(std::uint64_t position) const;
+  SampleRef sample(std::uint64_t step, std::uint64_t slot) const;
 
  private:
+  SampleRef strided(std::uint64_t position) const;
+  SampleRef local_file(std::uint64_t index) const;
+  SampleRef contiguous(std::uint64_t index) const;
+
+  Partition partition_;
+  std::uint64_t files_;
   std::uint64_t samples_per_file_;
   std::uint64_t total_samples_;
   std::uint64_t batch_;
@@ -57,11 +74,11 @@ class EpochPlan {
   int ranks_;
   bool shuffle_files_;
   bool shuffle_samples_;
+  std::uint64_t owned_files_ = 0;   // local files: this rank's files
+  std::uint64_t shard_first_ = 0;   // contiguous: this rank's slice of the samples
+  std::uint64_t shard_size_ = 0;
   util::Permutation file_order_;
   util::Permutation sample_order_;
 };
-
-// Steps per rank in one epoch, before any step cap: floor(samples / (batch * ranks)).
-std::uint64_t steps_per_epoch(std::uint64_t samples, std::uint64_t batch_size, int ranks);
 
 }  // namespace trainio::plan

@@ -22,19 +22,21 @@ RunShape shape_run(const config::Workload& w, const DatasetLayout& layout, int r
   const auto batch = static_cast<std::uint64_t>(w.reader.batch_size);
   const auto r = static_cast<std::uint64_t>(ranks);
   s.train_samples = layout.num_samples(Split::train);
-  s.train_steps_per_epoch = steps_per_epoch(s.train_samples, batch, ranks);
+  const Partition partition = partition_of(w);
+  s.train_steps_per_epoch = steps_per_epoch(partition, layout.num_files(Split::train), layout.samples_per_file(), batch, ranks);
   s.train_dropped_per_epoch = s.train_samples - s.train_steps_per_epoch * batch * r;
   s.files_per_rank_max = (layout.total_files() + r - 1) / r;
   if (w.workflow.train && s.train_steps_per_epoch == 0)
     throw config_error(
         fmt::format("the training set has {} samples ({} files x {}), too few for one step of reader.batch_size={} "
-                    "on each of {} ranks (needs {})",
-                    s.train_samples, layout.num_files(Split::train), layout.samples_per_file(), batch, ranks, batch * r),
+                    "on each of {} ranks (needs {}{})",
+                    s.train_samples, layout.num_files(Split::train), layout.samples_per_file(), batch, ranks, batch * r,
+                    partition == Partition::local_files ? ", and at least one file per rank with shuffle_scope local" : ""),
         "use more files or samples per file, a smaller batch, or fewer ranks");
   if (w.workflow.train && w.workflow.evaluation) {
     const auto eval_batch = static_cast<std::uint64_t>(w.reader.batch_size_eval);
     s.eval_samples = layout.num_samples(Split::eval);
-    s.eval_steps = steps_per_epoch(s.eval_samples, eval_batch, ranks);
+    s.eval_steps = steps_per_epoch(partition, layout.num_files(Split::eval), layout.samples_per_file(), eval_batch, ranks);
     s.eval_dropped = s.eval_samples - s.eval_steps * eval_batch * r;
     if (s.eval_steps == 0)
       throw config_error(

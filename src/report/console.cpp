@@ -62,6 +62,12 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                        util::format_rate(metrics::mean_of(thr) * record), util::format_rate(metrics::mean_of(bw)));
     out += latency_row("sample read", sample);
     out += latency_row("batch wait", wait);
+    std::size_t cached = 0;
+    for (const auto& e : run.epochs) cached += metrics::served_from_cache(e.train) ? 1 : 0;
+    if (cached > 0)
+      out += fmt::format("  caching: {} of {} epochs were served from the page cache, not the storage "
+                         "(set reader.evict, or a dataset larger than memory)\n",
+                         cached, run.epochs.size());
     if (degenerate)
       out += "  note: some epochs had too few steps to leave out output.metric.exclude_*_steps; nothing was excluded\n";
     std::vector<double> eau, ethr;
@@ -74,6 +80,9 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
       out += fmt::format("  {:<22} AU {:.2f}%, {:.2f} samples/s over {} evaluation{}\n", "evaluation", metrics::mean_of(eau),
                          metrics::mean_of(ethr), eau.size(), eau.size() == 1 ? "" : "s");
   }
+  if (run.stopped_by_time_limit)
+    out += fmt::format("  note: train.max_seconds = {} ended the run after epoch {}\n", w.train.max_seconds,
+                       run.epochs.empty() ? 0 : run.epochs.back().epoch);
   out += fmt::format("  {:<22} {}\n", "results", summary_path);
   return out;
 }

@@ -94,6 +94,9 @@ json phase_json(const metrics::PhaseSummary& p) {
           {"sample_bytes", p.sample_bytes},
           {"bytes_read", p.bytes_read},
           {"read_bytes_per_second", p.read_bandwidth},
+          {"storage_read_bytes", p.storage_read_known ? json(p.storage_read_bytes) : json(nullptr)},
+          {"device_read_bytes", p.device_read_known ? json(p.device_read_bytes) : json(nullptr)},
+          {"served_from_page_cache", metrics::served_from_cache(p)},
           {"batch_wait_seconds", latency_json(p.wait_ns)},
           {"sample_read_seconds", latency_json(p.sample_ns)},
           {"io", io_json(p.io)}};
@@ -211,7 +214,8 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
     }
     std::vector<double> exact;
     for (const auto& e : run.epochs) exact.push_back(e.train.throughput);
-    t["train"] = {{"au_mean_percentage", metrics::mean_of(train_au)},
+    t["train"] = {{"stopped_by_time_limit", run.stopped_by_time_limit},
+                  {"au_mean_percentage", metrics::mean_of(train_au)},
                   {"au_target_percentage", w.metric.au * 100},
                   {"throughput_mean_samples_per_second", metrics::mean_of(exact)},
                   {"throughput_stdev_samples_per_second", metrics::stdev_of(exact)},

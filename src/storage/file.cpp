@@ -200,6 +200,11 @@ void File::fdatasync() {
   t.done(0);
 }
 
+void File::drop_from_cache() {
+  const int rc = ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  if (rc != 0) throw call_failed("posix_fadvise(DONTNEED)", path_, rc);
+}
+
 void File::truncate(std::uint64_t size) {
   OpTimer t(Op::write);
   if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw call_failed("ftruncate", path_, errno);

@@ -69,6 +69,9 @@ class File {
   void pwrite_all(const void* buffer, std::size_t size, std::uint64_t offset);
   void fsync();
   void fdatasync();
+  // posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: drops its clean pages from the page
+  // cache (write dirty ones first with fdatasync).
+  void drop_from_cache();
   // ftruncate(2).
   void truncate(std::uint64_t size);
   // flock(2) without waiting, as HDF5 takes it; false when another process holds the lock.

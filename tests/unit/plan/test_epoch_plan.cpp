@@ -20,12 +20,14 @@ config::Workload workload(const std::vector<std::string>& overrides) {
 
 // Every (file, sample) each rank reads in an epoch, with how often.
 std::map<std::pair<std::uint64_t, std::uint64_t>, int> reads(const config::Workload& w, int ranks, std::uint64_t epoch,
-                                                              std::uint64_t* steps_out = nullptr) {
+                                                              std::uint64_t* steps_out = nullptr,
+                                                              Partition partition = Partition::strided) {
   const DatasetLayout layout(w);
   std::map<std::pair<std::uint64_t, std::uint64_t>, int> seen;
   std::uint64_t steps = ~0ull;
   for (int r = 0; r < ranks; ++r) {
-    const EpochPlan p(layout, Split::train, w, static_cast<std::uint64_t>(w.reader.batch_size), epoch, r, ranks, 0);
+    const EpochPlan p(layout, Split::train, w, static_cast<std::uint64_t>(w.reader.batch_size), epoch, r, ranks, 0, -1,
+                      partition);
     if (steps == ~0ull) steps = p.steps();
     REQUIRE(p.steps() == steps);  // every rank runs the same number of steps
     for (std::uint64_t s = 0; s < p.steps(); ++s)
@@ -38,9 +40,11 @@ std::map<std::pair<std::uint64_t, std::uint64_t>, int> reads(const config::Workl
   return seen;
 }
 
-std::vector<SampleRef> order(const config::Workload& w, std::uint64_t epoch, int rank = 0, int ranks = 1) {
+std::vector<SampleRef> order(const config::Workload& w, std::uint64_t epoch, int rank = 0, int ranks = 1,
+                             Partition partition = Partition::strided) {
   const DatasetLayout layout(w);
-  const EpochPlan p(layout, Split::train, w, static_cast<std::uint64_t>(w.reader.batch_size), epoch, rank, ranks, 0);
+  const EpochPlan p(layout, Split::train, w, static_cast<std::uint64_t>(w.reader.batch_size), epoch, rank, ranks, 0, -1,
+                    partition);
   std::vector<SampleRef> out;
   for (std::uint64_t s = 0; s < p.steps(); ++s)
     for (std::uint64_t b = 0; b < p.batch_size(); ++b) out.push_back(p.sample(s, b));
@@ -50,17 +54,52 @@ std::vector<SampleRef> order(const config::Workload& w, std::uint64_t epoch, int
 }  // namespace
 
 TEST_CASE("every sample is read at most once per epoch, all but the remainder exactly once") {
-  for (const auto* shuffle : {"off", "seed", "random"}) {
-    for (int ranks : {1, 2, 3, 4, 7}) {
-      const auto w = workload({"dataset.num_files_train=37", "dataset.num_samples_per_file=3", "reader.batch_size=2",
-                               std::string("reader.sample_shuffle=") + shuffle, std::string("reader.file_shuffle=") + shuffle});
-      std::uint64_t steps = 0;
-      const auto seen = reads(w, ranks, 2, &steps);
-      for (const auto& [ref, n] : seen) REQUIRE(n == 1);
-      CHECK(seen.size() == steps * 2 * static_cast<std::uint64_t>(ranks));
-      CHECK(37 * 3 - seen.size() < 2 * static_cast<std::uint64_t>(ranks));  // dropped < one step of all ranks
+  for (const auto partition : {Partition::strided, Partition::local_files, Partition::contiguous}) {
+    for (const auto* shuffle : {"off", "seed", "random"}) {
+      for (int ranks : {1, 2, 3, 4, 7}) {
+        const auto w = workload({"dataset.num_files_train=37", "dataset.num_samples_per_file=3", "reader.batch_size=2",
+                                 std::string("reader.sample_shuffle=") + shuffle, std::string("reader.file_shuffle=") + shuffle});
+        std::uint64_t steps = 0;
+        const auto seen = reads(w, ranks, 2, &steps, partition);
+        for (const auto& [ref, n] : seen) {
+          REQUIRE(n == 1);
+          REQUIRE(ref.first < 37);
+          REQUIRE(ref.second < 3);
+        }
+        CHECK(seen.size() == steps * 2 * static_cast<std::uint64_t>(ranks));
+        CHECK(steps == steps_per_epoch(partition, 37, 3, 2, ranks));
+        if (partition == Partition::strided) CHECK(37 * 3 - seen.size() < 2 * static_cast<std::uint64_t>(ranks));
+      }
     }
   }
+}
+
+TEST_CASE("local scope: a rank reads only its own files, every epoch, in a new order") {
+  const auto w = workload({"dataset.num_files_train=12", "dataset.num_samples_per_file=2", "reader.batch_size=2",
+                           "reader.sample_shuffle=seed", "reader.file_shuffle=seed"});
+  for (int r = 0; r < 3; ++r) {
+    const auto e1 = order(w, 1, r, 3, Partition::local_files);
+    const auto e2 = order(w, 2, r, 3, Partition::local_files);
+    CHECK(e1 != e2);
+    std::set<std::uint64_t> f1, f2;
+    for (const auto& s : e1) f1.insert(s.file);
+    for (const auto& s : e2) f2.insert(s.file);
+    CHECK(f1 == f2);
+    for (const auto f : f1) CHECK(f % 3 == static_cast<std::uint64_t>(r));
+  }
+}
+
+TEST_CASE("contiguous shards: a rank keeps its slice across epochs, shuffled within it") {
+  const auto w = workload({"dataset.num_files_train=10", "dataset.num_samples_per_file=4", "reader.batch_size=4",
+                           "reader.sample_shuffle=seed"});
+  const auto e1 = order(w, 1, 1, 2, Partition::contiguous);
+  const auto e2 = order(w, 2, 1, 2, Partition::contiguous);
+  CHECK(e1 != e2);
+  std::set<std::uint64_t> f1, f2;
+  for (const auto& s : e1) f1.insert(s.file);
+  for (const auto& s : e2) f2.insert(s.file);
+  for (const auto f : f1) CHECK(f >= 5);  // rank 1 of 2 holds the second half of the samples
+  CHECK(f1 == f2);
 }
 
 TEST_CASE("DLIO's deadlock cases give every rank the same steps") {

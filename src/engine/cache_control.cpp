@@ -1,0 +1,58 @@
+#include "engine/cache_control.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "engine/together.hpp"
+#include "format/format.hpp"
+#include "storage/file.hpp"
+#include "util/error.hpp"
+
+namespace trainio::engine {
+
+namespace {
+
+void drop_file(const std::string& path) {
+  storage::File f = storage::File::open(path);
+  try {
+    f.fdatasync();
+  } catch (const Error&) {
+    // Read-only or special file systems may refuse: the advice below still applies to clean pages.
+  }
+  f.drop_from_cache();
+  f.close();
+}
+
+void drop_caches() {
+  ::sync();
+  std::ofstream out("/proc/sys/vm/drop_caches");
+  if (!(out << "3\n") || !out.flush())
+    throw usage_error(fmt::format("reader.evict=drop_caches cannot write /proc/sys/vm/drop_caches: {}",
+                                  std::strerror(errno ? errno : EACCES)),
+                      "run as root (machine-wide), or use reader.evict=fadvise (per file, no privilege needed)");
+}
+
+}  // namespace
+
+void evict_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm, plan::Split split) {
+  if (w.reader.evict == config::Evict::none || w.dataset.format == config::Format::synthetic) return;
+  together(comm, [&] {
+    if (w.reader.evict == config::Evict::drop_caches) {
+      if (comm.node_rank() == 0) drop_caches();
+      return;
+    }
+    const auto writer = format::make_writer(w);  // knows the companion files (indexes)
+    const auto share = static_cast<std::uint64_t>(comm.node_size());
+    for (std::uint64_t k = static_cast<std::uint64_t>(comm.node_rank()); k < layout.num_files(split); k += share) {
+      const plan::DataFile file = layout.file(split, k);
+      drop_file(file.path);
+      for (const auto& companion : writer->companions(file)) drop_file(companion);
+    }
+  });
+}
+
+}  // namespace trainio::engine

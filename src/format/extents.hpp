@@ -1,0 +1,36 @@
+#pragma once
+// Where a sample's bytes lie in its file, for readers that fetch exactly those bytes with one
+// read (reader.access: sample, as a native C++ loader does), and for O_DIRECT reads.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/workload.hpp"
+#include "plan/layout.hpp"
+
+namespace trainio::format {
+
+struct Extent {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+
+class ExtentFinder {
+ public:
+  virtual ~ExtentFinder() = default;
+  // Whether find() needs the file's size (whole-file formats).
+  virtual bool needs_file_size() const { return false; }
+  virtual Extent find(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                      std::uint64_t sample, std::uint64_t file_size) = 0;
+};
+
+// The whole file is the unit of reading (csv, jpeg, png; and any format read as DLIO's O_DIRECT
+// readers read it).
+std::unique_ptr<ExtentFinder> whole_file_extents();
+
+// Each format's sample extents; throws a config error where a sample has no single extent
+// (e.g. chunked HDF5).
+std::unique_ptr<ExtentFinder> sample_extents(const config::Workload& w);
+
+}  // namespace trainio::format

@@ -1,0 +1,127 @@
+#include "format/native_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "util/error.hpp"
+
+namespace trainio::format {
+
+NativeReader::NativeReader(const config::Workload& w, std::unique_ptr<ExtentFinder> extents)
+    : extents_(std::move(extents)),
+      engine_(w.reader.io_engine),
+      direct_(w.reader.odirect),
+      keep_open_(w.reader.read_type == config::ReadType::memory) {
+  if (engine_ == config::IoEngine::io_uring)
+    uring_ = std::make_unique<storage::Uring>(static_cast<unsigned>(w.reader.io_depth));
+}
+
+NativeReader::Range NativeReader::range_of(const Extent& e) const {
+  if (!direct_) return {e.offset, static_cast<std::size_t>(e.length), 0};
+  const std::uint64_t a = alignment_;
+  const std::uint64_t start = e.offset / a * a;
+  const std::uint64_t end = (e.offset + e.length + a - 1) / a * a;
+  return {start, static_cast<std::size_t>(end - start), static_cast<std::size_t>(e.offset - start)};
+}
+
+storage::File& NativeReader::open_file(const std::string& path) {
+  if (direct_ && alignment_ == 1) alignment_ = storage::direct_alignment(path).offset;
+  if (!keep_open_) {
+    current_ = storage::File::open(path, {.direct = direct_});
+    return current_;
+  }
+  if (const auto it = files_.find(path); it != files_.end()) return it->second;
+  if (files_.size() >= kMaxOpen) {
+    files_.erase(order_.front());
+    order_.pop_front();
+  }
+  order_.push_back(path);
+  return files_.emplace(path, storage::File::open(path, {.direct = direct_})).first->second;
+}
+
+void NativeReader::done_with(const std::string&) {
+  if (!keep_open_) current_.close();
+}
+
+Extent NativeReader::extent_of(storage::File& f, const std::string& path, const plan::SampleShape& shape,
+                               std::uint64_t samples, std::uint64_t sample) {
+  const std::uint64_t size = extents_->needs_file_size() ? f.size() : 0;
+  return extents_->find(path, shape, samples, sample, size);
+}
+
+void NativeReader::check_complete(const std::string& path, const Extent& e, const Range& r, std::size_t got) const {
+  if (r.skip + e.length <= got) return;
+  throw data_error(fmt::format("'{}' ends early: {} bytes at offset {} were expected", path, e.length, e.offset),
+                   "the file is truncated: regenerate the dataset with 'trainio generate'");
+}
+
+std::uint64_t NativeReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples,
+                                 std::uint64_t sample) {
+  if (engine_ == config::IoEngine::mmap) {
+    auto it = maps_.find(path);
+    if (it == maps_.end()) {
+      if (maps_.size() >= kMaxOpen) {
+        maps_.erase(order_.front());
+        order_.pop_front();
+      }
+      order_.push_back(path);
+      it = maps_.emplace(path, storage::MappedFile::open(path)).first;
+    }
+    const Extent e = extents_->find(path, shape, samples, sample, it->second.size());
+    it->second.touch(e.offset, e.length);
+    return shape.bytes();
+  }
+  if (uring_) {
+    const SampleRequest one{&path, shape, samples, sample};
+    return read_batch({&one, 1});
+  }
+  storage::File& f = open_file(path);
+  const Extent e = extent_of(f, path, shape, samples, sample);
+  const Range r = range_of(e);
+  char* buffer = buffer_.reserve(r.length, std::max<std::size_t>(alignment_, 64));
+  std::size_t got = 0;
+  while (got < r.length) {
+    const std::size_t n = f.pread_some(buffer + got, r.length - got, r.offset + got);
+    if (n == 0) break;
+    got += n;
+  }
+  check_complete(path, e, r, got);
+  done_with(path);
+  return shape.bytes();
+}
+
+std::uint64_t NativeReader::read_batch(std::span<const SampleRequest> batch) {
+  if (!uring_) return SampleReader::read_batch(batch);
+  // Open every file of the batch, then have all reads in flight at once.
+  batch_files_.clear();
+  batch_reads_.clear();
+  batch_ranges_.clear();
+  batch_extents_.clear();
+  std::size_t total = 0;
+  for (const auto& req : batch) {
+    if (direct_ && alignment_ == 1) alignment_ = storage::direct_alignment(*req.path).offset;
+    batch_files_.push_back(storage::File::open(*req.path, {.direct = direct_}));
+    const Extent e = extent_of(batch_files_.back(), *req.path, req.shape, req.samples_in_file, req.sample);
+    batch_extents_.push_back(e);
+    batch_ranges_.push_back(range_of(e));
+    total += (batch_ranges_.back().length + alignment_ - 1) / alignment_ * alignment_;
+  }
+  char* buffer = buffer_.reserve(total, std::max<std::size_t>(alignment_, 64));
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    batch_reads_.push_back({batch_files_[i].fd(), batch[i].path, buffer + at, batch_ranges_[i].length,
+                            batch_ranges_[i].offset, 0});
+    at += (batch_ranges_[i].length + alignment_ - 1) / alignment_ * alignment_;
+  }
+  uring_->read_all(batch_reads_);
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    check_complete(*batch[i].path, batch_extents_[i], batch_ranges_[i], batch_reads_[i].done);
+    batch_files_[i].close();
+    bytes += batch[i].shape.bytes();
+  }
+  return bytes;
+}
+
+}  // namespace trainio::format

@@ -1,0 +1,67 @@
+#include "storage/uring.hpp"
+
+#include <fmt/format.h>
+#include <liburing.h>
+
+#include <cstring>
+#include <vector>
+
+#include "storage/io_observer.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+
+namespace trainio::storage {
+
+struct Uring::Ring {
+  io_uring ring{};
+};
+
+Uring::Uring(unsigned depth) : ring_(std::make_unique<Ring>()), depth_(depth) {
+  const int rc = io_uring_queue_init(depth, &ring_->ring, 0);
+  if (rc < 0)
+    throw io_error(fmt::format("io_uring_queue_init({}) failed: {}", depth, std::strerror(-rc)),
+                   "this kernel or container does not allow io_uring: use reader.io_engine=posix");
+}
+
+Uring::~Uring() { io_uring_queue_exit(&ring_->ring); }
+
+void Uring::read_all(std::span<AsyncRead> reads) {
+  std::vector<std::int64_t> started(reads.size(), 0);
+  std::size_t next = 0, in_flight = 0, finished = 0;
+  auto submit = [&](std::size_t i) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
+    AsyncRead& r = reads[i];
+    io_uring_prep_read(sqe, r.fd, r.buffer + r.done, static_cast<unsigned>(r.length - r.done), r.offset + r.done);
+    io_uring_sqe_set_data64(sqe, i);
+    started[i] = util::now_ns();
+    ++in_flight;
+  };
+  while (finished < reads.size()) {
+    while (next < reads.size() && in_flight < depth_) submit(next++);
+    io_uring_submit(&ring_->ring);
+    io_uring_cqe* cqe = nullptr;
+    const int rc = io_uring_wait_cqe(&ring_->ring, &cqe);
+    if (rc < 0) throw io_error(fmt::format("io_uring_wait_cqe failed: {}", std::strerror(-rc)));
+    // Reap everything that has completed.
+    unsigned head = 0, count = 0;
+    io_uring_for_each_cqe(&ring_->ring, head, cqe) {
+      ++count;
+      const auto i = static_cast<std::size_t>(io_uring_cqe_get_data64(cqe));
+      AsyncRead& r = reads[i];
+      --in_flight;
+      if (cqe->res < 0) {
+        io_uring_cq_advance(&ring_->ring, count);
+        throw io_error(fmt::format("read('{}', {} bytes at {}) failed: {}", r.path ? *r.path : std::string("?"),
+                                   r.length - r.done, r.offset + r.done, std::strerror(-cqe->res)));
+      }
+      if (IoObserver* obs = thread_observer())
+        obs->on_op(Op::read, static_cast<std::uint64_t>(cqe->res), util::now_ns() - started[i]);
+      r.done += static_cast<std::size_t>(cqe->res);
+      if (cqe->res == 0 || r.done == r.length) ++finished;
+      else submit(i);  // a short read: continue from where it stopped
+    }
+    io_uring_cq_advance(&ring_->ring, count);
+  }
+}
+
+}  // namespace trainio::storage

@@ -1,0 +1,39 @@
+#pragma once
+// Asynchronous reads with io_uring: up to `depth` reads in flight from one thread. Each read is
+// reported to the thread's IoObserver like a pread (bytes, and time from submission to
+// completion), so results compare across engines.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace trainio::storage {
+
+struct AsyncRead {
+  int fd = -1;
+  const std::string* path = nullptr;  // for error messages
+  char* buffer = nullptr;
+  std::size_t length = 0;
+  std::uint64_t offset = 0;
+  std::size_t done = 0;  // bytes read (less than length only at end of file)
+};
+
+class Uring {
+ public:
+  explicit Uring(unsigned depth);
+  ~Uring();
+  Uring(const Uring&) = delete;
+  Uring& operator=(const Uring&) = delete;
+
+  // Reads every request to completion (short reads are continued; end of file stops one).
+  void read_all(std::span<AsyncRead> reads);
+
+ private:
+  struct Ring;
+  std::unique_ptr<Ring> ring_;
+  unsigned depth_;
+};
+
+}  // namespace trainio::storage
