@@ -28,10 +28,6 @@ void check_supported(const config::Workload& w, bool generate_only) {
   // Building a writer or reader is cheap and throws a clear error for what is not built yet.
   if (w.dataset.format != config::Format::synthetic && (generate_only || w.workflow.generate_data)) format::make_writer(w);
   if (!generate_only && w.workflow.train) format::make_reader(w);
-  if (!generate_only && w.workflow.train && w.reader.data_loader != config::DataLoader::pytorch)
-    throw config_error(fmt::format("reader.data_loader '{}' is not built into trainio yet",
-                                   config::to_string(w.reader.data_loader)),
-                       "use framework=pytorch with reader.data_loader=pytorch for now");
 }
 
 // The results folder: --output, else output.folder, else trainio-output/<workload>-<time>. A

@@ -146,17 +146,17 @@ std::vector<Entry> build() {
   t.push_back(noted("dataset.daos_pool", python_only, "DAOS fork of DLIO; no effect"));
   t.push_back(noted("dataset.daos_cont", python_only, "DAOS fork of DLIO; no effect"));
   // ---- reader ----
-  t.push_back(key("reader.data_loader", FIELD(reader.data_loader), enumeration<DataLoader>(), active, "loader whose access pattern is replayed"));
+  t.push_back(key("reader.data_loader", FIELD(reader.data_loader), enumeration<DataLoader>(), active, "whose loader is replayed: pytorch, tensorflow, dali, native_dali (DALI's own readers: access sample), synthetic (no I/O)"));
   t.push_back(key("reader.batch_size", FIELD(reader.batch_size), integer(1), active, "samples per training step per rank"));
   t.push_back(key("reader.batch_size_eval", FIELD(reader.batch_size_eval), integer(1), active, "samples per evaluation step per rank"));
-  t.push_back(key("reader.read_threads", FIELD(reader.read_threads), integer(0, 1024), active, "reader threads (pytorch num_workers); 0 reads in the training thread"));
-  t.push_back(key("reader.computation_threads", FIELD(reader.computation_threads), integer(1, 1024), pending, "tensorflow map parallelism"));
-  t.push_back(key("reader.prefetch_size", FIELD(reader.prefetch_size), integer(0, 1 << 20), active, "batches in flight (pytorch prefetch_factor = ceil(prefetch_size / read_threads))"));
+  t.push_back(key("reader.read_threads", FIELD(reader.read_threads), integer(0, 1024), active, "reader threads: pytorch workers, tensorflow interleave slots, dali workers; 0 reads in the training thread (tensorflow: 1)"));
+  t.push_back(key("reader.computation_threads", FIELD(reader.computation_threads), integer(1, 1024), active, "tensorflow map threads over TFRecord batches, spending preprocess_time per record"));
+  t.push_back(key("reader.prefetch_size", FIELD(reader.prefetch_size), integer(0, 1 << 20), active, "batches ready ahead: pytorch prefetch_factor = ceil(prefetch_size / read_threads) per worker; tensorflow prefetch; dali queue depth (2 when 0)"));
   t.push_back(key("reader.file_shuffle", FIELD(reader.file_shuffle), enumeration<Shuffle>(), active, "file order: off, seed (train.seed), random (fresh each run)"));
   t.push_back(key("reader.sample_shuffle", FIELD(reader.sample_shuffle), enumeration<Shuffle>(), active, "sample order: off, seed, random"));
-  t.push_back(key("reader.shuffle_size", FIELD(reader.shuffle_size), integer(1), pending, "tensorflow shuffle buffer (records)"));
+  t.push_back(key("reader.shuffle_size", FIELD(reader.shuffle_size), integer(1), active, "tensorflow shuffle buffer in records (TFRecord, with sample_shuffle on)"));
   t.push_back(key("reader.read_type", FIELD(reader.read_type), enumeration<ReadType>(), active, "on_demand opens and closes the file per sample; memory keeps what a reader thread opened (whole-file formats load once)"));
-  t.push_back(key("reader.transfer_size", FIELD(reader.transfer_size), bytes(0), pending, "read size of tensorflow's TFRecord reader (buffer_size); 0: the framework default"));
+  t.push_back(key("reader.transfer_size", FIELD(reader.transfer_size), bytes(0), active, "read size of tensorflow's TFRecord reader (buffer_size); 0: 256 KiB, tensorflow's default"));
   t.push_back(time_key("reader.preprocess_time", FIELD(reader.preprocess_time), active, "CPU time per sample spent in the reader thread (emulated by sleeping)"));
   t.push_back(stdev_key("reader.preprocess_time_stdev", FIELD(reader.preprocess_time), active, "spread of preprocess_time (normal distribution)"));
   t.push_back(key("reader.odirect", FIELD(reader.odirect), boolean(), active, "read with O_DIRECT, bypassing the page cache (whole files, as DLIO's O_DIRECT readers; single samples with access: sample)"));

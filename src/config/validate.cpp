@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/error.hpp"
 
 namespace trainio::config {
@@ -67,6 +69,14 @@ void validate(Workload& w) {
   require(!(w.workflow.evaluation && d.num_files_eval == 0 && w.workflow.train),
           "workflow.evaluation is on but dataset.num_files_eval is 0",
           "set dataset.num_files_eval to the number of evaluation files, or workflow.evaluation=false");
+  if (r.data_loader == DataLoader::native_dali) {
+    // DALI's own readers (fn.readers.*) are native code: one read of each sample's bytes.
+    const bool framework_asked = r.access == Access::framework &&
+        std::find(w.set_keys.begin(), w.set_keys.end(), "reader.access") != w.set_keys.end();
+    require(!framework_asked, "reader.data_loader 'native_dali' reads with DALI's own readers, not a framework's",
+            "remove reader.access (native_dali reads like access: sample), or use reader.data_loader=dali");
+    w.reader.access = Access::sample;
+  }
   require(r.io_engine == IoEngine::posix || r.access == Access::sample,
           fmt::format("reader.io_engine '{}' reads single samples: it needs reader.access=sample", to_string(r.io_engine)),
           "set reader.access=sample (framework access replays the framework's own posix calls)");

@@ -1,6 +1,7 @@
 #pragma once
 // A data loader as the training loop sees it: start a phase, take batches in order, finish.
-// Implementations replay a framework's loader (PyTorch's DataLoader for now).
+// Implementations replay a framework's loader: PyTorch's DataLoader (pytorch_loader.hpp),
+// TensorFlow's tf.data pipeline (tensorflow_loader.hpp), DALI's pipeline (dali_loader.hpp).
 
 #include <cstdint>
 #include <memory>
@@ -18,6 +19,8 @@ struct PhaseWork {
   const plan::EpochPlan* plan = nullptr;
   plan::Split split = plan::Split::train;
   plan::TimeDraws preprocess;  // per-sample CPU time in the reader thread
+  std::uint64_t epoch = 1;     // for loaders that order files themselves (tensorflow)
+  std::uint64_t run_seed = 0;
 };
 
 struct Batch {
@@ -38,7 +41,7 @@ class Loader {
   virtual void collect(metrics::ReadPhase& phase) = 0;
 };
 
-// The loader for the workload's reader.data_loader; throws a config error if it is not built.
+// The loader for the workload's reader.data_loader.
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout);
 
 }  // namespace trainio::engine

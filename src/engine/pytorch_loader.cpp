@@ -1,81 +1,21 @@
 #include "engine/pytorch_loader.hpp"
 
+
 #include <fmt/format.h>
 
-#include "storage/io_observer.hpp"
-#include "util/clock.hpp"
 #include "util/error.hpp"
 
 namespace trainio::engine {
 
-// ---------------------------------------------------------------- BatchReader
-
-BatchReader::BatchReader(const config::Workload& w, const plan::DatasetLayout& layout)
-    : layout_(layout), reader_(format::make_reader(w)) {
-  path_.reserve(layout.root().size() + 256);
-}
-
-Batch BatchReader::read(const PhaseWork& work, std::uint64_t batch) {
-  storage::ScopedObserver observe(&io_);
-  Batch out;
-  const std::uint64_t size = work.plan->batch_size();
-  if (reader_->reads_batches()) {
-    // The reader overlaps the batch's reads: hand it the whole batch; each sample's latency is
-    // then the batch's.
-    paths_.resize(size);
-    requests_.resize(size);
-    for (std::uint64_t slot = 0; slot < size; ++slot) {
-      const plan::SampleRef ref = work.plan->sample(batch, slot);
-      layout_.path_into(work.split, ref.file, paths_[slot]);
-      requests_[slot] = {&paths_[slot], layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(), ref.sample};
-    }
-    const std::int64_t t0 = util::now_ns();
-    out.bytes = reader_->read_batch(requests_);
-    const std::int64_t t1 = util::now_ns();
-    for (std::uint64_t slot = 0; slot < size; ++slot) sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
-    out.samples = size;
-    if (!work.preprocess.is_zero()) {
-      std::int64_t at = t1;
-      for (std::uint64_t slot = 0; slot < size; ++slot) at += static_cast<std::int64_t>(work.preprocess.at(batch * size + slot) * 1e9);
-      util::sleep_until_ns(at);
-    }
-    samples_ += out.samples;
-    bytes_ += out.bytes;
-    return out;
-  }
-  for (std::uint64_t slot = 0; slot < size; ++slot) {
-    const plan::SampleRef ref = work.plan->sample(batch, slot);
-    layout_.path_into(work.split, ref.file, path_);
-    const plan::SampleShape shape = layout_.sample_shape(work.split, ref.file);
-    const std::int64_t t0 = util::now_ns();
-    out.bytes += reader_->read(path_, shape, layout_.samples_per_file(), ref.sample);
-    const std::int64_t t1 = util::now_ns();
-    sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
-    ++out.samples;
-    if (!work.preprocess.is_zero())
-      util::sleep_until_ns(t1 + static_cast<std::int64_t>(work.preprocess.at(batch * size + slot) * 1e9));
-  }
-  samples_ += out.samples;
-  bytes_ += out.bytes;
-  return out;
-}
-
-void BatchReader::collect(metrics::ReadPhase& phase) {
-  phase.io.merge(io_);
-  phase.sample_ns.merge(sample_ns_);
-  phase.samples += samples_;
-  phase.sample_bytes += bytes_;
-  io_.clear();
-  sample_ns_ = metrics::Histogram();
-  samples_ = bytes_ = 0;
-}
-
-// ---------------------------------------------------------------- PytorchLoader
-
-PytorchLoader::PytorchLoader(const config::Workload& w, const plan::DatasetLayout& layout) {
-  const auto workers = static_cast<std::size_t>(w.reader.read_threads);
+PytorchLoader::PytorchLoader(const config::Workload& w, const plan::DatasetLayout& layout, Order order)
+    : order_(order) {
+  // tf.data has no "read in the training thread": DLIO turns read_threads 0 into 1 for it.
+  const auto workers = static_cast<std::size_t>(order == Order::thread_slices ? std::max<std::int64_t>(1, w.reader.read_threads)
+                                                                               : w.reader.read_threads);
   const std::size_t readers = workers == 0 ? 1 : workers;
-  for (std::size_t i = 0; i < readers; ++i) readers_.push_back(std::make_unique<BatchReader>(w, layout));
+  const auto use = order == Order::thread_slices ? format::ReaderUse::by_file_session : format::ReaderUse::by_index;
+  for (std::size_t i = 0; i < readers; ++i)
+    readers_.push_back(std::make_unique<BatchReader>(layout, format::make_reader(w, use)));
   if (workers == 0) return;
   // PyTorch: prefetch_factor batches per worker (DLIO: ceil(prefetch_size / read_threads), >= 1).
   const auto prefetch = static_cast<std::size_t>(w.reader.prefetch_size);
@@ -93,6 +33,11 @@ PytorchLoader::~PytorchLoader() {
   }
   wake_all_workers();
   for (auto& t : threads_) t.join();
+}
+
+Batch PytorchLoader::read(std::size_t reader, const PhaseWork& work, std::uint64_t batch) {
+  if (order_ == Order::round_robin) return readers_[reader]->read(work, batch);
+  return readers_[reader]->read(work, plan::thread_slice_step(batch, work.plan->steps(), readers_.size()));
 }
 
 void PytorchLoader::wake_all_workers() {
@@ -122,7 +67,7 @@ void PytorchLoader::worker_main(std::size_t id) {
     Batch result;
     std::exception_ptr error;
     try {
-      result = readers_[id]->read(work, batch);
+      result = read(id, work, batch);
     } catch (...) {
       error = std::current_exception();
     }
@@ -155,7 +100,7 @@ void PytorchLoader::start(const PhaseWork& work) {
 }
 
 Batch PytorchLoader::next() {
-  if (threads_.empty()) return readers_[0]->read(work_, consumed_++);
+  if (threads_.empty()) return read(0, work_, consumed_++);
   Slot slot;
   std::uint64_t freed = 0;  // the batch this consumption allows to start
   {
@@ -186,17 +131,6 @@ void PytorchLoader::finish() {
 void PytorchLoader::collect(metrics::ReadPhase& phase) {
   std::lock_guard lock(mutex_);  // workers are idle after finish(); the lock orders their writes
   for (auto& r : readers_) r->collect(phase);
-}
-
-std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout) {
-  switch (w.reader.data_loader) {
-    case config::DataLoader::pytorch:
-      return std::make_unique<PytorchLoader>(w, layout);
-    default:
-      throw config_error(fmt::format("reader.data_loader '{}' is not built into trainio yet",
-                                     config::to_string(w.reader.data_loader)),
-                         "use reader.data_loader=pytorch (with framework: pytorch) for now");
-  }
 }
 
 }  // namespace trainio::engine

@@ -3,6 +3,11 @@
 // b % workers, sample after sample; at most prefetch_factor batches per worker are in flight
 // (prefetch_factor = ceil(prefetch_size / read_threads)); batches are handed to the training loop
 // in order. With read_threads 0 the training thread reads each batch itself when it asks.
+//
+// The same machinery replays DLIO's TensorFlow loader for formats other than TFRecord
+// (Order::thread_slices): read_threads generator threads each walk a contiguous slice of the
+// rank's samples, keeping files open for samples_per_file samples, and tf.data interleaves their
+// batches round robin -- batch b comes from thread b % threads, its (b / threads)-th batch.
 
 #include <condition_variable>
 #include <exception>
@@ -10,32 +15,15 @@
 #include <thread>
 #include <vector>
 
+#include "engine/batch_reader.hpp"
 #include "engine/loader.hpp"
-#include "format/format.hpp"
 
 namespace trainio::engine {
 
-// Reads the samples of one batch; one per thread, owning that thread's buffers and recorders.
-class BatchReader {
- public:
-  BatchReader(const config::Workload& w, const plan::DatasetLayout& layout);
-  Batch read(const PhaseWork& work, std::uint64_t batch);
-  void collect(metrics::ReadPhase& phase);
-
- private:
-  const plan::DatasetLayout& layout_;
-  std::unique_ptr<format::SampleReader> reader_;
-  std::string path_;  // reused: no allocation per sample
-  std::vector<std::string> paths_;                 // for readers that take whole batches
-  std::vector<format::SampleRequest> requests_;
-  metrics::IoRecorder io_;
-  metrics::Histogram sample_ns_;
-  std::uint64_t samples_ = 0, bytes_ = 0, preprocess_index_ = 0;
-};
-
 class PytorchLoader final : public Loader {
  public:
-  PytorchLoader(const config::Workload& w, const plan::DatasetLayout& layout);
+  enum class Order { round_robin, thread_slices };
+  PytorchLoader(const config::Workload& w, const plan::DatasetLayout& layout, Order order = Order::round_robin);
   ~PytorchLoader() override;
 
   void start(const PhaseWork& work) override;
@@ -54,8 +42,10 @@ class PytorchLoader final : public Loader {
     std::exception_ptr error;
   };
   void worker_main(std::size_t id);
+  Batch read(std::size_t reader, const PhaseWork& work, std::uint64_t batch);
   void wake_all_workers();
 
+  Order order_;
   std::vector<std::unique_ptr<BatchReader>> readers_;  // one per worker, or one for the main thread
   std::vector<std::thread> threads_;
   std::size_t window_ = 1;  // batches in flight: prefetch_factor x workers

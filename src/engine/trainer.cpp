@@ -17,6 +17,8 @@ namespace {
 
 struct PhaseSpec {
   plan::Split split;
+  std::uint64_t epoch;
+  std::uint64_t run_seed;
   std::uint64_t batch_size;
   plan::TimeDraws compute;
   plan::TimeDraws preprocess;
@@ -50,7 +52,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   const auto before = StorageCounters::now(device, comm.node_rank() == 0);
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                   static_cast<std::uint64_t>(w.output.exclude_end_steps));
-  loader.start({&plan, spec.split, spec.preprocess});
+  together(comm, [&] { loader.start({&plan, spec.split, spec.preprocess, spec.epoch, spec.run_seed}); });
   bool stopped = false;
   block.start(util::now_ns());
   std::int64_t t_load = util::now_ns();
@@ -107,7 +109,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
     const plan::EpochPlan train_plan(layout, plan::Split::train, w, batch, epoch, comm.rank(), comm.size(),
                                      options.run_seed, cap, plan::partition_of(w));
     const PhaseSpec train_spec{
-        plan::Split::train, batch,
+        plan::Split::train, epoch, options.run_seed, batch,
         plan::TimeDraws(w.train.computation_time, plan::time_seed(options.run_seed, plan::TimePhase::compute, epoch, comm.rank())),
         plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch, comm.rank())),
         metrics::BlockAccumulator::DlioFormula::train};
@@ -117,7 +119,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
       const plan::EpochPlan eval_plan(layout, plan::Split::eval, w, eval_batch, epoch, comm.rank(), comm.size(),
                                       options.run_seed, -1, plan::partition_of(w));
       const PhaseSpec eval_spec{
-          plan::Split::eval, eval_batch,
+          plan::Split::eval, epoch, options.run_seed, eval_batch,
           plan::TimeDraws(w.evaluation.eval_time, plan::time_seed(options.run_seed, plan::TimePhase::eval, epoch, comm.rank())),
           plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch + (1ULL << 32), comm.rank())),
           metrics::BlockAccumulator::DlioFormula::eval};

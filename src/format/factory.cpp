@@ -7,6 +7,7 @@
 #include "format/indexed_binary.hpp"
 #include "format/indexed_readers.hpp"
 #include "format/memory_reader.hpp"
+#include "format/session_reader.hpp"
 #include "format/native_reader.hpp"
 #include "format/npy_file.hpp"
 #include "format/npz.hpp"
@@ -47,14 +48,19 @@ std::unique_ptr<FileWriter> make_writer(const config::Workload& w) {
   throw not_built(d.format, "writing");
 }
 
-std::unique_ptr<SampleReader> make_reader(const config::Workload& w) {
-  if (w.dataset.format == Format::synthetic) return std::make_unique<SyntheticReader>();
+std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse use) {
+  // DLIO's synthetic loader hands out batches without reading anything.
+  if (w.dataset.format == Format::synthetic || w.reader.data_loader == config::DataLoader::synthetic)
+    return std::make_unique<SyntheticReader>();
   // A native loader's reads: one read per sample; DLIO's O_DIRECT readers read whole files.
   if (w.reader.access == config::Access::sample) return std::make_unique<NativeReader>(w, sample_extents(w));
   if (w.reader.odirect) return std::make_unique<NativeReader>(w, whole_file_extents());
-  const bool memory = w.reader.read_type == config::ReadType::memory;
+  // In a file session the handle-keeping readers (HDF5, indexed_binary) keep their files open;
+  // DLIO closes them every samples_per_file samples, which only moves the close.
+  const bool memory = w.reader.read_type == config::ReadType::memory || use == ReaderUse::by_file_session;
   auto loaded_once = [&](std::unique_ptr<SampleReader> r) -> std::unique_ptr<SampleReader> {
-    return memory ? std::make_unique<MemoryReader>(std::move(r)) : std::move(r);
+    if (use == ReaderUse::by_file_session) return std::make_unique<SessionReader>(std::move(r));
+    return w.reader.read_type == config::ReadType::memory ? std::make_unique<MemoryReader>(std::move(r)) : std::move(r);
   };
   const std::size_t buffer = w.reader.python_buffer_size;
   switch (w.dataset.format) {
@@ -63,7 +69,7 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w) {
     case Format::tfrecord: return std::make_unique<DaliTfRecordReader>();
     case Format::tar: return std::make_unique<TarSampleReader>();
     case Format::synthetic: return std::make_unique<SyntheticReader>();
-    case Format::hdf5: return std::make_unique<Hdf5Reader>(w);
+    case Format::hdf5: return std::make_unique<Hdf5Reader>(w, memory);
     case Format::csv: return loaded_once(std::make_unique<CsvReader>());
     case Format::jpeg: return loaded_once(std::make_unique<ImageReader>(ImageWriter::Codec::jpeg));
     case Format::png: return loaded_once(std::make_unique<ImageReader>(ImageWriter::Codec::png));

@@ -86,9 +86,16 @@ class SampleReader {
   virtual bool reads_batches() const { return false; }
 };
 
+// How a loader asks for samples, which decides when the framework's reader opens and closes files:
+//  - by_index: one sample at a time (DLIO's read_index, used by PyTorch's and DALI's loaders):
+//    open, read, close per sample (read_type: memory keeps files open);
+//  - by_file_session: DLIO's generator for TensorFlow (FormatReader.next()): a file stays open while
+//    the thread reads samples_per_file samples (see session_reader.hpp).
+enum class ReaderUse { by_index, by_file_session };
+
 // Throws a config error when the workload's format is not built (yet).
 std::unique_ptr<FileWriter> make_writer(const config::Workload& w);
-std::unique_ptr<SampleReader> make_reader(const config::Workload& w);
+std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse use = ReaderUse::by_index);
 
 // Checks, before any I/O, what the workload asks of its format (e.g. an HDF5 chunk shape that
 // fits the datasets); throws a config error.

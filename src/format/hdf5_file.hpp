@@ -48,10 +48,10 @@ class Hdf5Writer final : public FileWriter {
 // dataset of the record, then close. libhdf5 itself makes the calls, through the trainio driver.
 class Hdf5Reader final : public SampleReader {
  public:
-  // With read_type: memory the h5py.File objects stay open (DLIO keeps them in open_file_map):
-  // the superblock and root reads happen once per file, samples then cost dataset reads.
-  explicit Hdf5Reader(const config::Workload& w)
-      : workload_(w), keep_open_(w.reader.read_type == config::ReadType::memory) {}
+  // With `keep_open` (read_type: memory) the h5py.File objects stay open (DLIO keeps them in
+  // open_file_map): the superblock and root reads happen once per file, samples then cost
+  // dataset reads.
+  Hdf5Reader(const config::Workload& w, bool keep_open) : workload_(w), keep_open_(keep_open) {}
   ~Hdf5Reader() override;
   std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                      std::uint64_t sample) override;

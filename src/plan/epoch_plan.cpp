@@ -7,6 +7,8 @@ namespace trainio::plan {
 Partition partition_of(const config::Workload& w) {
   if (w.reader.data_loader == config::DataLoader::dali || w.reader.data_loader == config::DataLoader::native_dali)
     return Partition::contiguous;
+  if (w.reader.data_loader == config::DataLoader::tensorflow)
+    return w.dataset.format == config::Format::tfrecord ? Partition::file_streams : Partition::contiguous;
   return w.reader.shuffle_scope == config::ShuffleScope::local ? Partition::local_files : Partition::strided;
 }
 
@@ -26,8 +28,31 @@ std::uint64_t steps_per_epoch(Partition p, std::uint64_t files, std::uint64_t sa
     case Partition::strided: return files * samples_per_file / (batch_size * r);
     case Partition::local_files: return files / r * samples_per_file / batch_size;       // the rank with fewest files
     case Partition::contiguous: return files * samples_per_file / r / batch_size;        // the smallest slice
+    case Partition::file_streams:
+      return files >= r ? files / r * samples_per_file / batch_size : files * samples_per_file / r / batch_size;
   }
   return 0;
+}
+
+std::uint64_t thread_slice_step(std::uint64_t batch, std::uint64_t steps, std::uint64_t threads) {
+  const std::uint64_t thread = batch % threads;
+  std::uint64_t before = 0;  // steps of the threads ahead of this one
+  for (std::uint64_t t = 0; t < thread && t < steps; ++t) before += (steps - t + threads - 1) / threads;
+  return before + batch / threads;
+}
+
+FileStreams file_streams(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t epoch,
+                         int rank, int ranks, std::uint64_t run_seed) {
+  FileStreams out;
+  const std::uint64_t n = layout.num_files(split);
+  const auto r = static_cast<std::uint64_t>(rank), size = static_cast<std::uint64_t>(ranks);
+  const bool shuffle = w.reader.file_shuffle != config::Shuffle::off;
+  util::Permutation order;
+  if (shuffle) order = util::Permutation(n, util::derive_seed(epoch_seed(w, run_seed, epoch), 6, split == Split::train ? 0 : 1));
+  out.record_sharded = n < size;
+  for (std::uint64_t i = out.record_sharded ? 0 : r; i < n; i += out.record_sharded ? 1 : size)
+    out.files.push_back(shuffle ? order(i) : i);
+  return out;
 }
 
 EpochPlan::EpochPlan(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t batch_size,
@@ -58,6 +83,9 @@ EpochPlan::EpochPlan(const DatasetLayout& layout, Split split, const config::Wor
       if (shuffle_samples_)
         sample_order_ = util::Permutation(owned_files_ * samples_per_file_, util::derive_seed(seed, 4 + 4 * r, split_tag));
       break;
+    case Partition::file_streams:
+      owned_files_ = files_ / n + (r < files_ % n ? 1 : 0);
+      break;
     case Partition::contiguous:
       shard_first_ = total_samples_ * r / n;
       shard_size_ = total_samples_ * (r + 1) / n - shard_first_;
@@ -72,6 +100,7 @@ SampleRef EpochPlan::sample(std::uint64_t step, std::uint64_t slot) const {
     case Partition::strided: return strided(i * static_cast<std::uint64_t>(ranks_) + static_cast<std::uint64_t>(rank_));
     case Partition::local_files: return local_file(i);
     case Partition::contiguous: return contiguous(i);
+    case Partition::file_streams: return local_file(i);  // the loader streams files; not used
   }
   return {};
 }

@@ -16,6 +16,7 @@
 // Steps: the most every rank can fill with its own samples; the rest is dropped and reported.
 
 #include <cstdint>
+#include <vector>
 
 #include "config/workload.hpp"
 #include "plan/layout.hpp"
@@ -29,7 +30,11 @@ struct SampleRef {
   bool operator==(const SampleRef&) const = default;
 };
 
-enum class Partition { strided, local_files, contiguous };
+// file_streams: TensorFlow's input pipeline: ranks take whole files (file i -> rank i % ranks
+// of the epoch's file order) and stream them; with fewer files than ranks every rank streams
+// every file and keeps every ranks-th record. Which records a step gets is decided as the
+// streams flow (see engine/tensorflow_loader.cpp); the plan gives the steps.
+enum class Partition { strided, local_files, contiguous, file_streams };
 
 // The partition a workload's loader and shuffle scope imply.
 Partition partition_of(const config::Workload& w);
@@ -37,6 +42,20 @@ Partition partition_of(const config::Workload& w);
 // The seed of an epoch's shuffles: train.seed (+ epoch when seed_change_epoch), or for
 // shuffle "random" the run's random seed (+ epoch).
 std::uint64_t epoch_seed(const config::Workload& w, std::uint64_t run_seed, std::uint64_t epoch);
+
+// The files this rank streams in an epoch (Partition::file_streams), in order, and whether
+// records are shared out instead of files (fewer files than ranks).
+struct FileStreams {
+  std::vector<std::uint64_t> files;
+  bool record_sharded = false;
+};
+FileStreams file_streams(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t epoch,
+                         int rank, int ranks, std::uint64_t run_seed);
+
+// DLIO's TensorFlow generators: `threads` threads each take a contiguous run of the rank's
+// steps (thread t the t-th run) and tf.data interleaves their batches, so batch `batch` is the
+// (batch / threads)-th step of thread batch % threads. Returns the plan step it reads.
+std::uint64_t thread_slice_step(std::uint64_t batch, std::uint64_t steps, std::uint64_t threads);
 
 // Steps per rank in one epoch, before any step cap.
 std::uint64_t steps_per_epoch(Partition p, std::uint64_t files, std::uint64_t samples_per_file,
@@ -52,6 +71,8 @@ class EpochPlan {
 
   std::uint64_t steps() const { return steps_; }
   std::uint64_t batch_size() const { return batch_; }
+  int rank() const { return rank_; }
+  int ranks() const { return ranks_; }
   // Samples no rank reads this epoch.
   std::uint64_t dropped_samples() const { return total_samples_ - steps_ * batch_ * static_cast<std::uint64_t>(ranks_); }
   std::uint64_t total_samples() const { return total_samples_; }

@@ -83,6 +83,13 @@ bool is_dir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool exists(const std::string& path) {
+  const auto start = util::now_ns();
+  const bool found = ::access(path.c_str(), F_OK) == 0;
+  observe(Op::stat, start);
+  return found;
+}
+
 std::vector<std::string> list_dir(const std::string& path) {
   std::vector<std::string> names;
   DIR* dir = ::opendir(path.c_str());

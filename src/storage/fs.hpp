@@ -27,6 +27,9 @@ std::optional<std::uint64_t> file_size(const std::string& path);
 
 bool is_dir(const std::string& path);
 
+// access(path, F_OK), as TensorFlow's list_files checks each name: whether the file exists.
+bool exists(const std::string& path);
+
 // Names in a folder (no "." or ".."), unsorted; empty when the folder does not exist.
 std::vector<std::string> list_dir(const std::string& path);
 

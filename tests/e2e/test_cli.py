@@ -80,9 +80,10 @@ class CliTest(TrainioTest):
         self.assertEqual(r.code, 2, r)
         self.assertIn("did you mean 'unet3d_h100'", r.err)
 
-    def test_loader_not_built_yet_is_a_config_error(self):
-        r = self.run_trainio("run", "default", "framework=tensorflow", "reader.data_loader=tensorflow",
+    def test_native_dali_with_framework_access_is_a_config_error(self):
+        r = self.run_trainio("run", "default", "reader.data_loader=native_dali", "reader.access=framework",
                              "dataset.data_folder=d")
         self.assertEqual(r.code, 2, r)
-        self.assertIn("not built into trainio yet", r.err)
+        self.assertIn("native_dali", r.err)
+        self.assertIn("remove reader.access", r.err)
         self.assertFalse(os.path.exists(self.path("d")))  # refused before any I/O

@@ -11,7 +11,7 @@ import unittest
 from harness import TrainioTest
 
 STRACE = shutil.which("strace")
-CALLS = "openat,open,read,pread64,readv,lseek,newfstatat,fstat,statx,ioctl,close,fcntl,flock"
+CALLS = "openat,open,read,pread64,readv,lseek,newfstatat,fstat,statx,ioctl,close,fcntl,flock,access"
 
 NUMPY_LOAD = r"""
 # argv: target, warm-up file; DLIO's NPZReader and NPYReader both call np.load(path, allow_pickle=True)
@@ -127,6 +127,58 @@ except OSError:
 """
 
 
+# TensorFlow cannot be installed here: this re-states, from TensorFlow's source, what
+# TFRecordDataset does to one file (argv: target, warm-up file, buffer size B): PosixRandomAccessFile
+# opens it; RecordReader reads the 12-byte header and then data + CRC of each record through a
+# BufferedInputStream of B bytes, whose FillBuffer asks PosixRandomAccessFile::Read for B bytes at
+# the stream position, and that loops pread until it has them or pread returns 0.
+TF_READ = r"""
+import os, struct, sys
+
+def stream(path, B):
+    fd = os.open(path, os.O_RDONLY)
+    pos, buf, eof = 0, b"", False
+    def read_n(n):
+        nonlocal pos, buf, eof
+        out = b""
+        while len(out) < n:
+            if not buf:
+                if eof:
+                    break
+                while len(buf) < B:                 # FillBuffer -> Read(pos, B)
+                    got = os.pread(fd, B - len(buf), pos)
+                    if not got:
+                        eof = True
+                        break
+                    buf += got
+                    pos += len(got)
+                if not buf:
+                    break
+            take = min(n - len(out), len(buf))
+            out, buf = out + buf[:take], buf[take:]
+        return out
+    while True:
+        header = read_n(12)
+        if len(header) < 12:
+            break
+        (length,) = struct.unpack("<Q", header[:8])
+        read_n(length + 4)
+    os.close(fd)
+
+B = int(sys.argv[3])
+stream(sys.argv[2], B)
+try:
+    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
+except OSError:
+    pass
+stream(sys.argv[1], B)
+try:
+    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
+except OSError:
+    pass
+"""
+
+
 @unittest.skipUnless(STRACE, "strace is not installed")
 class IoPatternTest(TrainioTest):
     def trace_python(self, script, *args, env=None):
@@ -216,6 +268,42 @@ class IoPatternTest(TrainioTest):
         self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=1048576",
                                          "dataset.num_samples_per_file=3", "dataset.format=indexed_binary"],
                      ext="indexed_binary", sample_bytes=1048576)
+
+    def compare_tfrecord(self, args, buffer_bytes):
+        data = self.path("data")
+        tf = ["framework=tensorflow", "reader.data_loader=tensorflow", "dataset.format=tfrecord",
+              "dataset.num_subfolders_train=0", "dataset.num_files_train=2", *args]
+        self.ok("generate", "default", f"dataset.data_folder={data}", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", *tf)
+        target = os.path.join(data, "train", "img_1_of_2.tfrecord")
+        warmup = os.path.join(data, "train", "img_0_of_2.tfrecord")
+        ours = self.trace_trainio(data, target, tf)
+        reference = self.trace_python(TF_READ, target, warmup, str(buffer_bytes))
+        self.assertEqual(ours, reference)
+        with open(self.path("trainio.trace")) as f:
+            trace = f.read()
+        # TensorFlow opens with O_RDONLY alone (no O_CLOEXEC, unlike Python) and list_files checks
+        # every file once with access().
+        self.assertRegex(trace, r'openat\(AT_FDCWD, "[^"]*img_1_of_2.tfrecord", O_RDONLY\) = \d+')
+        self.assertEqual(trace.count('img_1_of_2.tfrecord", F_OK'), 1)
+        size = os.path.getsize(target)
+        preads = [c for c in ours if c.startswith("pread64(")]
+        self.assertEqual(len(preads), size // buffer_bytes + (2 if size % buffer_bytes else 1))
+        return ours
+
+    def test_tfrecord_default_buffer(self):
+        calls = self.compare_tfrecord(["dataset.record_length_bytes=1048576", "dataset.num_samples_per_file=2"],
+                                      262144)
+        self.assertIn("pread64(fd0, BUF, 262144, 262144) = 262144", calls)
+
+    def test_tfrecord_transfer_size(self):
+        self.compare_tfrecord(["dataset.record_length_bytes=1048576", "dataset.num_samples_per_file=3",
+                               "reader.transfer_size=1048576"], 1048576)
+
+    def test_tfrecord_small_records(self):
+        # The whole file comes in the first read; the second returns 0.
+        calls = self.compare_tfrecord(["dataset.record_length_bytes=2500", "dataset.num_samples_per_file=8"], 262144)
+        self.assertEqual(len(calls), 4)  # open, pread, pread = 0, close
 
     def test_a_large_block_size_file_system(self):
         # tmpfs with huge pages reports st_blksize = 2 MiB: Python's buffer, and trainio's, follow it.

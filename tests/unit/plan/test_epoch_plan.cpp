@@ -190,3 +190,49 @@ TEST_CASE("evaluation follows DLIO's schedule") {
     if (evaluates_after(w, e)) evals.push_back(e);
   CHECK(evals == std::vector<std::uint64_t>{2, 5, 8});
 }
+
+TEST_CASE("tensorflow file streams: ranks take every ranks-th file of the epoch's order") {
+  const auto w = workload({"dataset.num_files_train=11", "dataset.num_samples_per_file=5", "reader.batch_size=2",
+                           "reader.file_shuffle=seed"});
+  const DatasetLayout layout(w);
+  std::multiset<std::uint64_t> all;
+  for (int r = 0; r < 3; ++r) {
+    const auto mine = file_streams(layout, Split::train, w, 1, r, 3, 0);
+    CHECK_FALSE(mine.record_sharded);
+    CHECK(mine.files.size() == (r < 2 ? 4u : 3u));
+    all.insert(mine.files.begin(), mine.files.end());
+    CHECK(file_streams(layout, Split::train, w, 1, r, 3, 0).files == mine.files);   // reproducible
+    CHECK(file_streams(layout, Split::train, w, 2, r, 3, 0).files != mine.files);   // a new order each epoch
+  }
+  CHECK(all == std::multiset<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  // Steps: the rank with fewest files (3 files x 5 records / batch 2).
+  CHECK(steps_per_epoch(Partition::file_streams, 11, 5, 2, 3) == 7);
+
+  const auto unshuffled = workload({"dataset.num_files_train=4"});
+  CHECK(file_streams(DatasetLayout(unshuffled), Split::train, unshuffled, 1, 1, 2, 0).files ==
+        std::vector<std::uint64_t>{1, 3});
+}
+
+TEST_CASE("tensorflow file streams with fewer files than ranks: every rank streams every file") {
+  const auto w = workload({"dataset.num_files_train=2", "dataset.num_samples_per_file=9", "reader.batch_size=2"});
+  const DatasetLayout layout(w);
+  for (int r = 0; r < 4; ++r) {
+    const auto mine = file_streams(layout, Split::train, w, 1, r, 4, 0);
+    CHECK(mine.record_sharded);
+    CHECK(mine.files == std::vector<std::uint64_t>{0, 1});
+  }
+  CHECK(steps_per_epoch(Partition::file_streams, 2, 9, 2, 4) == 2);  // 18 records / 4 ranks / batch 2
+}
+
+TEST_CASE("tensorflow generator threads: each walks a contiguous run of steps, interleaved batch by batch") {
+  // 7 steps, 3 threads: thread 0 has steps 0-2, thread 1 steps 3-4, thread 2 steps 5-6.
+  std::vector<std::uint64_t> order;
+  for (std::uint64_t b = 0; b < 7; ++b) order.push_back(thread_slice_step(b, 7, 3));
+  CHECK(order == std::vector<std::uint64_t>{0, 3, 5, 1, 4, 6, 2});
+  for (std::uint64_t steps : {1u, 2u, 5u, 12u, 13u}) {
+    std::set<std::uint64_t> seen;
+    for (std::uint64_t b = 0; b < steps; ++b) seen.insert(thread_slice_step(b, steps, 4));
+    CHECK(seen.size() == steps);
+    CHECK(*seen.rbegin() == steps - 1);
+  }
+}

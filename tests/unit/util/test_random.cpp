@@ -58,7 +58,7 @@ TEST_CASE("fill() writes every byte, with roughly uniform values, for any length
   for (int h : hist) CHECK(std::abs(h - 4096) < 400);
 }
 
-TEST_CASE("a permutation is a bijection of [0, n) for awkward sizes") {
+TEST_CASE("a permutation is a bijection of 0..n-1 for awkward sizes") {
   for (std::uint64_t n : {1ull, 2ull, 3ull, 13ull, 64ull, 65ull, 1000ull, 4097ull}) {
     const Permutation p(n, 99);
     std::vector<bool> seen(n, false);

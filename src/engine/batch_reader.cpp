@@ -1,0 +1,70 @@
+#include "engine/batch_reader.hpp"
+
+#include "storage/io_observer.hpp"
+#include "util/clock.hpp"
+
+namespace trainio::engine {
+
+BatchReader::BatchReader(const plan::DatasetLayout& layout, std::unique_ptr<format::SampleReader> reader)
+    : layout_(layout), reader_(std::move(reader)) {
+  path_.reserve(layout.root().size() + 256);
+}
+
+Batch BatchReader::read(const PhaseWork& work, std::uint64_t step, std::uint64_t first, std::uint64_t end) {
+  storage::ScopedObserver observe(&io_);
+  Batch out;
+  const std::uint64_t size = work.plan->batch_size();
+  end = std::min(end, size);
+  // Preprocess time is drawn per sample of the phase, whoever reads it.
+  auto preprocess = [&](std::int64_t from, std::uint64_t slot) {
+    return from + static_cast<std::int64_t>(work.preprocess.at(step * size + slot) * 1e9);
+  };
+  if (reader_->reads_batches()) {
+    // The reader overlaps the reads: hand it all of them; each sample's latency is then the batch's.
+    paths_.resize(end - first);
+    requests_.resize(end - first);
+    for (std::uint64_t slot = first; slot < end; ++slot) {
+      const plan::SampleRef ref = work.plan->sample(step, slot);
+      std::string& path = paths_[slot - first];
+      layout_.path_into(work.split, ref.file, path);
+      requests_[slot - first] = {&path, layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(), ref.sample};
+    }
+    const std::int64_t t0 = util::now_ns();
+    out.bytes = reader_->read_batch(requests_);
+    const std::int64_t t1 = util::now_ns();
+    for (std::uint64_t slot = first; slot < end; ++slot) sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
+    out.samples = end - first;
+    if (!work.preprocess.is_zero()) {
+      std::int64_t at = t1;
+      for (std::uint64_t slot = first; slot < end; ++slot) at = preprocess(at, slot);
+      util::sleep_until_ns(at);
+    }
+  } else {
+    for (std::uint64_t slot = first; slot < end; ++slot) {
+      const plan::SampleRef ref = work.plan->sample(step, slot);
+      layout_.path_into(work.split, ref.file, path_);
+      const plan::SampleShape shape = layout_.sample_shape(work.split, ref.file);
+      const std::int64_t t0 = util::now_ns();
+      out.bytes += reader_->read(path_, shape, layout_.samples_per_file(), ref.sample);
+      const std::int64_t t1 = util::now_ns();
+      sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
+      ++out.samples;
+      if (!work.preprocess.is_zero()) util::sleep_until_ns(preprocess(t1, slot));
+    }
+  }
+  samples_ += out.samples;
+  bytes_ += out.bytes;
+  return out;
+}
+
+void BatchReader::collect(metrics::ReadPhase& phase) {
+  phase.io.merge(io_);
+  phase.sample_ns.merge(sample_ns_);
+  phase.samples += samples_;
+  phase.sample_bytes += bytes_;
+  io_.clear();
+  sample_ns_ = metrics::Histogram();
+  samples_ = bytes_ = 0;
+}
+
+}  // namespace trainio::engine

@@ -1,0 +1,34 @@
+#pragma once
+// Reads the samples of a batch (or of part of one) for a loader thread. One per thread: it owns
+// that thread's reader, buffers and recorders.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/loader.hpp"
+#include "format/format.hpp"
+#include "metrics/histogram.hpp"
+#include "metrics/io_recorder.hpp"
+
+namespace trainio::engine {
+
+class BatchReader {
+ public:
+  BatchReader(const plan::DatasetLayout& layout, std::unique_ptr<format::SampleReader> reader);
+  // Reads slots [first, end) of the plan's step `step`; the whole batch by default.
+  Batch read(const PhaseWork& work, std::uint64_t step, std::uint64_t first = 0, std::uint64_t end = ~0ULL);
+  void collect(metrics::ReadPhase& phase);
+
+ private:
+  const plan::DatasetLayout& layout_;
+  std::unique_ptr<format::SampleReader> reader_;
+  std::string path_;                    // reused: no allocation per sample
+  std::vector<std::string> paths_;      // for readers that take whole batches
+  std::vector<format::SampleRequest> requests_;
+  metrics::IoRecorder io_;
+  metrics::Histogram sample_ns_;
+  std::uint64_t samples_ = 0, bytes_ = 0;
+};
+
+}  // namespace trainio::engine

@@ -1,0 +1,265 @@
+#include "engine/tensorflow_loader.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/shuffle_buffer.hpp"
+#include "format/tfrecord_stream.hpp"
+#include "storage/fs.hpp"
+#include "storage/io_observer.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/rng.hpp"
+
+namespace trainio::engine {
+
+namespace {
+constexpr std::size_t kChunkRecords = 16;
+constexpr std::size_t kChunksPerSlot = 2;  // TensorFlow's buffer_output_elements
+}  // namespace
+
+TensorflowLoader::TensorflowLoader(const config::Workload& w, const plan::DatasetLayout& layout)
+    : w_(w),
+      layout_(layout),
+      cycle_(static_cast<std::size_t>(std::max<std::int64_t>(1, w.reader.read_threads))),
+      map_threads_(static_cast<std::size_t>(std::max<std::int64_t>(1, w.reader.computation_threads))),
+      buffer_bytes_(static_cast<std::size_t>(w.reader.transfer_size)) {}
+
+TensorflowLoader::~TensorflowLoader() { finish(); }
+
+void TensorflowLoader::start(const PhaseWork& work) {
+  finish();
+  work_ = work;
+  steps_ = work.plan->steps();
+  consumed_ = 0;
+  halt_ = false;
+  error_ = nullptr;
+  to_map_.clear();
+  mapping_ = !work.preprocess.is_zero();
+  window_ = static_cast<std::size_t>(std::max<std::int64_t>(1, w_.reader.prefetch_size)) + (mapping_ ? map_threads_ : 0);
+  ready_.assign(window_, Ready{});
+
+  // list_files: TensorFlow checks every name it is given before sharding.
+  {
+    storage::ScopedObserver observe(&setup_io_);
+    std::string path;
+    for (std::uint64_t f = 0; f < layout_.num_files(work.split); ++f) {
+      layout_.path_into(work.split, f, path);
+      if (!storage::exists(path))
+        throw data_error(fmt::format("'{}' is missing", path), "generate the dataset first with 'trainio generate'");
+    }
+  }
+  const plan::FileStreams mine = plan::file_streams(layout_, work.split, w_, work.epoch, work.plan->rank(),
+                                                   work.plan->ranks(), work.run_seed);
+  record_sharded_ = mine.record_sharded;
+  slots_.clear();
+  slots_.resize(cycle_);
+  for (std::size_t i = 0; i < mine.files.size(); ++i) slots_[i % cycle_].files.push_back(mine.files[i]);
+
+  for (std::size_t s = 0; s < cycle_; ++s) threads_.emplace_back([this, s] { stream_main(s); });
+  threads_.emplace_back([this] { pipeline_main(); });
+  if (mapping_)
+    for (std::size_t i = 0; i < map_threads_; ++i) threads_.emplace_back([this] { map_main(); });
+}
+
+void TensorflowLoader::fail(std::exception_ptr error) {
+  std::lock_guard lock(mutex_);
+  if (!error_) error_ = error;
+  halt_ = true;
+  space_cv_.notify_all();
+  data_cv_.notify_all();
+  window_cv_.notify_all();
+  map_cv_.notify_all();
+  ready_cv_.notify_all();
+}
+
+bool TensorflowLoader::hand_over(std::size_t slot, Chunk chunk) {
+  std::unique_lock lock(mutex_);
+  Slot& s = slots_[slot];
+  space_cv_.wait(lock, [&] { return halt_ || s.ready.size() < kChunksPerSlot; });
+  if (halt_) return false;
+  s.ready.push_back(std::move(chunk));
+  data_cv_.notify_one();
+  return true;
+}
+
+void TensorflowLoader::stream_main(std::size_t slot) {
+  Slot& s = slots_[slot];
+  storage::ScopedObserver observe(&s.io);
+  try {
+    format::TfRecordStream in(buffer_bytes_);
+    std::string path;
+    Chunk chunk;
+    for (const std::uint64_t file : s.files) {
+      layout_.path_into(work_.split, file, path);
+      const std::uint64_t sample_bytes = layout_.sample_shape(work_.split, file).bytes();
+      in.open(path);
+      std::uint64_t length = 0;
+      while (true) {
+        const std::int64_t t0 = util::now_ns();
+        if (!in.next(length)) break;
+        s.record_ns.record(static_cast<std::uint64_t>(util::now_ns() - t0));
+        chunk.records.push_back(sample_bytes);
+        if (chunk.records.size() == kChunkRecords) {
+          if (!hand_over(slot, std::move(chunk))) return;
+          chunk = Chunk{};
+        }
+      }
+      in.close();
+    }
+    chunk.last = true;
+    hand_over(slot, std::move(chunk));
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+void TensorflowLoader::pipeline_main() {
+  try {
+    // Interleave: one record from each slot in turn; a slot that has streamed all its files
+    // leaves the rotation.
+    std::vector<std::deque<std::uint64_t>> pending(cycle_);
+    std::vector<bool> last(cycle_, false), ended(cycle_, false);
+    std::size_t active = cycle_, cursor = 0;
+    auto interleaved = [&](std::uint64_t& record) {
+      while (active > 0) {
+        const std::size_t slot = cursor;
+        cursor = (cursor + 1) % cycle_;
+        if (ended[slot]) continue;
+        if (pending[slot].empty() && !last[slot]) {
+          std::unique_lock lock(mutex_);
+          data_cv_.wait(lock, [&] { return halt_ || !slots_[slot].ready.empty(); });
+          if (halt_) return false;
+          Chunk chunk = std::move(slots_[slot].ready.front());
+          slots_[slot].ready.pop_front();
+          space_cv_.notify_all();
+          lock.unlock();
+          pending[slot].assign(chunk.records.begin(), chunk.records.end());
+          last[slot] = chunk.last;
+        }
+        if (pending[slot].empty()) {
+          ended[slot] = true;
+          --active;
+          continue;
+        }
+        record = pending[slot].front();
+        pending[slot].pop_front();
+        return true;
+      }
+      return false;
+    };
+
+    const bool shuffle = w_.reader.sample_shuffle != config::Shuffle::off;
+    ShuffleBuffer buffer(static_cast<std::size_t>(w_.reader.shuffle_size),
+                         util::derive_seed(plan::epoch_seed(w_, work_.run_seed, work_.epoch), 7,
+                                           work_.split == plan::Split::train ? 0 : 1));
+    auto shuffled = [&](std::uint64_t& record) {
+      if (!shuffle) return interleaved(record);
+      std::uint64_t in = 0;
+      while (!buffer.full() && interleaved(in)) buffer.push(in);
+      if (buffer.empty()) return false;
+      record = buffer.take();
+      return true;
+    };
+
+    const auto rank = static_cast<std::uint64_t>(work_.plan->rank());
+    const auto ranks = static_cast<std::uint64_t>(work_.plan->ranks());
+    const std::uint64_t batch_size = work_.plan->batch_size();
+    std::uint64_t position = 0, batch = 0;
+    Batch current;
+    std::uint64_t record = 0;
+    while (batch < steps_ && shuffled(record)) {
+      if (record_sharded_ && position++ % ranks != rank) continue;
+      ++current.samples;
+      current.bytes += record;
+      if (current.samples == batch_size) {
+        if (!emit(batch++, current)) return;
+        current = Batch{};
+      }
+    }
+    std::lock_guard lock(mutex_);
+    if (batch < steps_ && !halt_)
+      throw internal_error(fmt::format("the TFRecord streams ended after {} of {} batches", batch, steps_));
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+bool TensorflowLoader::emit(std::uint64_t batch, const Batch& result) {
+  std::unique_lock lock(mutex_);
+  window_cv_.wait(lock, [&] { return halt_ || batch < consumed_ + window_; });
+  if (halt_) return false;
+  samples_ += result.samples;
+  sample_bytes_ += result.bytes;
+  ready_[batch % window_] = Ready{batch, !mapping_, result};
+  if (mapping_) {
+    to_map_.push_back(batch);
+    map_cv_.notify_one();
+  } else {
+    ready_cv_.notify_one();
+  }
+  return true;
+}
+
+void TensorflowLoader::map_main() {
+  const std::uint64_t batch_size = work_.plan->batch_size();
+  std::unique_lock lock(mutex_);
+  while (true) {
+    map_cv_.wait(lock, [&] { return halt_ || !to_map_.empty(); });
+    if (halt_) return;
+    const std::uint64_t batch = to_map_.front();
+    to_map_.pop_front();
+    lock.unlock();
+    // The map function runs once per batch (DLIO maps after batching) and spends each record's
+    // preprocess time.
+    double seconds = 0;
+    for (std::uint64_t i = 0; i < batch_size; ++i) seconds += work_.preprocess.at(batch * batch_size + i);
+    util::sleep_until_ns(util::now_ns() + static_cast<std::int64_t>(seconds * 1e9));
+    lock.lock();
+    ready_[batch % window_].done = true;
+    ready_cv_.notify_all();
+  }
+}
+
+Batch TensorflowLoader::next() {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t b = consumed_;
+  if (b >= steps_) throw internal_error("the training loop asked for more batches than the epoch has");
+  Ready& r = ready_[b % window_];
+  ready_cv_.wait(lock, [&] { return error_ || (r.done && r.batch == b); });
+  if (error_) std::rethrow_exception(error_);
+  const Batch out = r.result;
+  r = Ready{};
+  ++consumed_;
+  window_cv_.notify_one();
+  return out;
+}
+
+void TensorflowLoader::finish() {
+  {
+    std::lock_guard lock(mutex_);
+    halt_ = true;
+    space_cv_.notify_all();
+    data_cv_.notify_all();
+    window_cv_.notify_all();
+    map_cv_.notify_all();
+    ready_cv_.notify_all();
+  }
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void TensorflowLoader::collect(metrics::ReadPhase& phase) {
+  phase.io.merge(setup_io_);
+  setup_io_.clear();
+  for (Slot& s : slots_) {
+    phase.io.merge(s.io);
+    phase.sample_ns.merge(s.record_ns);
+    s.io.clear();
+    s.record_ns = metrics::Histogram();
+  }
+  phase.samples += samples_;
+  phase.sample_bytes += sample_bytes_;
+  samples_ = sample_bytes_ = 0;
+}
+
+}  // namespace trainio::engine

@@ -1,0 +1,96 @@
+#pragma once
+// TensorFlow's input pipeline over TFRecord files replayed with threads, stage by stage as DLIO
+// builds it:
+//   list_files       access(F_OK) on every file of the split, on every rank
+//   shard            files i = rank, rank + ranks, ... of the epoch's file order (record-level
+//                    sharding after the shuffle when there are fewer files than ranks)
+//   TFRecordDataset  read_threads interleave slots (cycle_length), each a thread streaming its
+//                    files through a transfer_size buffer; records come out round robin
+//   shuffle          a buffer of shuffle_size records (when sample_shuffle is on)
+//   batch            batch_size records, the remainder dropped
+//   map              computation_threads threads spend preprocess_time per record of a batch
+//   prefetch         prefetch_size batches ready ahead of the training loop
+// Each phase starts the pipeline afresh (DLIO rebuilds it every epoch) and stops it at the end,
+// whatever was read ahead.
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/loader.hpp"
+#include "metrics/histogram.hpp"
+#include "metrics/io_recorder.hpp"
+
+namespace trainio::engine {
+
+class TensorflowLoader final : public Loader {
+ public:
+  TensorflowLoader(const config::Workload& w, const plan::DatasetLayout& layout);
+  ~TensorflowLoader() override;
+
+  void start(const PhaseWork& work) override;
+  Batch next() override;
+  void finish() override;
+  void collect(metrics::ReadPhase& phase) override;
+
+ private:
+  // Records a slot hands over at once: the sample bytes of each. TensorFlow hands over records
+  // one by one (2 buffered per slot); handing a few at once keeps small records (BERT's 2.5 KB)
+  // from being limited by thread hand-offs.
+  struct Chunk {
+    std::vector<std::uint64_t> records;
+    bool last = false;  // the slot has streamed all its files
+  };
+  struct Slot {
+    std::vector<std::uint64_t> files;
+    std::deque<Chunk> ready;  // filled by the slot's thread, drained by the pipeline
+    metrics::IoRecorder io;
+    metrics::Histogram record_ns;
+  };
+  struct Ready {
+    std::uint64_t batch = ~0ULL;
+    bool done = false;
+    Batch result;
+  };
+
+  void stream_main(std::size_t slot);
+  void pipeline_main();
+  void map_main();
+  bool hand_over(std::size_t slot, Chunk chunk);
+  bool emit(std::uint64_t batch, const Batch& result);
+  void fail(std::exception_ptr error);
+
+  const config::Workload& w_;
+  const plan::DatasetLayout& layout_;
+  std::size_t cycle_;        // interleave slots (read_threads, at least 1)
+  std::size_t map_threads_;  // computation_threads
+  std::size_t buffer_bytes_;
+
+  PhaseWork work_;
+  std::uint64_t steps_ = 0;
+  bool record_sharded_ = false;
+  std::size_t window_ = 1;  // batches produced ahead of the training loop
+  bool mapping_ = false;    // preprocess time is spent by map threads
+
+  std::mutex mutex_;
+  std::condition_variable space_cv_;  // slot threads: room in their queue
+  std::condition_variable data_cv_;   // pipeline: a chunk arrived
+  std::condition_variable window_cv_; // pipeline: the training loop consumed a batch
+  std::condition_variable map_cv_;    // map threads: a batch to map
+  std::condition_variable ready_cv_;  // training loop: a batch is ready
+  bool halt_ = false;
+  std::exception_ptr error_;
+  std::vector<Slot> slots_;
+  std::vector<Ready> ready_;  // ring of window_ batches
+  std::deque<std::uint64_t> to_map_;
+  std::uint64_t consumed_ = 0;
+  std::vector<std::thread> threads_;
+
+  metrics::IoRecorder setup_io_;  // list_files
+  std::uint64_t samples_ = 0, sample_bytes_ = 0;
+};
+
+}  // namespace trainio::engine
