@@ -42,7 +42,7 @@ void CsvWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
   w.flush();
 }
 
-std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t /*samples_in_file*/,
                               std::uint64_t /*sample*/) {
   // pandas.read_csv(path): open(path, 'r', newline=''), then TextIOWrapper.read(256 KiB) until
   // it returns nothing. A text read loops over BufferedReader.read1 until it has what it asked
@@ -59,7 +59,7 @@ std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& 
     if (got == 0) break;
   }
   file_.close();
-  return shape.elements() * samples_in_file;  // the parsed table (DLIO keeps every row's values)
+  return shape.bytes();  // the sample's share of the parsed table
 }
 
 std::optional<std::string> validate_csv(const plan::DataFile& f) {

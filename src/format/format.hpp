@@ -73,7 +73,8 @@ class SampleReader {
  public:
   virtual ~SampleReader() = default;
   // Reads sample `sample` of the file at `path`, whose samples have `shape` and which holds
-  // `samples_in_file` of them. Returns the bytes of sample data the application receives.
+  // `samples_in_file` of them. Returns the sample's bytes (what the training step consumes),
+  // whatever the reader had to read or decode to get them.
   virtual std::uint64_t read(const std::string& path, const plan::SampleShape& shape,
                              std::uint64_t samples_in_file, std::uint64_t sample) = 0;
   // Reads a batch; readers that overlap reads (io_uring) override it. Returns the sample bytes.

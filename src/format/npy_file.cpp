@@ -90,7 +90,7 @@ std::uint64_t NpyReader::read(const std::string& path, const plan::SampleShape& 
   file_.raw().seek(static_cast<std::int64_t>(original), SEEK_SET);
   file_.seek(static_cast<std::int64_t>(end), SEEK_SET);
   file_.close();
-  return bytes;
+  return shape.bytes();  // DLIO takes the sample out of the array
 }
 
 std::optional<std::string> validate_npy(const plan::DataFile& f) {

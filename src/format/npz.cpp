@@ -411,9 +411,9 @@ std::uint64_t NpzReader::read(const std::string& path, const plan::SampleShape& 
     member_read_exact(m, scratch_.data(), n, path, "array data");
     done += n;
   }
-  // The NpzFile is dropped: its file is closed.
+  // The NpzFile is dropped: its file is closed. DLIO then takes the sample out of the array.
   file_.close();
-  return data;
+  return shape.bytes();
 }
 
 }  // namespace trainio::format

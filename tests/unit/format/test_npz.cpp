@@ -111,7 +111,7 @@ TEST_CASE("the NPZ reader checks what it reads against the workload") {
   const auto f = npz_file(dir / "a.npz", 64, 2);
   write(f);
   format::NpzReader reader;
-  CHECK(reader.read(f.path, f.sample, 2, 1) == 64 * 64 * 2);
+  CHECK(reader.read(f.path, f.sample, 2, 1) == 64 * 64);  // the sample, out of the 2-sample array
 
   SECTION("another shape") {
     plan::SampleShape other;
