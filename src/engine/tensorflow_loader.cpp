@@ -13,7 +13,7 @@
 namespace trainio::engine {
 
 namespace {
-constexpr std::size_t kChunkRecords = 16;
+constexpr std::size_t kChunkRecords = 128;
 constexpr std::size_t kChunksPerSlot = 2;  // TensorFlow's buffer_output_elements
 }  // namespace
 

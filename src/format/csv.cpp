@@ -6,6 +6,7 @@
 #include <string>
 
 #include "format/stream_writer.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -66,7 +67,7 @@ std::optional<std::string> validate_csv(const plan::DataFile& f) {
   storage::File in = storage::File::open(f.path);
   const std::uint64_t size = in.size();
   const std::uint64_t columns = f.sample.elements();
-  std::vector<char> chunk(1 << 20);
+  util::Bytes chunk(1 << 20);
   std::uint64_t line = 0, fields = 0, at = 0;
   std::string field;
   for (std::uint64_t offset = 0; offset < size;) {

@@ -8,6 +8,7 @@
 
 #include "format/format.hpp"
 #include "format/python_io.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -20,7 +21,7 @@ class CsvWriter final : public ByteWriter {
   void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
 
  private:
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
   std::vector<unsigned char> values_;
 };
 
@@ -31,7 +32,7 @@ class CsvReader final : public SampleReader {
 
  private:
   PyBufferedFile file_;
-  std::vector<char> chunk_;
+  util::Bytes chunk_;
 };
 
 std::optional<std::string> validate_csv(const plan::DataFile& expected);

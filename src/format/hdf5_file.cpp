@@ -11,6 +11,7 @@
 #include "util/clock.hpp"
 #include "storage/hdf5_vfd.hpp"
 #include "util/error.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -258,7 +259,7 @@ std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::
   try {
     h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", f.path);
     h5::Id file(H5Fopen(f.path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", f.path);
-    std::vector<char> buffer;
+    util::Bytes buffer;
     for (int i = 0; i < l.datasets; ++i) {
       const std::string name = dataset_name(i);
       if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) return fmt::format("no dataset '{}'", name);

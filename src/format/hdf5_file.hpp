@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -41,7 +42,7 @@ class Hdf5Writer final : public FileWriter {
   void write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl, SampleRange mine,
                   const mpi::Comm* comm, ContentSource& content);
   const config::Workload& workload_;
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 // DLIO's HDF5Reader through h5py: h5py.File(path, 'r'), then f['records_i'][sample] for every
@@ -61,7 +62,7 @@ class Hdf5Reader final : public SampleReader {
   bool keep_open_;
   std::map<std::string, hid_t> open_;  // keep_open: path -> file id (at most kMaxOpen)
   static constexpr std::size_t kMaxOpen = 256;
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::DataFile& expected);

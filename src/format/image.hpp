@@ -6,6 +6,7 @@
 
 #include "format/format.hpp"
 #include "format/python_io.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -40,7 +41,7 @@ class ImageReader final : public SampleReader {
   void read_png(const std::string& path);
   ImageWriter::Codec codec_;
   PyBufferedFile file_;
-  std::vector<char> block_;
+  util::Bytes block_;
 };
 
 // Image dimensions (height d1, width d2) every file of a dataset is encoded with.

@@ -9,6 +9,7 @@
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "storage/fs.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -16,7 +17,7 @@ namespace {
 
 // Writes `count` uint64 values value(i) to `path` through a temporary name.
 template <typename Value>
-void write_index(const std::string& path, std::uint64_t count, Value&& value, std::vector<char>& buffer) {
+void write_index(const std::string& path, std::uint64_t count, Value&& value, util::Bytes& buffer) {
   const std::string temp = storage::temp_path_for(path);
   storage::remove_file(temp);
   {
@@ -49,7 +50,7 @@ void IndexedBinaryWriter::write_indexes(const plan::DataFile& f) {
   // Offsets are absolute (DLIO's generator restarts them at 0 for every generation buffer: a
   // DLIO bug for files larger than generation_buffer_size).
   const std::uint64_t size = f.sample.bytes();
-  std::vector<char> index_buffer;
+  util::Bytes index_buffer;
   write_index(indexed_binary::offsets_path(f.path), f.num_samples, [&](std::uint64_t i) { return i * size; }, index_buffer);
   write_index(indexed_binary::sizes_path(f.path), f.num_samples, [&](std::uint64_t) { return size; }, index_buffer);
 }
@@ -87,7 +88,7 @@ std::optional<std::string> validate_indexed_binary(const plan::DataFile& f) {
     if (!bytes) return fmt::format("its index {} is missing", path);
     if (*bytes != 8 * f.num_samples) return fmt::format("its index {} holds {} bytes, expected {}", path, *bytes, 8 * f.num_samples);
     storage::File in = storage::File::open(path);
-    std::vector<char> chunk(1 << 20);
+    util::Bytes chunk(1 << 20);
     for (std::uint64_t i = 0; i < f.num_samples;) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size() / 8, f.num_samples - i));
       in.pread_exact(chunk.data(), n * 8, i * 8);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -29,7 +30,7 @@ class IndexedBinaryWriter final : public ByteWriter {
 
  private:
   void write_indexes(const plan::DataFile& file);
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 std::optional<std::string> validate_indexed_binary(const plan::DataFile& expected);

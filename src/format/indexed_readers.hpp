@@ -15,6 +15,7 @@
 #include "format/format.hpp"
 #include "format/python_io.hpp"
 #include "storage/mapped_file.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -31,7 +32,7 @@ class IndexedBinaryReader final : public SampleReader {
   std::string open_path_;  // the file file_ holds open (keep_open)
   PyBufferedFile file_;
   std::unordered_set<std::string> indexed_;  // files whose index this reader has loaded
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 class MmapIndexedBinaryReader final : public SampleReader {

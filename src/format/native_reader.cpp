@@ -25,19 +25,27 @@ NativeReader::Range NativeReader::range_of(const Extent& e) const {
   return {start, static_cast<std::size_t>(end - start), static_cast<std::size_t>(e.offset - start)};
 }
 
+template <typename Handle, typename Open>
+Handle& NativeReader::kept(std::unordered_map<std::string, Kept<Handle>>& cache, const std::string& path, Open open) {
+  if (const auto it = cache.find(path); it != cache.end()) {
+    order_.splice(order_.end(), order_, it->second.at);  // now the most recently used
+    return it->second.handle;
+  }
+  if (cache.size() >= kMaxOpen) {
+    cache.erase(order_.front());
+    order_.pop_front();
+  }
+  order_.push_back(path);
+  return cache.emplace(path, Kept<Handle>{open(), std::prev(order_.end())}).first->second.handle;
+}
+
 storage::File& NativeReader::open_file(const std::string& path) {
   if (direct_ && alignment_ == 1) alignment_ = storage::direct_alignment(path).offset;
   if (!keep_open_) {
     current_ = storage::File::open(path, {.direct = direct_});
     return current_;
   }
-  if (const auto it = files_.find(path); it != files_.end()) return it->second;
-  if (files_.size() >= kMaxOpen) {
-    files_.erase(order_.front());
-    order_.pop_front();
-  }
-  order_.push_back(path);
-  return files_.emplace(path, storage::File::open(path, {.direct = direct_})).first->second;
+  return kept(files_, path, [&] { return storage::File::open(path, {.direct = direct_}); });
 }
 
 void NativeReader::done_with(const std::string&) {
@@ -59,17 +67,9 @@ void NativeReader::check_complete(const std::string& path, const Extent& e, cons
 std::uint64_t NativeReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples,
                                  std::uint64_t sample) {
   if (engine_ == config::IoEngine::mmap) {
-    auto it = maps_.find(path);
-    if (it == maps_.end()) {
-      if (maps_.size() >= kMaxOpen) {
-        maps_.erase(order_.front());
-        order_.pop_front();
-      }
-      order_.push_back(path);
-      it = maps_.emplace(path, storage::MappedFile::open(path)).first;
-    }
-    const Extent e = extents_->find(path, shape, samples, sample, it->second.size());
-    it->second.touch(e.offset, e.length);
+    storage::MappedFile& map = kept(maps_, path, [&] { return storage::MappedFile::open(path); });
+    const Extent e = extents_->find(path, shape, samples, sample, map.size());
+    map.touch(e.offset, e.length);
     return shape.bytes();
   }
   if (uring_) {
@@ -93,16 +93,25 @@ std::uint64_t NativeReader::read(const std::string& path, const plan::SampleShap
 
 std::uint64_t NativeReader::read_batch(std::span<const SampleRequest> batch) {
   if (!uring_) return SampleReader::read_batch(batch);
-  // Open every file of the batch, then have all reads in flight at once.
+  // Open every file of the batch (or find it open), then have all reads in flight at once.
+  const bool cached = keep_open_ && batch.size() <= kMaxOpen;
   batch_files_.clear();
+  batch_files_.reserve(batch.size());
+  batch_open_.clear();
   batch_reads_.clear();
   batch_ranges_.clear();
   batch_extents_.clear();
   std::size_t total = 0;
   for (const auto& req : batch) {
-    if (direct_ && alignment_ == 1) alignment_ = storage::direct_alignment(*req.path).offset;
-    batch_files_.push_back(storage::File::open(*req.path, {.direct = direct_}));
-    const Extent e = extent_of(batch_files_.back(), *req.path, req.shape, req.samples_in_file, req.sample);
+    storage::File* f = nullptr;
+    if (cached) {
+      f = &open_file(*req.path);
+    } else {
+      if (direct_ && alignment_ == 1) alignment_ = storage::direct_alignment(*req.path).offset;
+      f = &batch_files_.emplace_back(storage::File::open(*req.path, {.direct = direct_}));
+    }
+    batch_open_.push_back(f);
+    const Extent e = extent_of(*f, *req.path, req.shape, req.samples_in_file, req.sample);
     batch_extents_.push_back(e);
     batch_ranges_.push_back(range_of(e));
     total += (batch_ranges_.back().length + alignment_ - 1) / alignment_ * alignment_;
@@ -110,7 +119,7 @@ std::uint64_t NativeReader::read_batch(std::span<const SampleRequest> batch) {
   char* buffer = buffer_.reserve(total, std::max<std::size_t>(alignment_, 64));
   std::size_t at = 0;
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    batch_reads_.push_back({batch_files_[i].fd(), batch[i].path, buffer + at, batch_ranges_[i].length,
+    batch_reads_.push_back({batch_open_[i]->fd(), batch[i].path, buffer + at, batch_ranges_[i].length,
                             batch_ranges_[i].offset, 0});
     at += (batch_ranges_[i].length + alignment_ - 1) / alignment_ * alignment_;
   }
@@ -118,9 +127,9 @@ std::uint64_t NativeReader::read_batch(std::span<const SampleRequest> batch) {
   std::uint64_t bytes = 0;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     check_complete(*batch[i].path, batch_extents_[i], batch_ranges_[i], batch_reads_[i].done);
-    batch_files_[i].close();
     bytes += batch[i].shape.bytes();
   }
+  batch_files_.clear();  // closes what this batch opened
   return bytes;
 }
 

@@ -50,13 +50,22 @@ class NativeReader final : public SampleReader {
   std::size_t alignment_ = 1;  // O_DIRECT offset and buffer alignment, learned on the first file
   storage::AlignedBuffer buffer_;
   std::unique_ptr<storage::Uring> uring_;
-  // Open files (read_type: memory) or maps (mmap), least recently opened dropped first.
+  // Open files (read_type: memory) or maps (mmap), least recently used dropped first: a batch
+  // of at most kMaxOpen files never closes a file it is still reading.
   static constexpr std::size_t kMaxOpen = 256;
-  std::unordered_map<std::string, storage::File> files_;
-  std::unordered_map<std::string, storage::MappedFile> maps_;
-  std::list<std::string> order_;
+  template <typename Handle>
+  struct Kept {
+    Handle handle;
+    std::list<std::string>::iterator at;  // place in order_
+  };
+  template <typename Handle, typename Open>
+  Handle& kept(std::unordered_map<std::string, Kept<Handle>>& cache, const std::string& path, Open open);
+  std::unordered_map<std::string, Kept<storage::File>> files_;
+  std::unordered_map<std::string, Kept<storage::MappedFile>> maps_;
+  std::list<std::string> order_;  // least recently used first
   storage::File current_;
-  std::vector<storage::File> batch_files_;
+  std::vector<storage::File> batch_files_;     // opened for this batch only
+  std::vector<storage::File*> batch_open_;     // each request's file
   std::vector<storage::AsyncRead> batch_reads_;
   std::vector<Range> batch_ranges_;
   std::vector<Extent> batch_extents_;

@@ -7,6 +7,7 @@
 
 #include "format/format.hpp"
 #include "format/python_io.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -18,7 +19,7 @@ class NpyWriter final : public ByteWriter {
   void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
 
  private:
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 class NpyReader final : public SampleReader {
@@ -29,7 +30,7 @@ class NpyReader final : public SampleReader {
 
  private:
   PyBufferedFile file_;
-  std::vector<char> data_;  // reused destination for fread (numpy's fresh array)
+  util::Bytes data_;  // reused destination for fread (numpy's fresh array)
 };
 
 std::optional<std::string> validate_npy(const plan::DataFile& expected);

@@ -14,6 +14,7 @@
 #include "format/stream_writer.hpp"
 #include "format/zip.hpp"
 #include "util/error.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -428,7 +429,7 @@ namespace {
 template <typename Sink>
 std::optional<std::string> scan_member(storage::File& in, const zip::Member& m, std::uint64_t data_offset,
                                        std::uint32_t& crc, Sink&& sink) {
-  std::vector<char> chunk(1 << 20), out(1 << 20);
+  util::Bytes chunk(1 << 20), out(1 << 20);
   crc = 0;
   if (m.method == zip::kStored) {
     for (std::uint64_t done = 0; done < m.size;) {

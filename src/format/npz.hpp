@@ -10,6 +10,7 @@
 #include "format/format.hpp"
 #include "format/python_io.hpp"
 #include "format/zip.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -26,7 +27,7 @@ class NpzWriter final : public ByteWriter {
  private:
   void write_deflated(const plan::DataFile& file, storage::File& out, ContentSource& content);
   int deflate_level_;
-  std::vector<char> buffer_, input_;
+  util::Bytes buffer_, input_;
 };
 
 // What is wrong with an NPZ file (structure, CRCs, shapes), or nullopt.
@@ -59,10 +60,10 @@ class NpzReader final : public SampleReader {
   void member_read_exact(Member& m, char* dest, std::size_t n, const std::string& path, const char* what);
 
   PyBufferedFile file_;
-  std::vector<char> scratch_;  // numpy's 256 KiB chunk, reused: its content is not needed
+  util::Bytes scratch_;  // numpy's 256 KiB chunk, reused: its content is not needed
   // Deflated members: zlib's decompressobj and its unconsumed_tail.
   void* inflater_ = nullptr;
-  std::vector<char> compressed_;
+  util::Bytes compressed_;
   std::size_t tail_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "storage/file.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -60,7 +61,7 @@ class PyBufferedFile {
   storage::File file_;
   std::size_t forced_buffer_size_;
   std::size_t buffer_size_ = 8192;
-  std::vector<char> buffer_;  // allocated once, grown only for a larger st_blksize
+  util::Bytes buffer_;  // allocated once, grown only for a larger st_blksize
   std::uint64_t file_size_ = 0;
   std::uint64_t raw_ = 0;       // the kernel's file offset
   std::uint64_t pos_ = 0;       // the reader's logical position

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "storage/file.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -32,7 +33,7 @@ class StdioFile {
   std::size_t refill();
 
   storage::File file_;
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
   std::size_t size_ = 0;          // buffer size S
   std::uint64_t offset_ = 0;      // kernel offset (glibc's _offset)
   bool offset_known_ = false;

@@ -4,6 +4,7 @@
 
 #include "format/crc32c.hpp"
 #include "format/zip.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -11,7 +12,7 @@ void Checksum::update(const void* data, std::size_t size) {
   value = kind == Kind::crc32 ? zip::crc32(value, data, size) : crc32c::extend(value, data, size);
 }
 
-StreamWriter::StreamWriter(storage::File& out, std::vector<char>& buffer, std::size_t chunk)
+StreamWriter::StreamWriter(storage::File& out, util::Bytes& buffer, std::size_t chunk)
     : out_(out), buffer_(buffer) {
   if (buffer_.size() < chunk) buffer_.resize(chunk);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -21,7 +22,7 @@ struct Checksum {
 class StreamWriter {
  public:
   // `buffer` is reused across files; it is grown to `chunk` bytes once.
-  StreamWriter(storage::File& out, std::vector<char>& buffer, std::size_t chunk = 4u << 20);
+  StreamWriter(storage::File& out, util::Bytes& buffer, std::size_t chunk = 4u << 20);
 
   // Each append updates `sum`, when given, over the appended bytes.
   void append(std::string_view bytes, Checksum* sum = nullptr);
@@ -34,7 +35,7 @@ class StreamWriter {
  private:
   char* reserve(std::size_t& n);  // room for up to n bytes; n shrinks to what fits
   storage::File& out_;
-  std::vector<char>& buffer_;
+  util::Bytes& buffer_;
   std::size_t used_ = 0;
   std::uint64_t written_ = 0;
 };

@@ -6,6 +6,7 @@
 
 #include "format/stream_writer.hpp"
 #include "plan/layout.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -132,7 +133,7 @@ std::optional<std::string> validate_tar(const plan::DataFile& f) {
     }
   }
   if (at + 2 * tar::kBlock > size) return std::string("no end-of-archive blocks");
-  std::vector<char> tail(size - at);
+  util::Bytes tail(size - at);
   in.pread_exact(tail.data(), tail.size(), at);
   for (const char c : tail)
     if (c != 0) return std::string("data after the last member");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -29,7 +30,7 @@ class TarWriter final : public ByteWriter {
   void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
 
  private:
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 // A reader with a shard index, as native WebDataset readers use: one read of a sample's header
@@ -40,7 +41,7 @@ class TarSampleReader final : public SampleReader {
                      std::uint64_t sample) override;
 
  private:
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 std::optional<std::string> validate_tar(const plan::DataFile& expected);

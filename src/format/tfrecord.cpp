@@ -9,6 +9,7 @@
 #include "storage/fs.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -188,7 +189,7 @@ std::uint64_t DaliTfRecordReader::read(const std::string& path, const plan::Samp
 std::optional<std::string> validate_tfrecord(const plan::DataFile& f) {
   storage::File in = storage::File::open(f.path);
   const std::uint64_t size = in.size();
-  std::vector<char> data;
+  util::Bytes data;
   std::string index_expected;
   std::uint64_t offset = 0, records = 0;
   while (offset < size) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -43,7 +44,7 @@ class TfRecordWriter final : public FileWriter {
   std::vector<std::string> companions(const plan::DataFile& file) const override { return {tfrecord::index_path(file)}; }
 
  private:
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 // DALI's TFRecord reader: one read of the whole record at the offset its index gives.
@@ -53,7 +54,7 @@ class DaliTfRecordReader final : public SampleReader {
                      std::uint64_t sample) override;
 
  private:
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
 };
 
 std::optional<std::string> validate_tfrecord(const plan::DataFile& expected);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/file.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -33,12 +34,12 @@ class TfRecordStream {
 
   std::size_t buffer_size_;
   storage::File file_;
-  std::vector<char> buffer_;
+  util::Bytes buffer_;
   std::size_t pos_ = 0, limit_ = 0;
   std::uint64_t file_offset_ = 0;  // where the next pread starts
   bool at_end_ = false;            // a read came back short: OUT_OF_RANGE from here on
   std::uint64_t record_offset_ = 0;
-  std::vector<char> record_;
+  util::Bytes record_;
 };
 
 }  // namespace trainio::format

@@ -22,6 +22,8 @@ struct AsyncRead {
 
 class Uring {
  public:
+  // The ring is set up by the first read_all(), in the thread that will use it (the ring is
+  // marked single-issuer); setting it up fails with a clear error where io_uring is not allowed.
   explicit Uring(unsigned depth);
   ~Uring();
   Uring(const Uring&) = delete;
@@ -32,7 +34,9 @@ class Uring {
 
  private:
   struct Ring;
+  void set_up();
   std::unique_ptr<Ring> ring_;
+  bool ready_ = false;
   unsigned depth_;
 };
 

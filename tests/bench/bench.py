@@ -4,9 +4,15 @@
 Not a test: it measures, it does not judge (the "target" column states the goal from the issue
 that set it). Each case runs trainio and fio alternately `--repeat` times and compares medians,
 because a shared machine is noisy in absolute numbers but steadier in ratios.
+
+fio reads into page-aligned memory (--iomem=mmap), as trainio does: on some machines a copy from
+the page cache into malloc's unaligned memory runs at a fifth of the speed, and fio's default
+would then measure its own buffer rather than the storage.
 """
 import argparse
+import glob
 import json
+import resource
 import os
 import re
 import shutil
@@ -47,8 +53,10 @@ def drop_caches():
         return False
 
 
-def fio(args, directory):
-    out = run(["fio", "--output-format=json", f"--directory={directory}", "--group_reporting"] + args)
+def fio(args, directory=None):
+    """fio's job figures; files are named with absolute paths when `directory` is None."""
+    where = [f"--directory={directory}"] if directory else []
+    out = run(["fio", "--output-format=json", "--group_reporting"] + where + args)
     job = json.loads(out.stdout)["jobs"][0]
     return job
 
@@ -72,6 +80,24 @@ def reported_rate(text):
     return float(m.group(1)) * scale
 
 
+def train_figures(out_dir):
+    """What trainio measured over all epochs of a run: samples, sample bytes, seconds."""
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        epochs = json.load(f)["trainio"]["epochs"]
+    samples = sum(e["train"]["samples"] for e in epochs)
+    sample_bytes = sum(e["train"]["sample_bytes"] for e in epochs)
+    seconds = sum(e["train"]["duration_seconds"] for e in epochs)
+    return samples, sample_bytes, seconds
+
+
+def peak_rss_mib_of(cmd):
+    """Runs a single-process command and returns its peak resident memory in MiB."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    run(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(before, after) / 1024  # ru_maxrss is in KiB; the children's maximum so far
+
+
 class Table:
     def __init__(self):
         self.rows = []
@@ -81,10 +107,17 @@ class Table:
         verdict = "" if target is None else ("meets" if ratio >= target else "BELOW")
         self.rows.append((case, f"{ours:,.1f} {unit}", f"{theirs:,.1f} {unit}", f"{ratio:.2f}",
                           "" if target is None else f">= {target:.2f}", verdict))
-        print(f"  {case}: trainio {ours:,.1f} {unit}, fio {theirs:,.1f} {unit}, ratio {ratio:.2f}", flush=True)
+        print(f"  {case}: trainio {ours:,.1f} {unit}, reference {theirs:,.1f} {unit}, ratio {ratio:.2f}", flush=True)
+
+    def add_absolute(self, case, ours, unit, target, higher_is_better=True):
+        """A figure with an absolute target and no fio counterpart."""
+        meets = ours >= target if higher_is_better else ours <= target
+        self.rows.append((case, f"{ours:,.1f} {unit}", "-", "-", f"{'>=' if higher_is_better else '<='} {target:,.0f} {unit}",
+                          "meets" if meets else "BELOW" if higher_is_better else "ABOVE"))
+        print(f"  {case}: trainio {ours:,.1f} {unit}", flush=True)
 
     def print(self):
-        header = ("case", "trainio", "fio", "ratio", "target", "")
+        header = ("case", "trainio", "reference", "ratio", "target", "")
         widths = [max(len(str(r[i])) for r in self.rows + [header]) for i in range(6)]
         line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
         print()
@@ -123,6 +156,194 @@ def bench_generate(table, work, ranks, files_per_rank, size_mib, repeat, fmt):
               statistics.median(theirs), "MiB/s", 0.70)
 
 
+READ_COMMON = ["workflow.generate_data=false", "workflow.evaluation=false", "dataset.num_files_eval=0",
+               "dataset.num_subfolders_train=0", "train.computation_time=0", "reader.file_shuffle=off"]
+
+
+def generate(work, name, args):
+    d = os.path.join(work, name)
+    if not os.path.isdir(d):
+        run([TRAINIO, "generate", "default", f"dataset.data_folder={d}", "dataset.num_files_eval=0",
+             "workflow.evaluation=false", "dataset.num_subfolders_train=0", "--no-progress"] + args)
+        sync_and_settle()  # write-back of the new files would otherwise run during the reads
+    return d
+
+
+def trainio_read(work, data, args, name="out"):
+    out = os.path.join(work, name)
+    shutil.rmtree(out, ignore_errors=True)
+    run([TRAINIO, "run", "default", f"dataset.data_folder={data}", *READ_COMMON, *args, "--output", out])
+    figures = train_figures(out)
+    shutil.rmtree(out, ignore_errors=True)
+    return figures
+
+
+def data_files(data):
+    return sorted(f for f in glob.glob(os.path.join(data, "train", "*")) if not f.endswith(".idx"))
+
+
+def bench_hot_read(table, work, gib, repeat):
+    """Hot page cache, one read per 1 MiB sample, 2 reader threads, against fio psync with 2 jobs
+    reading the same files (each job reads them all; the figures are aggregate bandwidths).
+    Like for like, trainio keeps its files open (read_type: memory) as fio does; a second row
+    shows DLIO's open-read-close per sample (on_demand) against the same fio figure."""
+    files, per_file = 8, 128 * gib
+    shape = ["dataset.format=indexed_binary", f"dataset.num_files_train={files}",
+             f"dataset.num_samples_per_file={per_file}", f"dataset.record_length_bytes={MIB}"]
+    data = generate(work, "hot", shape)
+    names = ":".join(data_files(data))
+    subprocess.run(["cat"] + data_files(data), stdout=subprocess.DEVNULL, check=True)  # warm the cache
+    ours = {"memory": [], "on_demand": []}
+    theirs = []
+    for _ in range(repeat):
+        for read_type, rates in ours.items():
+            _, sample_bytes, seconds = trainio_read(work, data, shape + [
+                "reader.access=sample", "reader.read_threads=2", "reader.batch_size=8", "reader.sample_shuffle=off",
+                f"reader.read_type={read_type}", "train.epochs=3"])
+            rates.append(sample_bytes / seconds / MIB)
+        job = fio(["--name=hot", f"--filename={names}", "--rw=read", "--bs=1m", "--ioengine=psync", "--numjobs=2",
+                   f"--size={files * per_file}m", "--file_service_type=sequential", "--invalidate=0",
+                   "--iomem=mmap"])
+        theirs.append(job["read"]["bw_bytes"] / MIB)
+    table.add("hot cache, access sample, 1 MiB, 2 threads", statistics.median(ours["memory"]),
+              statistics.median(theirs), "MiB/s", 0.90)
+    table.add("  the same, opened per sample (on_demand)", statistics.median(ours["on_demand"]),
+              statistics.median(theirs), "MiB/s", None)
+    return data, shape
+
+
+def bench_direct_read(table, work, data, shape, repeat):
+    """O_DIRECT, 1 MiB samples in file order, files kept open: one reader thread against one fio
+    psync job, then two threads against two jobs (each job its half of the files; trainio's
+    threads share them batch by batch, as PyTorch's workers do)."""
+    files = data_files(data)
+    total_mib = sum(os.path.getsize(f) for f in files) // MIB
+    half = len(files) // 2
+    for threads in (1, 2):
+        ours, theirs = [], []
+        for _ in range(repeat):
+            _, sample_bytes, seconds = trainio_read(work, data, shape + [
+                "reader.access=sample", "reader.odirect=true", f"reader.read_threads={threads}",
+                "reader.read_type=memory", "reader.batch_size=8", "reader.sample_shuffle=off", "train.epochs=1"])
+            ours.append(sample_bytes / seconds / MIB)
+            common = ["--rw=read", "--bs=1m", "--ioengine=psync", "--direct=1", "--iomem=mmap",
+                      "--file_service_type=sequential"]
+            if threads == 1:
+                jobs = ["--name=direct", f"--filename={':'.join(files)}", f"--size={total_mib}m"]
+            else:
+                jobs = ["--name=first", f"--filename={':'.join(files[:half])}", f"--size={total_mib // 2}m",
+                        "--name=second", f"--filename={':'.join(files[half:])}", f"--size={total_mib // 2}m"]
+            job = fio(common + jobs)
+            theirs.append(job["read"]["bw_bytes"] / MIB)
+        table.add(f"O_DIRECT, access sample, 1 MiB, {threads} thread(s)", statistics.median(ours),
+                  statistics.median(theirs), "MiB/s", 0.95)
+
+
+def bench_random_4k(table, work, gib, repeat):
+    """4 KiB samples in random order, O_DIRECT, io_uring at depth 32, one thread, against fio's
+    randread with io_uring at iodepth 32."""
+    samples = gib * 262144
+    shape = ["dataset.format=indexed_binary", "dataset.num_files_train=1", f"dataset.num_samples_per_file={samples}",
+             "dataset.record_length_bytes=4096"]
+    data = generate(work, "rand4k", shape)
+    name = data_files(data)[0]
+    ours, theirs = [], []
+    for _ in range(repeat):
+        n, _, seconds = trainio_read(work, data, shape + [
+            "reader.access=sample", "reader.odirect=true", "reader.io_engine=io_uring", "reader.io_depth=32",
+            "reader.read_type=memory", "reader.read_threads=1", "reader.batch_size=256",
+            "reader.sample_shuffle=seed", "train.total_training_steps=600", "train.epochs=1"])
+        ours.append(n / seconds)
+        job = fio(["--name=rand4k", f"--filename={name}", "--rw=randread", "--bs=4k", "--ioengine=io_uring",
+                   "--iodepth=32", "--direct=1", "--iomem=mmap", "--runtime=5", "--time_based"])
+        theirs.append(job["read"]["iops"])
+    table.add("4 KiB random, O_DIRECT, io_uring depth 32", statistics.median(ours), statistics.median(theirs),
+              "IOPS", 0.90)
+
+
+def bench_small_samples(table, work, repeat):
+    """Small samples from a hot cache through the framework readers: HDF5 (h5py's calls, 128 KiB
+    samples) and TFRecord (TensorFlow's stream, 2,500-byte records), per rank."""
+    hdf5 = ["dataset.format=hdf5", "dataset.num_files_train=16", "dataset.num_samples_per_file=256",
+            "dataset.record_length_bytes=131072"]
+    hdf5_reading = ["reader.read_threads=2", "reader.batch_size=32", "reader.sample_shuffle=seed", "train.epochs=2"]
+    tfrecord = ["framework=tensorflow", "reader.data_loader=tensorflow", "dataset.format=tfrecord",
+                "dataset.num_files_train=8", "dataset.num_samples_per_file=100000", "dataset.record_length_bytes=2500"]
+    tf_reading = ["reader.read_threads=2", "reader.batch_size=1024", "train.epochs=2"]
+    cases = [
+        ("HDF5 128 KiB, h5py calls, file opened per sample", "hdf5", hdf5, hdf5_reading, 40000),
+        ("HDF5 128 KiB, h5py calls, files kept open", "hdf5", hdf5, hdf5_reading + ["reader.read_type=memory"], 40000),
+        ("HDF5 128 KiB, access sample", "hdf5", hdf5, hdf5_reading + ["reader.access=sample"], 40000),
+        ("TFRecord 2,500 B, tf.data, 2 threads", "tfrecord", tfrecord, tf_reading + ["reader.sample_shuffle=off"],
+         1000000),
+        ("TFRecord 2,500 B, tf.data, 2 threads, shuffle 1024", "tfrecord", tfrecord,
+         tf_reading + ["reader.sample_shuffle=seed", "reader.shuffle_size=1024"], 1000000),
+    ]
+    for title, name, shape, reading, target in cases:
+        data = generate(work, name, shape)
+        rates = []
+        for _ in range(repeat):
+            n, _, seconds = trainio_read(work, data, shape + reading)
+            rates.append(n / seconds)
+        table.add_absolute(title, statistics.median(rates), "samples/s", target)
+    bench_h5py(table, work, repeat)
+
+
+H5PY_RATE = r"""
+import glob, random, sys, time
+import h5py
+files = sorted(glob.glob(sys.argv[1] + "/train/*.hdf5"))
+keep = sys.argv[2] == "memory"
+order = [(f, s) for f in files for s in range(256)]
+random.seed(1)
+random.shuffle(order)
+opened = {f: h5py.File(f, "r") for f in files} if keep else {}
+start = time.perf_counter()
+for f, s in order:
+    if keep:
+        opened[f]["records_0"][s]
+    else:
+        with h5py.File(f, "r") as h:
+            h["records_0"][s]
+print(len(order) / (time.perf_counter() - start))
+"""
+
+
+def bench_h5py(table, work, repeat):
+    """h5py itself reading the same HDF5 samples in one Python thread, for scale: trainio replays
+    h5py's calls through the same libhdf5, whose per-call CPU cost (H5Fopen sets up a metadata
+    cache of about a megabyte) bounds both."""
+    python = "/usr/bin/python3"
+    if subprocess.run([python, "-c", "import h5py"], capture_output=True).returncode != 0:
+        print("  (h5py is not installed: no h5py reference)")
+        return
+    data = os.path.join(work, "hdf5")
+    shape = ["dataset.format=hdf5", "dataset.num_files_train=16", "dataset.num_samples_per_file=256",
+             "dataset.record_length_bytes=131072"]
+    for read_type, what in (("on_demand", "file opened per sample"), ("memory", "files kept open")):
+        ours, theirs = [], []
+        for _ in range(repeat):
+            n, _, seconds = trainio_read(work, data, shape + [
+                "reader.read_threads=1", "reader.batch_size=32", "reader.sample_shuffle=seed", "train.epochs=1",
+                f"reader.read_type={read_type}"])
+            ours.append(n / seconds)
+            theirs.append(float(run([python, "-c", H5PY_RATE, data, read_type]).stdout))
+        table.add(f"HDF5 128 KiB, 1 thread, {what}, vs h5py", statistics.median(ours), statistics.median(theirs),
+                  "samples/s", None)
+
+
+def bench_memory(table, work, data, shape):
+    """Peak resident memory of one rank reading 1 MiB samples with 2 threads; and of a plan over
+    277 million samples (megatron's dataset), which needs no per-sample memory."""
+    out = os.path.join(work, "rss")
+    shutil.rmtree(out, ignore_errors=True)
+    rss = peak_rss_mib_of([TRAINIO, "run", "default", f"dataset.data_folder={data}", *READ_COMMON, *shape,
+                           "reader.access=sample", "reader.read_threads=2", "reader.batch_size=8", "train.epochs=1",
+                           "--output", out])
+    table.add_absolute("peak RSS, 1 rank, 2 threads x 1 MiB samples", rss, "MiB", 64 + 2, higher_is_better=False)
+    shutil.rmtree(out, ignore_errors=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dir", default=None, help="where to put the files (default: a scratch folder under /tmp)")
@@ -141,6 +362,11 @@ def main():
         print(f"benchmark files in {work}; {repeat} run(s) per side per case")
         for fmt in ("npz", "npy"):
             bench_generate(table, work, 2, 4 * scale, 64, repeat, fmt)
+        data, shape = bench_hot_read(table, work, scale, repeat)
+        bench_direct_read(table, work, data, shape, repeat)
+        bench_memory(table, work, data, shape)
+        bench_random_4k(table, work, scale, repeat)
+        bench_small_samples(table, work, repeat)
         table.print()
     finally:
         shutil.rmtree(work, ignore_errors=True)
