@@ -77,6 +77,11 @@ void validate(Workload& w) {
             "remove reader.access (native_dali reads like access: sample), or use reader.data_loader=dali");
     w.reader.access = Access::sample;
   }
+  require(!(r.data_loader == DataLoader::tensorflow && d.format == Format::tfrecord &&
+             (r.access == Access::sample || r.odirect)),
+          fmt::format("reader.{} does not apply to the tensorflow loader over TFRecord files, which streams whole files "
+                      "through transfer_size buffers", r.odirect ? "odirect" : "access=sample"),
+          "use reader.data_loader=native_dali for one read per record (with odirect if wanted), or drop the key");
   require(r.io_engine == IoEngine::posix || r.access == Access::sample,
           fmt::format("reader.io_engine '{}' reads single samples: it needs reader.access=sample", to_string(r.io_engine)),
           "set reader.access=sample (framework access replays the framework's own posix calls)");

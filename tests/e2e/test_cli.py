@@ -80,6 +80,12 @@ class CliTest(TrainioTest):
         self.assertEqual(r.code, 2, r)
         self.assertIn("did you mean 'unet3d_h100'", r.err)
 
+    def test_odirect_with_tensorflow_over_tfrecord_is_a_config_error(self):
+        r = self.run_trainio("config", "default", "framework=tensorflow", "reader.data_loader=tensorflow",
+                             "dataset.format=tfrecord", "reader.odirect=true")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("reader.odirect does not apply to the tensorflow loader", r.err)
+
     def test_native_dali_with_framework_access_is_a_config_error(self):
         r = self.run_trainio("run", "default", "reader.data_loader=native_dali", "reader.access=framework",
                              "dataset.data_folder=d")
