@@ -61,15 +61,19 @@ void TensorflowLoader::start(const PhaseWork& work) {
     for (std::size_t i = 0; i < map_threads_; ++i) threads_.emplace_back([this] { map_main(); });
 }
 
-void TensorflowLoader::fail(std::exception_ptr error) {
-  std::lock_guard lock(mutex_);
-  if (!error_) error_ = error;
+void TensorflowLoader::halt_locked() {
   halt_ = true;
   space_cv_.notify_all();
   data_cv_.notify_all();
   window_cv_.notify_all();
   map_cv_.notify_all();
   ready_cv_.notify_all();
+}
+
+void TensorflowLoader::fail(std::exception_ptr error) {
+  std::lock_guard lock(mutex_);
+  if (!error_) error_ = error;
+  halt_locked();
 }
 
 bool TensorflowLoader::hand_over(std::size_t slot, Chunk chunk) {
@@ -237,12 +241,7 @@ Batch TensorflowLoader::next() {
 void TensorflowLoader::finish() {
   {
     std::lock_guard lock(mutex_);
-    halt_ = true;
-    space_cv_.notify_all();
-    data_cv_.notify_all();
-    window_cv_.notify_all();
-    map_cv_.notify_all();
-    ready_cv_.notify_all();
+    halt_locked();
   }
   for (auto& t : threads_) t.join();
   threads_.clear();

@@ -62,6 +62,7 @@ class TensorflowLoader final : public Loader {
   bool hand_over(std::size_t slot, Chunk chunk);
   bool emit(std::uint64_t batch, const Batch& result);
   void fail(std::exception_ptr error);
+  void halt_locked();  // stops every thread of the phase; the caller holds mutex_
 
   const config::Workload& w_;
   const plan::DatasetLayout& layout_;

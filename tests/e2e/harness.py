@@ -22,6 +22,15 @@ MPI_ENV = {
 }
 
 
+def corrupt(path, offset):
+    """Flips every bit of one byte of a file in place."""
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)
+        f.seek(offset)
+        f.write(bytes([byte[0] ^ 0xFF]))
+
+
 class Result:
     def __init__(self, proc, seconds):
         self.code = proc.returncode

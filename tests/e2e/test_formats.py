@@ -4,7 +4,7 @@ import glob
 import os
 import shutil
 
-from harness import TrainioTest
+from harness import TrainioTest, corrupt
 import tfrecord_parser
 
 
@@ -40,11 +40,7 @@ class TfRecordTest(TrainioTest):
     def test_a_flipped_byte_is_a_crc_error(self):
         self.ok("generate", "default", *self.ARGS)
         f = self.path("tf/train/0/part_0_of_3.tfrecord")
-        with open(f, "r+b") as fh:
-            fh.seek(3000)
-            b = fh.read(1)
-            fh.seek(3000)
-            fh.write(bytes([b[0] ^ 1]))
+        corrupt(f, 3000)
         with self.assertRaises(ValueError):
             list(tfrecord_parser.read_records(f))
         r = self.run_trainio("validate", "default", *self.ARGS)

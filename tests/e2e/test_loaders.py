@@ -4,7 +4,7 @@ formats; DALI's pipelines; DLIO's synthetic loader."""
 import glob
 import os
 
-from harness import TrainioTest
+from harness import TrainioTest, corrupt
 
 TF = ["framework=tensorflow", "reader.data_loader=tensorflow", "dataset.format=tfrecord",
       "dataset.data_folder=data", "dataset.num_subfolders_train=0", "workflow.generate_data=true",
@@ -55,12 +55,7 @@ class TensorflowLoaderTest(TrainioTest):
 
     def test_a_corrupt_record_stops_the_run_naming_the_file(self):
         self.ok("generate", "default", *TF, "dataset.num_files_train=2", "dataset.num_samples_per_file=4")
-        path = self.path("data/train/img_1_of_2.tfrecord")
-        with open(path, "r+b") as f:
-            f.seek(100)
-            byte = f.read(1)
-            f.seek(100)
-            f.write(bytes([byte[0] ^ 0xFF]))
+        corrupt(self.path("data/train/img_1_of_2.tfrecord"), 100)
         r = self.run_trainio("run", "default", *TF, "workflow.generate_data=false", "dataset.num_files_train=2",
                              "dataset.num_samples_per_file=4", "--output", "o")
         self.assertEqual(r.code, 1, r)

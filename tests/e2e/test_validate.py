@@ -1,18 +1,10 @@
 """`trainio validate` finds every broken file: missing, cut short, corrupted; on one or several ranks."""
 import os
 
-from harness import TrainioTest
+from harness import TrainioTest, corrupt
 
 DATA = ["dataset.data_folder=v", "dataset.num_files_train=9", "dataset.num_files_eval=3",
         "dataset.num_subfolders_train=0", "dataset.record_length_bytes=8192"]
-
-
-def corrupt(path, offset):
-    with open(path, "r+b") as f:
-        f.seek(offset)
-        byte = f.read(1)
-        f.seek(offset)
-        f.write(bytes([byte[0] ^ 0xFF]))
 
 
 class ValidateTest(TrainioTest):
