@@ -10,6 +10,7 @@
 #include "engine/workflow.hpp"
 #include "format/format.hpp"
 #include "metrics/summary.hpp"
+#include "plan/checkpoint_plan.hpp"
 #include "plan/run_plan.hpp"
 #include "report/console.hpp"
 #include "report/context.hpp"
@@ -73,6 +74,8 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         plan::RunShape shape;
         engine::together(comm, [&] {
           if (trains) shape = plan::shape_run(w, layout, comm.size());
+          // A model layout that does not fit the ranks fails before any I/O.
+          if (w.workflow.checkpoint && !cmd.generate_only) plan::CheckpointPlan(w, comm.size());
         });
 
         std::string out_dir;
@@ -90,6 +93,18 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           const auto s = metrics::summarize_epoch(e, comm);
           if (comm.is_root()) {
             std::printf("%s\n", report::epoch_line(s, shape.epochs, layout.nominal_record_bytes()).c_str());
+            std::fflush(stdout);
+          }
+        };
+        const std::uint64_t planned_saves =
+            w.workflow.train ? 0 : static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.checkpoint.num_checkpoints_write));
+        const std::uint64_t planned_loads =
+            w.workflow.train ? 0 : static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.checkpoint.num_checkpoints_read));
+        options.on_checkpoint = [&](const metrics::CheckpointRecord& c) {
+          const auto s = metrics::summarize_checkpoint(c, comm);
+          if (comm.is_root()) {
+            const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
+            std::printf("%s\n", report::checkpoint_line(s, save ? planned_saves : planned_loads).c_str());
             std::fflush(stdout);
           }
         };

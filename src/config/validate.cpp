@@ -20,7 +20,14 @@ void validate(Workload& w) {
   const auto& d = w.dataset;
   const auto& r = w.reader;
 
-  require(!(d.format == Format::tfrecord && r.data_loader == DataLoader::pytorch),
+  // The framework picks the loader when the workload does not name one (DLIO's checkpoint-only
+  // workloads say framework: pytorch and nothing about the reader).
+  if (!w.is_set("reader.data_loader"))
+    w.reader.data_loader = w.framework == Framework::pytorch ? DataLoader::pytorch : DataLoader::tensorflow;
+
+  // A checkpoint-only workflow reads no data: the dataset and loader rules do not apply.
+  const bool uses_data = w.workflow.train || w.workflow.generate_data;
+  require(!uses_data || !(d.format == Format::tfrecord && r.data_loader == DataLoader::pytorch),
           "dataset.format 'tfrecord' cannot be read by reader.data_loader 'pytorch' (DLIO has no such reader either)",
           "use reader.data_loader=tensorflow (or dali) for tfrecord, or another format with pytorch");
   require(!(w.framework == Framework::tensorflow && r.data_loader == DataLoader::pytorch) &&
@@ -63,6 +70,9 @@ void validate(Workload& w) {
           fmt::format("checkpoint.num_checkpoints_read = {} is more than num_checkpoints_write = {}",
                       c.num_checkpoints_read, c.num_checkpoints_write),
           "a run can only read back checkpoints it wrote");
+  require(!(w.workflow.checkpoint && !w.workflow.train && c.num_checkpoints_write <= 0 && c.num_checkpoints_read <= 0),
+          "workflow.checkpoint without train runs checkpoints only, but num_checkpoints_write and num_checkpoints_read are not set",
+          "set checkpoint.num_checkpoints_write (and num_checkpoints_read), or workflow.train=true");
   require(w.workflow.generate_data || w.workflow.train || w.workflow.checkpoint,
           "the workflow has nothing to do: generate_data, train and checkpoint are all false",
           "set workflow.generate_data=true and/or workflow.train=true");

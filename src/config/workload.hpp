@@ -134,6 +134,10 @@ struct CheckpointSection {
   bool rank_sync = false;
   bool randomize_tensor = true;
   bool recovery_rank_shift = false;
+  // trainio extensions
+  bool odirect = false;       // write and read checkpoint files with O_DIRECT
+  bool atomic_files = true;   // write under a temporary name, rename when complete
+  Evict evict = Evict::fadvise;  // between the saves and the loads of a checkpoint-only run
 };
 
 struct OutputSection {

@@ -55,4 +55,15 @@ void evict_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
   });
 }
 
+void evict_files(const std::vector<std::string>& paths, config::Evict how, const mpi::Comm& comm) {
+  if (how == config::Evict::none) return;
+  together(comm, [&] {
+    if (how == config::Evict::drop_caches) {
+      if (comm.node_rank() == 0) drop_caches();
+      return;
+    }
+    for (const auto& path : paths) drop_file(path);
+  });
+}
+
 }  // namespace trainio::engine

@@ -7,6 +7,9 @@
 //  - drop_caches: sync, then "3" into /proc/sys/vm/drop_caches on each node (root only;
 //    machine-wide).
 
+#include <string>
+#include <vector>
+
 #include "config/workload.hpp"
 #include "mpi/comm.hpp"
 #include "plan/layout.hpp"
@@ -15,5 +18,8 @@ namespace trainio::engine {
 
 // Collective. No-op for reader.evict: none.
 void evict_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm, plan::Split split);
+
+// Collective: each rank evicts `paths` (fadvise), or one rank per node drops the whole cache.
+void evict_files(const std::vector<std::string>& paths, config::Evict how, const mpi::Comm& comm);
 
 }  // namespace trainio::engine

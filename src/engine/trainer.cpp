@@ -1,6 +1,7 @@
 #include "engine/trainer.hpp"
 
 #include "engine/cache_control.hpp"
+#include "engine/checkpointer.hpp"
 #include "engine/loader.hpp"
 #include "engine/together.hpp"
 #include "plan/epoch_plan.hpp"
@@ -8,6 +9,8 @@
 #include "util/clock.hpp"
 #include "util/proc_stats.hpp"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -23,6 +26,9 @@ struct PhaseSpec {
   plan::TimeDraws compute;
   plan::TimeDraws preprocess;
   metrics::BlockAccumulator::DlioFormula formula;
+  // Called after each step unless the time limit ends the phase there (collective); the time it
+  // spends (a checkpoint) is the checkpoint's, not the training's.
+  std::function<void()> after_step;
 };
 
 // Runs the steps of one phase and fills `out`. Every step ends with an agreement among the ranks
@@ -77,6 +83,11 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     block.add({util::ns_to_s(t_batch - t_load), util::ns_to_s(t_computed - t_batch), util::ns_to_s(t_done - t_computed)});
     out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
     t_load = t_done;
+    if (spec.after_step && !vote.stop) {
+      spec.after_step();
+      t_load = util::now_ns();
+      block.pause(t_load - t_done);
+    }
     if (vote.stop) {
       stopped = true;
       break;
@@ -101,6 +112,21 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   const std::int64_t deadline =
       w.train.max_seconds > 0 ? util::now_ns() + static_cast<std::int64_t>(w.train.max_seconds * 1e9) : 0;
   const std::string device = util::block_device_of(layout.root());
+
+  // Checkpoints, when the workflow asks for them: every steps_between_checkpoints steps of the
+  // run, or else after checkpoint_after_epoch and every epochs_between_checkpoints epochs after.
+  std::unique_ptr<Checkpointer> checkpointer;
+  if (w.workflow.checkpoint) together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, options.run_seed); });
+  const auto& cw = w.checkpoint;
+  const bool by_steps = checkpointer && cw.steps_between_checkpoints > 0;
+  std::uint64_t run_step = 0, saves = 0;
+  std::uint64_t next_step = by_steps ? static_cast<std::uint64_t>(cw.steps_between_checkpoints) : 0;
+  std::uint64_t next_epoch = static_cast<std::uint64_t>(cw.checkpoint_after_epoch);
+  auto save = [&](std::uint64_t epoch) {
+    record.checkpoints.push_back(checkpointer->save(epoch, run_step, ++saves));
+    if (options.on_checkpoint) options.on_checkpoint(record.checkpoints.back());
+  };
+
   for (std::uint64_t epoch = 1; epoch <= shape.epochs && !record.stopped_by_time_limit; ++epoch) {
     metrics::EpochRecord er;
     er.epoch = epoch;
@@ -112,9 +138,20 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
         plan::Split::train, epoch, options.run_seed, batch,
         plan::TimeDraws(w.train.computation_time, plan::time_seed(options.run_seed, plan::TimePhase::compute, epoch, comm.rank())),
         plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch, comm.rank())),
-        metrics::BlockAccumulator::DlioFormula::train};
+        metrics::BlockAccumulator::DlioFormula::train,
+        [&] {
+          ++run_step;
+          if (by_steps && run_step == next_step) {
+            save(epoch);
+            next_step += static_cast<std::uint64_t>(cw.steps_between_checkpoints);
+          }
+        }};
     evict_dataset(w, layout, comm, plan::Split::train);
     record.stopped_by_time_limit = run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, er.train);
+    if (checkpointer && !by_steps && !record.stopped_by_time_limit && epoch == next_epoch) {
+      save(epoch);
+      next_epoch += static_cast<std::uint64_t>(cw.epochs_between_checkpoints);
+    }
     if (!record.stopped_by_time_limit && plan::evaluates_after(w, epoch)) {
       const plan::EpochPlan eval_plan(layout, plan::Split::eval, w, eval_batch, epoch, comm.rank(), comm.size(),
                                       options.run_seed, -1, plan::partition_of(w));
@@ -122,7 +159,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           plan::Split::eval, epoch, options.run_seed, eval_batch,
           plan::TimeDraws(w.evaluation.eval_time, plan::time_seed(options.run_seed, plan::TimePhase::eval, epoch, comm.rank())),
           plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch + (1ULL << 32), comm.rank())),
-          metrics::BlockAccumulator::DlioFormula::eval};
+          metrics::BlockAccumulator::DlioFormula::eval, nullptr};
       evict_dataset(w, layout, comm, plan::Split::eval);
       record.stopped_by_time_limit = run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, er.eval);
       er.evaluated = true;

@@ -17,6 +17,8 @@ struct TrainOptions {
   std::uint64_t run_seed = 0;
   // Called on every rank after each epoch (collective calls are allowed: all ranks call it).
   std::function<void(const metrics::EpochRecord&)> on_epoch;
+  // Called on every rank after each checkpoint (collective calls are allowed).
+  std::function<void(const metrics::CheckpointRecord&)> on_checkpoint;
 };
 
 // Collective. Appends one EpochRecord per epoch to `record`.

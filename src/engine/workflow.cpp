@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "engine/checkpointer.hpp"
 #include "engine/generator.hpp"
 #include "engine/trainer.hpp"
 #include "plan/layout.hpp"
@@ -38,8 +39,11 @@ metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& com
     TrainOptions to;
     to.run_seed = choose_run_seed(w, comm);
     to.on_epoch = options.on_epoch;
+    to.on_checkpoint = options.on_checkpoint;
     engine::train(w, layout, shape, comm, to, record);
     if (has_files && !w.dataset.keep_files) remove_dataset(w, layout, comm);
+  } else if (w.workflow.checkpoint && !options.generate_only) {
+    run_checkpoints(w, comm, choose_run_seed(w, comm), record, options.on_checkpoint);
   }
   record.end = util::wall_time_iso();
   return record;

@@ -1,6 +1,7 @@
 #pragma once
-// A whole run as the workload's workflow section asks: generate, then train (with evaluation),
-// then delete the dataset if keep_files is false.
+// A whole run as the workload's workflow section asks: generate, then train (with evaluation and
+// checkpoints), then delete the dataset if keep_files is false; or, with checkpoint but no
+// train, the checkpoint-only run (saves, eviction, loads).
 
 #include <functional>
 
@@ -15,6 +16,7 @@ struct WorkflowOptions {
   bool force = false;          // generate into a folder that is not a trainio dataset
   bool progress = true;
   std::function<void(const metrics::EpochRecord&)> on_epoch;
+  std::function<void(const metrics::CheckpointRecord&)> on_checkpoint;
 };
 
 // Collective. Returns this rank's measurements.

@@ -75,6 +75,36 @@ std::size_t PyBufferedFile::read(void* dest_void, std::size_t n) {
   return written;
 }
 
+std::uint64_t PyBufferedFile::readinto_discard(std::uint64_t n, char* scratch, std::size_t scratch_size) {
+  std::uint64_t done = 0;
+  if (const std::size_t avail = readahead(); avail > 0) {
+    done = avail < n ? avail : n;
+    pos_ += done;
+    if (done == n) return n;
+  }
+  reset_buffer();
+  while (done < n) {
+    const std::uint64_t remaining = n - done;
+    if (remaining > buffer_size_) {
+      const std::size_t want = remaining < scratch_size ? static_cast<std::size_t>(remaining) : scratch_size;
+      const std::size_t got = raw_read(scratch, want);
+      if (got == 0) break;
+      done += got;
+      pos_ += got;
+      continue;
+    }
+    buf_start_ = raw_;
+    const std::size_t got = raw_read(buffer_.data(), buffer_size_);
+    valid_ = true;
+    buf_len_ = got;
+    if (got == 0) break;
+    const std::size_t take = got < remaining ? got : static_cast<std::size_t>(remaining);
+    done += take;
+    pos_ += take;
+  }
+  return done;
+}
+
 std::size_t PyBufferedFile::readinto(void* dest_void, std::size_t n) {
   auto* dest = static_cast<char*>(dest_void);
   std::size_t written = 0;
@@ -169,6 +199,45 @@ std::uint64_t PyBufferedFile::seek(std::int64_t offset, int whence) {
 std::uint64_t PyBufferedFile::tell() {
   file_.seek(0, SEEK_CUR);
   return pos_;
+}
+
+void PyBufferedWriter::open(const std::string& path) {
+  file_ = storage::File::open(path, {.access = storage::Access::write_truncate});
+  const auto st = file_.stat();
+  buffer_size_ = forced_buffer_size_ ? forced_buffer_size_ : (st.block_size > 1 ? st.block_size : kDefaultBufferSize);
+  if (buffer_.size() < buffer_size_) buffer_.resize(buffer_size_);
+  file_.is_terminal();
+  written_ = file_.seek(0, SEEK_CUR);
+  used_ = 0;
+}
+
+void PyBufferedWriter::write(const void* data, std::size_t n) {
+  const auto* in = static_cast<const char*>(data);
+  if (n <= buffer_size_ - used_) {
+    std::memcpy(buffer_.data() + used_, in, n);
+    used_ += n;
+    return;
+  }
+  flush();
+  if (n > buffer_size_) {  // one raw write of all of it
+    file_.write_all(in, n);
+    written_ += n;
+    return;
+  }
+  std::memcpy(buffer_.data(), in, n);
+  used_ = n;
+}
+
+void PyBufferedWriter::flush() {
+  if (used_ == 0) return;
+  file_.write_all(buffer_.data(), used_);
+  written_ += used_;
+  used_ = 0;
+}
+
+void PyBufferedWriter::close() {
+  flush();
+  file_.close();
 }
 
 }  // namespace trainio::format

@@ -32,6 +32,10 @@ class PyBufferedFile {
   // BufferedReader.readinto(b) of n bytes: what is buffered, then a raw read of all the rest when
   // it is more than the buffer, else a buffer fill.
   std::size_t readinto(void* dest, std::size_t n);
+  // readinto() of n bytes that the caller does not keep (a tensor's data): the same calls, except
+  // that a raw read of more than `scratch_size` is split into reads of scratch_size into
+  // `scratch` (Python reads a large tensor with one read; trainio never holds a whole tensor).
+  std::uint64_t readinto_discard(std::uint64_t n, char* scratch, std::size_t scratch_size);
   // BufferedReader.read1(n): buffered bytes if there are any, else one raw read of n.
   std::size_t read1(void* dest, std::size_t n);
   // BufferedReader.read() with no size: FileIO.readall(). `dest` must hold size() - tell() bytes.
@@ -69,5 +73,60 @@ class PyBufferedFile {
   std::uint64_t buf_start_ = 0;
   std::size_t buf_len_ = 0;
 };
+
+// CPython 3.11's open(path, "wb") (BufferedWriter over FileIO), re-enacted call for call: the open
+// (openat O_WRONLY|O_CREAT|O_TRUNC, fstat, isatty probe, lseek), writes that fit the buffer are
+// copied into it, a write that does not first flushes the buffer and then, when it is larger
+// than the buffer, goes to the file in one raw write; the rest is flushed at flush() or close().
+class PyBufferedWriter {
+ public:
+  explicit PyBufferedWriter(std::size_t buffer_size = 0) : forced_buffer_size_(buffer_size) {}
+
+  void open(const std::string& path);
+  // BufferedWriter.write(b) of bytes in memory.
+  void write(const void* data, std::size_t n);
+  // BufferedWriter.write(b) of n bytes that `fill(dest, size)` generates piece by piece: a raw
+  // write larger than `chunk_size` is split into writes of chunk_size (Python writes a large
+  // tensor with one write; trainio never holds a whole tensor). `chunk` is scratch memory.
+  template <typename Fill>
+  void write_generated(std::uint64_t n, char* chunk, std::size_t chunk_size, Fill&& fill);
+  void flush();
+  // os.fsync(f.fileno()).
+  void fsync() { file_.fsync(); }
+  // close(): flush, then close(2).
+  void close();
+  std::uint64_t position() const { return written_ + used_; }
+  storage::File& raw() { return file_; }
+
+ private:
+  storage::File file_;
+  std::size_t forced_buffer_size_;
+  std::size_t buffer_size_ = 8192;
+  util::Bytes buffer_;
+  std::size_t used_ = 0;        // bytes waiting in the buffer
+  std::uint64_t written_ = 0;   // bytes that reached the file
+};
+
+template <typename Fill>
+void PyBufferedWriter::write_generated(std::uint64_t n, char* chunk, std::size_t chunk_size, Fill&& fill) {
+  if (n <= buffer_size_ - used_) {
+    fill(buffer_.data() + used_, static_cast<std::size_t>(n));
+    used_ += static_cast<std::size_t>(n);
+    return;
+  }
+  flush();
+  if (n <= buffer_size_) {  // fits the emptied buffer
+    fill(buffer_.data(), static_cast<std::size_t>(n));
+    used_ = static_cast<std::size_t>(n);
+    return;
+  }
+  for (std::uint64_t done = 0; done < n;) {
+    const std::size_t piece = n - done < chunk_size ? static_cast<std::size_t>(n - done) : chunk_size;
+    fill(chunk, piece);
+    file_.write_all(chunk, piece);
+    done += piece;
+  }
+  written_ += n;
+}
 
 }  // namespace trainio::format

@@ -24,7 +24,7 @@ void BlockAccumulator::add(const StepTiming& s) {
 BlockResult BlockAccumulator::result(std::uint64_t batch_size, DlioFormula formula) const {
   BlockResult r;
   r.steps = steps_;
-  r.duration = static_cast<double>(end_ns_ - start_ns_) * 1e-9;
+  r.duration = static_cast<double>(end_ns_ - start_ns_ - paused_ns_) * 1e-9;
   r.total_load = sum_load_;
   r.total_compute = sum_compute_;
   r.total_barrier = sum_barrier_;

@@ -37,6 +37,8 @@ class BlockAccumulator {
 
   void start(std::int64_t t_ns) { start_ns_ = t_ns; }
   void end(std::int64_t t_ns) { end_ns_ = t_ns; }
+  // Time inside the block that belongs to something else (a checkpoint between steps).
+  void pause(std::int64_t ns) { paused_ns_ += ns; }
   void add(const StepTiming& s);
 
   // DLIO computes training throughput as (steps - 2) * batch / T and evaluation throughput as
@@ -50,7 +52,7 @@ class BlockAccumulator {
 
  private:
   std::uint64_t exclude_start_, exclude_end_;
-  std::int64_t start_ns_ = 0, end_ns_ = 0;
+  std::int64_t start_ns_ = 0, end_ns_ = 0, paused_ns_ = 0;
   std::uint64_t steps_ = 0;
   double sum_load_ = 0, sum_compute_ = 0, sum_barrier_ = 0;
   double head_proc_ = 0, head_compute_ = 0;  // first exclude_start steps

@@ -37,6 +37,21 @@ struct EpochRecord {
   ReadPhase eval;
 };
 
+// One checkpoint saved or loaded, as one rank did its part.
+struct CheckpointRecord {
+  enum class Kind { save, load };
+  Kind kind = Kind::save;
+  std::uint64_t index = 0;  // 1-based, per kind (DLIO's save_ckpt<i> / load_ckpt<i>)
+  std::uint64_t epoch = 0, step = 0;
+  std::string folder;       // global_epoch<e>_step<s>
+  std::string start, end;   // wall time, ISO 8601
+  double seconds = 0;       // this rank's time from its first call to its last
+  std::uint64_t files = 0;
+  std::uint64_t tensor_bytes = 0;  // this rank's share of the checkpoint
+  std::uint64_t file_bytes = 0;    // with the archives' headers
+  IoRecorder io;
+};
+
 struct GenerateRecord {
   bool ran = false;
   double seconds = 0;
@@ -50,6 +65,7 @@ struct RankRecord {
   bool stopped_by_time_limit = false;  // train.max_seconds ended the run
   GenerateRecord generate;
   std::vector<EpochRecord> epochs;
+  std::vector<CheckpointRecord> checkpoints;  // in the order they happened
 };
 
 }  // namespace trainio::metrics

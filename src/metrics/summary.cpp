@@ -86,7 +86,34 @@ RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm) {
         out.generate.seconds > 0 ? static_cast<double>(out.generate.bytes_written) / out.generate.seconds : 0;
   }
   for (const EpochRecord& e : mine.epochs) out.epochs.push_back(summarize_epoch(e, comm));
+  for (const CheckpointRecord& c : mine.checkpoints) out.checkpoints.push_back(summarize_checkpoint(c, comm));
   return out;
+}
+
+CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Comm& comm) {
+  CheckpointSummary s;
+  s.kind = c.kind;
+  s.index = c.index;
+  s.epoch = c.epoch;
+  s.step = c.step;
+  s.folder = c.folder;
+  s.start = c.start;
+  s.end = c.end;
+  s.duration = comm.max(c.seconds);
+  const bool moved = c.file_bytes > 0;
+  s.fastest = comm.min(moved ? c.seconds : 1e300);
+  const auto sums = comm.sum(std::vector<std::uint64_t>{c.files, c.tensor_bytes, c.file_bytes, moved ? 1u : 0u});
+  s.files = sums[0];
+  s.tensor_bytes = sums[1];
+  s.file_bytes = sums[2];
+  s.ranks_with_data = static_cast<int>(sums[3]);
+  s.bandwidth = s.duration > 0 ? static_cast<double>(s.file_bytes) / s.duration : 0;
+  const double mine = moved && c.seconds > 0 ? static_cast<double>(c.file_bytes) / c.seconds : 0;
+  s.rank_bandwidth_min = comm.min(moved ? mine : 1e300);
+  s.rank_bandwidth_max = comm.max(mine);
+  if (s.ranks_with_data == 0) s.fastest = s.rank_bandwidth_min = 0;
+  s.io = reduce(c.io, comm);
+  return s;
 }
 
 EpochSummary summarize_epoch(const EpochRecord& e, const mpi::Comm& comm) {

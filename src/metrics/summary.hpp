@@ -52,6 +52,23 @@ struct GenerateSummary {
   double write_bandwidth = 0;
 };
 
+// One checkpoint across all ranks. MLPerf's rule: its duration is the slowest rank's, so its
+// bandwidth is the whole checkpoint over that duration.
+struct CheckpointSummary {
+  CheckpointRecord::Kind kind = CheckpointRecord::Kind::save;
+  std::uint64_t index = 0, epoch = 0, step = 0;
+  std::string folder, start, end;    // start and end as rank 0 saw them
+  double duration = 0;               // slowest rank
+  double fastest = 0;                // quickest rank that moved data
+  std::uint64_t files = 0;
+  std::uint64_t tensor_bytes = 0;    // all ranks
+  std::uint64_t file_bytes = 0;      // all ranks, with the archives' headers
+  double bandwidth = 0;              // file_bytes / duration
+  double rank_bandwidth_min = 0, rank_bandwidth_max = 0;  // over ranks that moved data
+  int ranks_with_data = 0;
+  IoRecorder io;
+};
+
 struct RunSummary {
   bool stopped_by_time_limit = false;
   int ranks = 1;
@@ -59,11 +76,13 @@ struct RunSummary {
   std::string start, end;
   GenerateSummary generate;
   std::vector<EpochSummary> epochs;
+  std::vector<CheckpointSummary> checkpoints;
 };
 
 // Collective: every rank calls it with its own record; every rank gets the same summary.
 RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm);
 EpochSummary summarize_epoch(const EpochRecord& mine, const mpi::Comm& comm);
+CheckpointSummary summarize_checkpoint(const CheckpointRecord& mine, const mpi::Comm& comm);
 
 // Whether a phase was served (mostly) by the page cache: it read a meaningful amount, and the
 // storage below supplied less than a tenth of it.

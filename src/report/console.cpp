@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/units.hpp"
 
 namespace trainio::report {
@@ -26,6 +28,17 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
   if (e.evaluated)
     line += fmt::format("; eval {} steps, AU {:.1f}%, {:.1f} samples/s", e.eval.steps, e.eval.au * 100,
                         e.eval.throughput_dlio);
+  return line;
+}
+
+std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t of) {
+  const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
+  std::string line = fmt::format("checkpoint {} {}{} ({}): {} in {}, {}", save ? "save" : "load", c.index,
+                                 of ? fmt::format("/{}", of) : std::string(), c.folder,
+                                 util::format_bytes(static_cast<double>(c.file_bytes)), util::format_duration(c.duration),
+                                 util::format_rate(c.bandwidth));
+  if (c.ranks_with_data > 1)
+    line += fmt::format(" (per rank {} to {})", util::format_rate(c.rank_bandwidth_min), util::format_rate(c.rank_bandwidth_max));
   return line;
 }
 
@@ -80,6 +93,26 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
       out += fmt::format("  {:<22} AU {:.2f}%, {:.2f} samples/s over {} evaluation{}\n", "evaluation", metrics::mean_of(eau),
                          metrics::mean_of(ethr), eau.size(), eau.size() == 1 ? "" : "s");
   }
+  for (const auto kind : {metrics::CheckpointRecord::Kind::save, metrics::CheckpointRecord::Kind::load}) {
+    std::vector<double> bw, seconds;
+    double bytes = 0;
+    for (const auto& c : run.checkpoints) {
+      if (c.kind != kind) continue;
+      bw.push_back(c.bandwidth);
+      seconds.push_back(c.duration);
+      bytes = static_cast<double>(c.file_bytes);
+    }
+    if (bw.empty()) continue;
+    const bool save = kind == metrics::CheckpointRecord::Kind::save;
+    out += fmt::format("  {:<22} {} (stdev {}), {} per checkpoint of {} ({} {})\n",
+                       save ? "checkpoint save" : "checkpoint load", util::format_rate(metrics::mean_of(bw)),
+                       util::format_rate(metrics::stdev_of(bw)), util::format_duration(metrics::mean_of(seconds)),
+                       util::format_bytes(bytes), bw.size(), save ? (bw.size() == 1 ? "save" : "saves") : (bw.size() == 1 ? "load" : "loads"));
+  }
+  if (w.checkpoint.evict == config::Evict::none &&
+      std::any_of(run.checkpoints.begin(), run.checkpoints.end(),
+                  [](const auto& c) { return c.kind == metrics::CheckpointRecord::Kind::load; }))
+    out += "  caching: checkpoint.evict is none: the loads may have been served from the page cache\n";
   if (run.stopped_by_time_limit)
     out += fmt::format("  note: train.max_seconds = {} ended the run after epoch {}\n", w.train.max_seconds,
                        run.epochs.empty() ? 0 : run.epochs.back().epoch);

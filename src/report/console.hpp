@@ -11,6 +11,10 @@ namespace trainio::report {
 
 std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, double nominal_record_bytes);
 
+// "checkpoint save 3/10 (global_epoch1_step3): 104.70 GiB in 41.2 s, 2.54 GiB/s ..."; `of` 0 when
+// the number of checkpoints is not known in advance (training mode).
+std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t of);
+
 std::string final_table(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run,
                         const std::string& summary_path);
 

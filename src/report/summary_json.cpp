@@ -2,9 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "config/dump.hpp"
+#include "plan/checkpoint_plan.hpp"
 #include "storage/io_observer.hpp"
 #include "util/build_info.hpp"
 
@@ -117,6 +120,48 @@ void dlio_metrics(json& metric, const std::string& prefix, const std::vector<dou
   if (prefix == "train") metric["train_au_meet_expectation"] = au_mean >= au_target * 100 ? "success" : "fail";
 }
 
+json checkpoint_json(const metrics::CheckpointSummary& c) {
+  return {{"kind", c.kind == metrics::CheckpointRecord::Kind::save ? "save" : "load"},
+          {"index", c.index},
+          {"epoch", c.epoch},
+          {"step", c.step},
+          {"folder", c.folder},
+          {"start", c.start},
+          {"end", c.end},
+          {"duration_seconds", c.duration},
+          {"fastest_rank_seconds", c.fastest},
+          {"files", c.files},
+          {"tensor_bytes", c.tensor_bytes},
+          {"file_bytes", c.file_bytes},
+          {"bytes_per_second", c.bandwidth},
+          {"rank_bytes_per_second_min", c.rank_bandwidth_min},
+          {"rank_bytes_per_second_max", c.rank_bandwidth_max},
+          {"ranks_with_data", c.ranks_with_data},
+          {"io", io_json(c.io)}};
+}
+
+// DLIO's checkpoint metrics, with MLPerf's rule for a checkpoint's duration (the slowest rank;
+// DLIO takes rank 0's): GiB/s = checkpoint size / duration, mean and stdev over checkpoints.
+// Where DLIO writes NaN for an empty list (not valid JSON), trainio writes null.
+void checkpoint_metrics(json& metric, const metrics::RunSummary& run, double size_gib) {
+  for (const auto kind : {metrics::CheckpointRecord::Kind::save, metrics::CheckpointRecord::Kind::load}) {
+    const std::string prefix = kind == metrics::CheckpointRecord::Kind::save ? "save" : "load";
+    std::vector<double> rate, seconds;
+    for (const auto& c : run.checkpoints) {
+      if (c.kind != kind) continue;
+      seconds.push_back(c.duration);
+      rate.push_back(c.duration > 0 ? size_gib / c.duration : 0);
+    }
+    if (rate.empty() && kind == metrics::CheckpointRecord::Kind::load) continue;
+    auto value = [&](double v) { return rate.empty() ? json(nullptr) : json(v); };
+    metric[prefix + "_checkpoint_io_mean_GB_per_second"] = value(metrics::mean_of(rate));
+    metric[prefix + "_checkpoint_io_stdev_GB_per_second"] = value(metrics::stdev_of(rate));
+    metric[prefix + "_checkpoint_duration_mean_seconds"] = value(metrics::mean_of(seconds));
+    metric[prefix + "_checkpoint_duration_stdev_seconds"] = value(metrics::stdev_of(seconds));
+  }
+  metric["checkpoint_size_GB"] = size_gib;
+}
+
 }  // namespace
 
 std::string summary_json(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
@@ -135,6 +180,12 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
   if (!run.epochs.empty()) {
     dlio_metrics(metric, "train", train_au, train_thr, layout.nominal_record_bytes(), w.metric.au);
     if (!eval_au.empty()) dlio_metrics(metric, "eval", eval_au, eval_thr, layout.nominal_record_bytes(), w.metric.au);
+  }
+
+  std::optional<plan::CheckpointPlan> checkpoint_plan;
+  if (w.workflow.checkpoint) {
+    checkpoint_plan.emplace(w, run.ranks);
+    checkpoint_metrics(metric, run, static_cast<double>(checkpoint_plan->total_bytes()) / kGiB);
   }
 
   // DLIO: potential caching per host when the host's share of the dataset fits in its memory.
@@ -222,6 +273,23 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
                   {"read_bytes_per_second_mean", metrics::mean_of(train_bw)},
                   {"samples", samples}};
     t["epochs"] = epochs;
+  }
+  if (checkpoint_plan) {
+    const auto& m = w.model;
+    json list = json::array();
+    for (const auto& c : run.checkpoints) list.push_back(checkpoint_json(c));
+    t["checkpoint"] = {{"parameters", checkpoint_plan->parameters()},
+                       {"tensor", m.parallelism.tensor},
+                       {"pipeline", m.parallelism.pipeline},
+                       {"data", checkpoint_plan->data_parallelism()},
+                       {"zero_stage", m.parallelism.zero_stage},
+                       {"subset", checkpoint_plan->subset()},
+                       {"writing_ranks", checkpoint_plan->writing_ranks()},
+                       {"tensor_bytes", checkpoint_plan->total_bytes()},
+                       {"model_bytes", checkpoint_plan->model_bytes()},
+                       {"optimizer_bytes", checkpoint_plan->optimizer_bytes()},
+                       {"largest_rank_bytes", checkpoint_plan->max_rank_bytes()},
+                       {"checkpoints", list}};
   }
   s["trainio"] = t;
   return s.dump(4) + "\n";

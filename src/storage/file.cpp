@@ -63,6 +63,7 @@ int open_flags(const OpenOptions& o) {
   switch (o.access) {
     case Access::read: flags |= O_RDONLY; break;
     case Access::write_new: flags |= O_WRONLY | O_CREAT | O_EXCL; break;
+    case Access::write_truncate: flags |= O_WRONLY | O_CREAT | O_TRUNC; break;
     case Access::read_write: flags |= O_RDWR; break;
     case Access::read_write_new: flags |= O_RDWR | O_CREAT | O_EXCL; break;
   }
@@ -170,6 +171,29 @@ std::uint64_t File::seek(std::int64_t offset, int whence) {
   if (pos < 0) throw call_failed("lseek", path_, errno, fmt::format(", {}, {}", offset, whence));
   t.done(0);
   return static_cast<std::uint64_t>(pos);
+}
+
+void File::write_all(const void* buffer, std::size_t size) {
+  const auto* in = static_cast<const unsigned char*>(buffer);
+  std::size_t done = 0;
+  while (done < size) {
+    OpTimer t(Op::write);
+    const ssize_t n = ::write(fd_, in + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw call_failed("write", path_, errno, fmt::format(", {} bytes", size - done));
+    }
+    if (n == 0) throw call_failed("write", path_, ENOSPC);
+    t.done(static_cast<std::uint64_t>(n));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void File::clear_direct() {
+  OpTimer t(Op::fcntl);
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) throw call_failed("fcntl(F_SETFL)", path_, errno);
+  t.done(0);
 }
 
 void File::pwrite_all(const void* buffer, std::size_t size, std::uint64_t offset) {

@@ -14,6 +14,7 @@ namespace trainio::storage {
 enum class Access {
   read,            // O_RDONLY
   write_new,       // O_WRONLY | O_CREAT | O_EXCL: a fresh file, never truncating an existing one
+  write_truncate,  // O_WRONLY | O_CREAT | O_TRUNC, as Python's open(path, "wb")
   read_write,      // O_RDWR
   read_write_new,  // O_RDWR | O_CREAT | O_EXCL (libraries that read back what they write: HDF5)
 };
@@ -65,6 +66,11 @@ class File {
   // lseek(2); returns the new position.
   std::uint64_t seek(std::int64_t offset, int whence);
 
+  // Sequential write at the file position (write(2)), looping over short writes as Python's
+  // BufferedWriter does.
+  void write_all(const void* buffer, std::size_t size);
+  // Clears O_DIRECT on the open handle (fcntl F_SETFL), for an unaligned tail after aligned writes.
+  void clear_direct();
   // Writes all of `size` bytes at `offset`, looping over short writes.
   void pwrite_all(const void* buffer, std::size_t size, std::uint64_t offset);
   void fsync();

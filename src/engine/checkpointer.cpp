@@ -1,0 +1,212 @@
+#include "engine/checkpointer.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/cache_control.hpp"
+#include "engine/content.hpp"
+#include "engine/together.hpp"
+#include "storage/aligned_buffer.hpp"
+#include "storage/file.hpp"
+#include "storage/fs.hpp"
+#include "storage/io_observer.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+#include "util/rng.hpp"
+
+namespace trainio::engine {
+
+namespace {
+constexpr std::size_t kScratch = 64u << 20;  // the largest single write or read of tensor bytes
+}
+
+Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed)
+    : w_(w),
+      comm_(comm),
+      run_seed_(run_seed),
+      plan_(w, comm.size()),
+      root_(util::strip_trailing_slashes(util::join(w.storage.storage_root, w.checkpoint.checkpoint_folder))),
+      source_rank_(comm.rank()) {
+  mine_ = parts_of(comm.rank());
+  // recovery_rank_shift: read what the rank one node further on wrote (DLIO shifts by the ranks
+  // of a node, so that no node reads back its own page cache).
+  if (w.checkpoint.recovery_rank_shift && comm.num_hosts() > 1)
+    source_rank_ = (comm.rank() + comm.node_size()) % comm.size();
+  source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
+  if (!mine_.empty() || !source_.empty()) scratch_.resize(kScratch);
+}
+
+std::vector<Checkpointer::Part> Checkpointer::parts_of(int rank) const {
+  std::vector<Part> parts;
+  for (auto& f : plan_.files_of(rank)) {
+    format::torch::Archive archive(f.state);
+    parts.push_back({std::move(f), std::move(archive)});
+  }
+  return parts;
+}
+
+std::string Checkpointer::folder(std::uint64_t epoch, std::uint64_t step) const {
+  return util::join(root_, plan::CheckpointPlan::folder_name(epoch, step));
+}
+
+void Checkpointer::write_file(const Part& part, const std::string& path, std::uint64_t seed) {
+  const auto& c = w_.checkpoint;
+  const std::string temp = c.atomic_files ? storage::temp_path_for(path) : path;
+  RandomContent random(seed);
+  format::torch::TensorContent content(c.randomize_tensor ? &random : nullptr);
+  if (c.odirect) {
+    storage::File out = storage::File::open(temp, {.access = storage::Access::write_truncate, .direct = true});
+    format::torch::save_direct(part.archive, out, content, scratch_, alignment_);
+    if (c.fsync) out.fsync();
+    out.close();
+  } else {
+    // DLIO: with open(name, "wb") as f: torch.save(state, f) (then os.fsync(f) when asked).
+    format::PyBufferedWriter out;
+    out.open(temp);
+    format::torch::save(part.archive, out, content, scratch_);
+    if (c.fsync) out.fsync();
+    out.close();
+  }
+  if (c.atomic_files) storage::rename_path(temp, path);
+}
+
+void Checkpointer::read_file(const Part& part, const std::string& path) {
+  if (!storage::file_size(path))
+    throw data_error(fmt::format("checkpoint file '{}' is missing", path),
+                     "write the checkpoint first (checkpoint.num_checkpoints_write), or read fewer");
+  if (w_.checkpoint.odirect) {
+    // O_DIRECT: the file front to back in aligned pieces (no framework reads with O_DIRECT).
+    storage::File in = storage::File::open(path, {.direct = true});
+    std::uint64_t at = 0;
+    while (true) {
+      const std::size_t got = in.pread_some(scratch_.data(), scratch_.size(), at);
+      if (got == 0) break;
+      at += got;
+    }
+    if (at != part.archive.file_size())
+      throw data_error(fmt::format("checkpoint file '{}' holds {} bytes, {} were written", path, at, part.archive.file_size()),
+                       "the checkpoint folder holds other files: point checkpoint.checkpoint_folder elsewhere");
+    in.close();
+    return;
+  }
+  // DLIO: with open(name, "rb") as f: torch.load(f).
+  format::PyBufferedFile in;
+  in.open(path);
+  format::torch::load(part.archive, in, scratch_);
+  in.close();
+}
+
+metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index) {
+  metrics::CheckpointRecord rec;
+  rec.kind = metrics::CheckpointRecord::Kind::save;
+  rec.index = index;
+  rec.epoch = epoch;
+  rec.step = step;
+  rec.folder = plan::CheckpointPlan::folder_name(epoch, step);
+  const std::string dir = folder(epoch, step);
+  std::vector<std::string> written;
+  std::exception_ptr failure;
+  rec.start = util::wall_time_iso();
+  const std::int64_t t0 = util::now_ns();
+  {
+    storage::ScopedObserver observe(&rec.io);
+    try {
+      storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
+      if (w_.checkpoint.odirect && alignment_ == 4096) alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
+      for (std::size_t i = 0; i < mine_.size(); ++i) {
+        const std::string path = util::join(dir, mine_[i].file.name);
+        written.push_back(path);
+        // Each checkpoint's bytes are new, as a training job's are (DLIO rewrites the same).
+        write_file(mine_[i], path, util::derive_seed(util::derive_seed(run_seed_, 0xC4EC, static_cast<std::uint64_t>(comm_.rank())), index, i));
+        rec.tensor_bytes += mine_[i].file.tensor_bytes;
+        rec.file_bytes += mine_[i].archive.file_size();
+        ++rec.files;
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  const int failing = comm_.agree(failure == nullptr);
+  if (failing >= 0) {
+    // Nothing of a failed checkpoint stays behind to be mistaken for a whole one.
+    for (const auto& path : written) {
+      try {
+        storage::remove_file(path);
+        storage::remove_file(storage::temp_path_for(path));
+      } catch (const Error&) {
+      }
+    }
+    comm_.barrier();
+    if (comm_.is_root()) storage::remove_empty_dir(dir);
+    settle(comm_, failing, failure);
+  }
+  rec.seconds = util::ns_to_s(util::now_ns() - t0);  // this rank's own time, before it waits for others
+  if (w_.checkpoint.rank_sync) {
+    comm_.barrier();
+    rec.seconds = util::ns_to_s(util::now_ns() - t0);
+  }
+  rec.end = util::wall_time_iso();
+  saved_.insert(saved_.end(), written.begin(), written.end());
+  return rec;
+}
+
+metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t step, std::uint64_t index) {
+  metrics::CheckpointRecord rec;
+  rec.kind = metrics::CheckpointRecord::Kind::load;
+  rec.index = index;
+  rec.epoch = epoch;
+  rec.step = step;
+  rec.folder = plan::CheckpointPlan::folder_name(epoch, step);
+  const std::string dir = folder(epoch, step);
+  rec.start = util::wall_time_iso();
+  const std::int64_t t0 = util::now_ns();
+  together(comm_, [&] {
+    storage::ScopedObserver observe(&rec.io);
+    for (const auto& part : source_) {
+      read_file(part, util::join(dir, part.file.name));
+      rec.tensor_bytes += part.file.tensor_bytes;
+      rec.file_bytes += part.archive.file_size();
+      ++rec.files;
+    }
+    rec.seconds = util::ns_to_s(util::now_ns() - t0);
+  });
+  if (w_.checkpoint.rank_sync) {
+    comm_.barrier();
+    rec.seconds = util::ns_to_s(util::now_ns() - t0);
+  }
+  rec.end = util::wall_time_iso();
+  return rec;
+}
+
+void Checkpointer::evict_saved() { evict_files(saved_, w_.checkpoint.evict, comm_); }
+
+void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed,
+                     metrics::RankRecord& record,
+                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint) {
+  std::unique_ptr<Checkpointer> checkpointer;
+  together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, run_seed); });
+  const auto& c = w.checkpoint;
+  const auto writes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c.num_checkpoints_write));
+  const auto reads = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c.num_checkpoints_read));
+  auto pause = [&] {
+    if (c.time_between_checkpoints > 0)
+      util::sleep_until_ns(util::now_ns() + static_cast<std::int64_t>(c.time_between_checkpoints * 1e9));
+    comm.barrier();
+  };
+  auto done = [&](metrics::CheckpointRecord rec) {
+    record.checkpoints.push_back(std::move(rec));
+    if (on_checkpoint) on_checkpoint(record.checkpoints.back());
+  };
+  for (std::uint64_t i = 1; i <= writes; ++i) {
+    pause();
+    done(checkpointer->save(1, i, i));
+  }
+  // Reading back what is still in the page cache would measure memory (DLIO does so).
+  if (reads > 0 && writes > 0) checkpointer->evict_saved();
+  for (std::uint64_t i = 1; i <= reads; ++i) {
+    pause();
+    done(checkpointer->load(1, i, i));
+  }
+}
+
+}  // namespace trainio::engine

@@ -1,0 +1,69 @@
+#pragma once
+// Saving and loading checkpoints as a training job does: every writing rank writes its files of
+// the checkpoint (CheckpointPlan) in parallel, each as torch.save writes it, streaming the
+// tensors' bytes from one reusable buffer (64 MiB), so memory stays bounded whatever the model.
+// A save that fails on any rank removes every rank's files of that checkpoint, then all ranks
+// stop with the first error.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/workload.hpp"
+#include "format/torch_file.hpp"
+#include "metrics/run_record.hpp"
+#include "mpi/comm.hpp"
+#include "plan/checkpoint_plan.hpp"
+#include "util/page_aligned.hpp"
+
+namespace trainio::engine {
+
+class Checkpointer {
+ public:
+  // Throws a config error when the ranks do not fit the model's parallel layout.
+  Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed);
+
+  // Collective. `index` counts saves (or loads) from 1.
+  metrics::CheckpointRecord save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index);
+  // Collective. Reads the files this rank wrote for (epoch, step), or with recovery_rank_shift
+  // those of the rank one node further on.
+  metrics::CheckpointRecord load(std::uint64_t epoch, std::uint64_t step, std::uint64_t index);
+  // Collective: empties the page cache of every file saved so far (checkpoint.evict).
+  void evict_saved();
+
+  const plan::CheckpointPlan& plan() const { return plan_; }
+
+ private:
+  struct Part {
+    plan::CheckpointFile file;
+    format::torch::Archive archive;
+  };
+  std::vector<Part> parts_of(int rank) const;
+  std::string folder(std::uint64_t epoch, std::uint64_t step) const;
+  void write_file(const Part& part, const std::string& path, std::uint64_t seed);
+  void read_file(const Part& part, const std::string& path);
+
+  const config::Workload& w_;
+  const mpi::Comm& comm_;
+  std::uint64_t run_seed_;
+  plan::CheckpointPlan plan_;
+  std::string root_;
+  std::vector<Part> mine_;    // what this rank writes
+  std::vector<Part> source_;  // what it reads back (another rank's with recovery_rank_shift)
+  int source_rank_;
+  std::vector<std::string> saved_;  // every file this rank wrote
+  util::Bytes scratch_;
+  std::size_t alignment_ = 4096;
+};
+
+// Checkpoint-only mode (workflow.checkpoint without train), as DLIO runs it: before each save
+// every rank spends time_between_checkpoints of emulated compute and meets the others; then
+// num_checkpoints_write saves, the page cache of what was written emptied (checkpoint.evict),
+// then num_checkpoints_read loads of the saves in order. Collective; `on_checkpoint` is called on
+// every rank after each one.
+void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed,
+                     metrics::RankRecord& record,
+                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint);
+
+}  // namespace trainio::engine
