@@ -7,8 +7,9 @@ TRAINIO_BUILD_PACKAGES=(
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   liburing-dev zlib1g-dev libjpeg-dev libpng-dev
 )
-# Tests also check files with the real Python libraries and trace system calls.
-TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas strace)
+# Tests also check files with the real Python libraries (PyTorch for checkpoints) and trace
+# system calls.
+TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch strace)
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.
 install_missing() {

@@ -70,7 +70,7 @@ int guarded(const std::function<int()>& body, const std::unique_ptr<Job>& job) {
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::peer) {
       spdlog::debug("{}", e.what());
-      return 1;
+      return e.peer_exit_code();
     }
     const mpi::Comm* comm = shared_comm();
     Error shown = e;

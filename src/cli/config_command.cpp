@@ -8,8 +8,10 @@
 #include "config/load.hpp"
 #include "config/schema.hpp"
 #include "config/shipped_workloads.hpp"
+#include "plan/checkpoint_plan.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"
+#include "util/error.hpp"
 #include "util/units.hpp"
 
 namespace trainio::cli {
@@ -34,11 +36,42 @@ std::string key_list(bool markdown) {
   return out;
 }
 
+std::string checkpoint_lines(const config::Workload& w, int ranks) {
+  std::string out;
+  auto line = [&](const std::string& text) { out += "#   " + text + "\n"; };
+  try {
+    const plan::CheckpointPlan p(w, ranks);
+    const auto& par = w.model.parallelism;
+    if (p.parameters() > 0)
+      line(fmt::format("checkpoint model: {} parameters; tensor x pipeline x data = {} x {} x {}{}, ZeRO {}",
+                       util::format_count(p.parameters()), par.tensor, par.pipeline, p.data_parallelism(),
+                       p.subset() ? " (this run writes a subset)" : "", par.zero_stage));
+    line(fmt::format("checkpoint size: {} ({} bytes): model {}, optimizer {}; written by {} of {} rank{}, at most {} per rank",
+                     util::format_bytes(static_cast<double>(p.total_bytes())), p.total_bytes(),
+                     util::format_bytes(static_cast<double>(p.model_bytes())),
+                     util::format_bytes(static_cast<double>(p.optimizer_bytes())), p.writing_ranks(), ranks,
+                     ranks == 1 ? "" : "s", util::format_bytes(static_cast<double>(p.max_rank_bytes()))));
+    if (!w.workflow.train) {
+      const auto writes = std::max<std::int64_t>(0, w.checkpoint.num_checkpoints_write);
+      const auto reads = std::max<std::int64_t>(0, w.checkpoint.num_checkpoints_read);
+      line(fmt::format("checkpoint-only run: {} save{}, then {} load{}: {} written, {} read", writes, writes == 1 ? "" : "s",
+                       reads, reads == 1 ? "" : "s",
+                       util::format_bytes(static_cast<double>(p.total_bytes()) * static_cast<double>(writes)),
+                       util::format_bytes(static_cast<double>(p.total_bytes()) * static_cast<double>(reads))));
+    }
+  } catch (const Error& e) {
+    line(fmt::format("checkpoint: {} ({})", e.what(), e.hint()));
+  }
+  return out;
+}
+
 std::string derived(const config::Workload& w, int ranks) {
   const plan::DatasetLayout layout(w);
   std::string out;
   auto line = [&](const std::string& text) { out += "#   " + text + "\n"; };
   out += fmt::format("# derived for {} rank{}:\n", ranks, ranks == 1 ? "" : "s");
+  if (w.workflow.checkpoint) out += checkpoint_lines(w, ranks);
+  if (!w.workflow.train && !w.workflow.generate_data) return out;
   const auto train_bytes = layout.total_data_bytes(plan::Split::train);
   const auto train_samples = layout.num_samples(plan::Split::train);
   line(fmt::format("dataset: {} in {}/ ({} files on {})", config::to_string(w.dataset.format), layout.root(),

@@ -89,7 +89,7 @@ std::vector<Entry> build() {
   t.push_back(key("workflow.generate_data", FIELD(workflow.generate_data), boolean(), active, "generate the dataset before training (complete files that match are kept)"));
   t.push_back(key("workflow.train", FIELD(workflow.train), boolean(), active, "run the training replay"));
   t.push_back(key("workflow.evaluation", FIELD(workflow.evaluation), boolean(), active, "run evaluation phases on the valid/ files"));
-  t.push_back(key("workflow.checkpoint", FIELD(workflow.checkpoint), boolean(), pending, "write (and read) checkpoints"));
+  t.push_back(key("workflow.checkpoint", FIELD(workflow.checkpoint), boolean(), active, "write checkpoints (during training, or checkpoint-only when train is false: saves, then loads)"));
   t.push_back(key("workflow.profiling", FIELD(workflow.profiling), boolean(), pending, "write Chrome-trace events of every step and storage call"));
   t.push_back(noted("workflow.debug", ignored, "old key; DLIO ignores it", "--log-level debug"));
   t.push_back(noted("workflow.do_eval", ignored, "old name; DLIO ignores it", "workflow.evaluation"));

@@ -1,6 +1,7 @@
 #include "engine/checkpointer.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "engine/cache_control.hpp"
 #include "engine/content.hpp"
@@ -12,6 +13,7 @@
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/proc_stats.hpp"
 #include "util/rng.hpp"
 
 namespace trainio::engine {
@@ -32,6 +34,8 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
   // of a node, so that no node reads back its own page cache).
   if (w.checkpoint.recovery_rank_shift && comm.num_hosts() > 1)
     source_rank_ = (comm.rank() + comm.node_size()) % comm.size();
+  else if (w.checkpoint.recovery_rank_shift && comm.is_root())
+    spdlog::warn("checkpoint.recovery_rank_shift has no effect on a single host: every rank reads its own files");
   source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
   if (!mine_.empty() || !source_.empty()) scratch_.resize(kScratch);
 }
@@ -159,6 +163,7 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
   rec.folder = plan::CheckpointPlan::folder_name(epoch, step);
   const std::string dir = folder(epoch, step);
   rec.start = util::wall_time_iso();
+  const auto before = util::process_storage_read_bytes();
   const std::int64_t t0 = util::now_ns();
   together(comm_, [&] {
     storage::ScopedObserver observe(&rec.io);
@@ -175,6 +180,10 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
     rec.seconds = util::ns_to_s(util::now_ns() - t0);
   }
   rec.end = util::wall_time_iso();
+  if (const auto after = util::process_storage_read_bytes(); before && after) {
+    rec.storage_read_bytes = *after - *before;
+    rec.storage_read_known = true;
+  }
   return rec;
 }
 

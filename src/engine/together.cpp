@@ -6,6 +6,19 @@ namespace trainio::engine {
 
 void settle(const mpi::Comm& comm, int failing_rank, std::exception_ptr failure) {
   if (failing_rank < 0) return;
+  // Every rank learns the failing rank's exit code, so the whole job exits with it (mpirun and
+  // srun report the first non-zero code they see, which may be any rank's).
+  std::int64_t code = 0;
+  if (failing_rank == comm.rank() && failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const Error& e) {
+      code = exit_code(e.kind());
+    } catch (...) {
+      code = 1;
+    }
+  }
+  code = comm.max(code);
   if (failing_rank == comm.rank() && failure) {
     try {
       std::rethrow_exception(failure);
@@ -16,7 +29,9 @@ void settle(const mpi::Comm& comm, int failing_rank, std::exception_ptr failure)
       throw Error(ErrorKind::internal, e.what()).with_rank(comm.rank()).mark_settled();
     }
   }
-  throw Error(ErrorKind::peer, fmt::format("stopped because rank {} failed", failing_rank)).mark_settled();
+  throw Error(ErrorKind::peer, fmt::format("stopped because rank {} failed", failing_rank))
+      .with_peer_exit_code(static_cast<int>(code))
+      .mark_settled();
 }
 
 }  // namespace trainio::engine

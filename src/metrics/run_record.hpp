@@ -49,6 +49,10 @@ struct CheckpointRecord {
   std::uint64_t files = 0;
   std::uint64_t tensor_bytes = 0;  // this rank's share of the checkpoint
   std::uint64_t file_bytes = 0;    // with the archives' headers
+  // Loads: bytes the kernel fetched from storage for this process (/proc/self/io), which shows
+  // whether the page cache was really emptied.
+  std::uint64_t storage_read_bytes = 0;
+  bool storage_read_known = false;
   IoRecorder io;
 };
 

@@ -102,11 +102,14 @@ CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Com
   s.duration = comm.max(c.seconds);
   const bool moved = c.file_bytes > 0;
   s.fastest = comm.min(moved ? c.seconds : 1e300);
-  const auto sums = comm.sum(std::vector<std::uint64_t>{c.files, c.tensor_bytes, c.file_bytes, moved ? 1u : 0u});
+  const auto sums = comm.sum(std::vector<std::uint64_t>{c.files, c.tensor_bytes, c.file_bytes, moved ? 1u : 0u,
+                                                       c.storage_read_bytes, c.storage_read_known ? 1u : 0u});
   s.files = sums[0];
   s.tensor_bytes = sums[1];
   s.file_bytes = sums[2];
   s.ranks_with_data = static_cast<int>(sums[3]);
+  s.storage_read_bytes = sums[4];
+  s.storage_read_known = sums[5] == static_cast<std::uint64_t>(comm.size());
   s.bandwidth = s.duration > 0 ? static_cast<double>(s.file_bytes) / s.duration : 0;
   const double mine = moved && c.seconds > 0 ? static_cast<double>(c.file_bytes) / c.seconds : 0;
   s.rank_bandwidth_min = comm.min(moved ? mine : 1e300);

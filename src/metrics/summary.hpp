@@ -66,6 +66,8 @@ struct CheckpointSummary {
   double bandwidth = 0;              // file_bytes / duration
   double rank_bandwidth_min = 0, rank_bandwidth_max = 0;  // over ranks that moved data
   int ranks_with_data = 0;
+  std::uint64_t storage_read_bytes = 0;  // loads: from storage, all ranks (/proc/self/io)
+  bool storage_read_known = false;
   IoRecorder io;
 };
 

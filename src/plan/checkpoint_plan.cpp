@@ -51,8 +51,8 @@ CheckpointPlan::CheckpointPlan(const config::Workload& w, int ranks)
                          "set checkpoint.mode=subset to write only these ranks' part of the checkpoint, or run with all ranks");
   } else {
     if (ranks % mp_ != 0)
-      throw config_error(fmt::format("{} ranks do not divide into tensor x pipeline parallelism = {} x {} = {}", ranks, tp_,
-                                     pp_, mp_),
+      throw config_error(fmt::format("{} rank{} {} not a multiple of tensor x pipeline parallelism = {} x {} = {}", ranks,
+                                     ranks == 1 ? "" : "s", ranks == 1 ? "is" : "are", tp_, pp_, mp_),
                          fmt::format("run a multiple of {} ranks, or change model.parallelism", mp_));
     dp_ = ranks / mp_;
   }

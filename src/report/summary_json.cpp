@@ -137,6 +137,9 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"rank_bytes_per_second_min", c.rank_bandwidth_min},
           {"rank_bytes_per_second_max", c.rank_bandwidth_max},
           {"ranks_with_data", c.ranks_with_data},
+          {"storage_read_bytes", c.kind == metrics::CheckpointRecord::Kind::load && c.storage_read_known
+                                     ? json(c.storage_read_bytes)
+                                     : json(nullptr)},
           {"io", io_json(c.io)}};
 }
 

@@ -34,6 +34,13 @@ class Error : public std::runtime_error {
     if (hint_.empty()) hint_ = std::move(hint);
     return *this;
   }
+  // A peer error carries the exit code of the rank that failed, so every rank of the job exits
+  // with the same code.
+  int peer_exit_code() const { return peer_exit_code_; }
+  Error& with_peer_exit_code(int code) {
+    peer_exit_code_ = code;
+    return *this;
+  }
   // Set once every rank knows of the failure (engine::together), so the job can end normally.
   bool settled() const { return settled_; }
   Error& mark_settled() {
@@ -45,6 +52,7 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
   std::string hint_;
   int rank_ = -1;
+  int peer_exit_code_ = 1;
   bool settled_ = false;
 };
 

@@ -34,10 +34,12 @@ class CliTest(TrainioTest):
         self.assertIn("# derived for 2 ranks", r.out)
         self.assertIn("1 steps x batch 7", r.out)           # floor(16 / (7 * 2))
         self.assertIn("2 dropped", r.out)
+        self.assertNotIn("not acted on by this build", r.out)  # every key of unet3d is used
+        self.assertEqual(r.err, "")
+        r = self.ok("config", "unet3d_h100", "reader.file_access=shared")
         pending = [l for l in r.out.splitlines() if "not acted on by this build" in l]
         self.assertEqual(len(pending), 1, r.out)
-        self.assertIn("workflow.checkpoint", pending[0])
-        self.assertEqual(r.err, "")
+        self.assertIn("reader.file_access", pending[0])
 
     def test_config_output_loads_again(self):
         r = self.ok("config", "default", "reader.batch_size=2")

@@ -179,11 +179,53 @@ except OSError:
 """
 
 
+# DLIO's PyTorch checkpointing: with open(name, "rb") as f: torch.load(f) (argv: target, warm-up
+# file), and with open(name, "wb") as f: torch.save(state, f) of the state read from argv[3],
+# with DLIO's keys (str(i) makes a new string object each time).
+TORCH_LOAD = r"""
+import os, sys, torch
+def load(path):
+    with open(path, "rb") as f:
+        return torch.load(f)
+load(sys.argv[2])
+try:
+    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
+except OSError:
+    pass
+load(sys.argv[1])
+try:
+    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
+except OSError:
+    pass
+"""
+
+TORCH_SAVE = r"""
+import os, sys, torch
+def fresh(d):
+    return {(str(int(k)) if k.isdigit() else k): (fresh(v) if isinstance(v, dict) else v) for k, v in d.items()}
+state = fresh(torch.load(sys.argv[3]))
+with open(sys.argv[2], "wb") as f:
+    torch.save(state, f)
+try:
+    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
+except OSError:
+    pass
+with open(sys.argv[1], "wb") as f:
+    torch.save(state, f)
+try:
+    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
+except OSError:
+    pass
+"""
+CHECKPOINT_CALLS = CALLS + ",write,fsync,rename"
+HAVE_TORCH = subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode == 0
+
+
 @unittest.skipUnless(STRACE, "strace is not installed")
 class IoPatternTest(TrainioTest):
-    def trace_python(self, script, *args, env=None):
+    def trace_python(self, script, *args, env=None, calls=CALLS):
         trace = self.path("python.trace")
-        subprocess.run([STRACE, "-f", "-e", f"trace={CALLS}", "-o", trace, "/usr/bin/python3", "-c", script,
+        subprocess.run([STRACE, "-f", "-e", f"trace={calls}", "-o", trace, "/usr/bin/python3", "-c", script,
                         *args], check=True, cwd=self.dir, capture_output=True, env=dict(os.environ, **(env or {})))
         return calls_on(trace, args[0])
 
@@ -304,6 +346,40 @@ class IoPatternTest(TrainioTest):
         # The whole file comes in the first read; the second returns 0.
         calls = self.compare_tfrecord(["dataset.record_length_bytes=2500", "dataset.num_samples_per_file=8"], 262144)
         self.assertEqual(len(calls), 4)  # open, pread, pread = 0, close
+
+    def trace_checkpoint(self, folder, atomic):
+        # No eviction: its open and close of every file would come first in the trace.
+        trace = self.path("trainio.trace")
+        r = self.run_trainio("run", "default", "framework=pytorch", "workflow.train=false", "workflow.checkpoint=true",
+                             f"checkpoint.checkpoint_folder={folder}", "checkpoint.num_checkpoints_write=1",
+                             "checkpoint.num_checkpoints_read=1", "checkpoint.time_between_checkpoints=0",
+                             f"checkpoint.atomic_files={atomic}", "checkpoint.evict=none", "model.model_size_bytes=1000000",
+                             "model.optimization_groups=[3000,200]", "--output", self.path("out-" + os.path.basename(folder)),
+                             wrapper=[STRACE, "-f", "-e", f"trace={CHECKPOINT_CALLS}", "-o", trace])
+        self.assertEqual(r.code, 0, r)
+        return trace
+
+    @unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed")
+    def test_torch_load(self):
+        trace = self.trace_checkpoint(self.path("ck"), "true")
+        step = self.path("ck", "global_epoch1_step1")
+        target = os.path.join(step, "zero_pp_rank_0_mp_rank_0_optim_states.pt")
+        ours = calls_on(trace, target)  # the temporary name is written; this name is only read
+        theirs = self.trace_python(TORCH_LOAD, target, os.path.join(step, "model_states-0.pt"))
+        self.assertEqual(ours, theirs)
+        self.assertGreater(len(ours), 20)
+
+    @unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed")
+    def test_torch_save(self):
+        trace = self.trace_checkpoint(self.path("ck"), "false")
+        step = self.path("ck", "global_epoch1_step1")
+        ours = calls_on(trace, os.path.join(step, "model_states-0.pt"))
+        os.makedirs(self.path("py"))
+        shutil.copy(os.path.join(step, "model_states-0.pt"), self.path("py", "source.pt"))
+        theirs = self.trace_python(TORCH_SAVE, self.path("py", "model_states-0.pt"), self.path("py", "warm.pt"),
+                                   self.path("py", "source.pt"), calls=CHECKPOINT_CALLS)
+        self.assertEqual(ours, theirs)
+        self.assertIn("write(fd0, BUF, 1000000) = 1000000", ours)  # the tensor in one write, as Python
 
     def test_a_large_block_size_file_system(self):
         # tmpfs with huge pages reports st_blksize = 2 MiB: Python's buffer, and trainio's, follow it.

@@ -10,7 +10,8 @@ using namespace trainio::plan;
 namespace {
 
 config::Workload workload(const std::vector<std::string>& overrides) {
-  return config::load_text("framework: pytorch\nworkflow:\n  train: false\n  checkpoint: true\n", "t.yaml", "t", overrides);
+  return config::load_text("framework: pytorch\nworkflow:\n  train: false\n  checkpoint: true\ncheckpoint:\n  num_checkpoints_write: 1\n",
+                           "t.yaml", "t", overrides);
 }
 
 // A model small enough to check by hand: h 8, 2 heads with 1 kv head (kv = 4), ffn 16, vocab 10.
@@ -130,7 +131,7 @@ TEST_CASE("legacy layer_parameters share one dict per stage, stored once in a si
 
 TEST_CASE("a rank count that does not fit the layout is a config error naming the fix") {
   CHECK_THROWS_WITH(CheckpointPlan(workload(tiny({"model.parallelism.tensor=4"})), 6),
-                    Catch::Contains("6 ranks do not divide"));
+                    Catch::Contains("6 ranks are not a multiple of tensor x pipeline"));
   CHECK_THROWS_WITH(CheckpointPlan(workload(tiny({"model.parallelism.data=4"})), 2),
                     Catch::Contains("needs 4 ranks and the run has 2"));
   const CheckpointPlan subset(workload(tiny({"model.parallelism.data=4", "checkpoint.mode=subset",
