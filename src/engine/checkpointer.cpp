@@ -19,7 +19,9 @@
 namespace trainio::engine {
 
 namespace {
-constexpr std::size_t kScratch = 64u << 20;  // the largest single write or read of tensor bytes
+// Two pieces of 64 MiB (and a page each): the largest single write or read of tensor bytes is
+// one piece; the other is generated meanwhile.
+constexpr std::size_t kScratch = 2 * ((64u << 20) + 4096);
 }
 
 Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed)
@@ -83,7 +85,7 @@ void Checkpointer::read_file(const Part& part, const std::string& path) {
     storage::File in = storage::File::open(path, {.direct = true});
     std::uint64_t at = 0;
     while (true) {
-      const std::size_t got = in.pread_some(scratch_.data(), scratch_.size(), at);
+      const std::size_t got = in.pread_some(scratch_.data(), scratch_.size() / 2, at);
       if (got == 0) break;
       at += got;
     }

@@ -7,6 +7,8 @@
 // docs/io-patterns.md.
 
 #include <cstddef>
+#include <future>
+#include <utility>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -80,16 +82,19 @@ class PyBufferedFile {
 // than the buffer, goes to the file in one raw write; the rest is flushed at flush() or close().
 class PyBufferedWriter {
  public:
+  static constexpr std::size_t kPage = 4096;
   explicit PyBufferedWriter(std::size_t buffer_size = 0) : forced_buffer_size_(buffer_size) {}
 
   void open(const std::string& path);
   // BufferedWriter.write(b) of bytes in memory.
   void write(const void* data, std::size_t n);
-  // BufferedWriter.write(b) of n bytes that `fill(dest, size)` generates piece by piece: a raw
-  // write larger than `chunk_size` is split into writes of chunk_size (Python writes a large
-  // tensor with one write; trainio never holds a whole tensor). `chunk` is scratch memory.
+  // BufferedWriter.write(b) of n bytes that `fill(dest, size)` generates piece by piece, in
+  // order: a raw write larger than `chunk_size` - 4 KiB is split into writes of that size
+  // (Python writes a large tensor with one write; trainio never holds a whole tensor). `chunks`
+  // holds two halves of chunk_size: the next piece is generated while the previous one is being
+  // written, so the generation's CPU time hides behind the storage's.
   template <typename Fill>
-  void write_generated(std::uint64_t n, char* chunk, std::size_t chunk_size, Fill&& fill);
+  void write_generated(std::uint64_t n, char* chunks, std::size_t chunk_size, Fill&& fill);
   void flush();
   // os.fsync(f.fileno()).
   void fsync() { file_.fsync(); }
@@ -108,7 +113,7 @@ class PyBufferedWriter {
 };
 
 template <typename Fill>
-void PyBufferedWriter::write_generated(std::uint64_t n, char* chunk, std::size_t chunk_size, Fill&& fill) {
+void PyBufferedWriter::write_generated(std::uint64_t n, char* chunks, std::size_t chunk_size, Fill&& fill) {
   if (n <= buffer_size_ - used_) {
     fill(buffer_.data() + used_, static_cast<std::size_t>(n));
     used_ += static_cast<std::size_t>(n);
@@ -120,11 +125,32 @@ void PyBufferedWriter::write_generated(std::uint64_t n, char* chunk, std::size_t
     used_ = static_cast<std::size_t>(n);
     return;
   }
+  // The kernel copies into the page cache fastest when the source sits at the same offset in its
+  // page as the destination in the file: start each piece at the file position's page offset
+  // (each half of `chunks` has a page to spare).
+  const std::size_t skew = static_cast<std::size_t>(written_ % kPage);
+  chunk_size -= kPage;
+  auto piece_at = [&](std::uint64_t done) {
+    return n - done < chunk_size ? static_cast<std::size_t>(n - done) : chunk_size;
+  };
+  char* ready = chunks + skew;
+  char* spare = chunks + chunk_size + kPage + skew;
+  fill(ready, piece_at(0));
   for (std::uint64_t done = 0; done < n;) {
-    const std::size_t piece = n - done < chunk_size ? static_cast<std::size_t>(n - done) : chunk_size;
-    fill(chunk, piece);
-    file_.write_all(chunk, piece);
-    done += piece;
+    const std::size_t piece = piece_at(done);
+    const std::uint64_t after = done + piece;
+    // Generate the next piece on another thread while this one goes to the file.
+    std::future<void> next;
+    if (after < n) next = std::async(std::launch::async, [&, after] { fill(spare, piece_at(after)); });
+    try {
+      file_.write_all(ready, piece);
+    } catch (...) {
+      if (next.valid()) next.wait();
+      throw;
+    }
+    if (next.valid()) next.get();
+    std::swap(ready, spare);
+    done = after;
   }
   written_ += n;
 }

@@ -393,16 +393,18 @@ struct PythonSink {
   void bytes(const char* data, std::size_t n) { out.write(data, n); }
   template <typename Fill>
   void generated(std::uint64_t n, Fill&& fill) {
-    out.write_generated(n, scratch.data(), scratch.size(), fill);
+    out.write_generated(n, scratch.data(), scratch.size() / 2, fill);
   }
 };
 
-// Stages the stream in an aligned buffer and writes whole aligned pieces.
+// Stages the stream in half the scratch buffer (a piece, as the buffered path writes) and writes
+// whole aligned pieces.
 struct DirectSink {
   storage::File& out;
   util::Bytes& scratch;
   std::size_t alignment;
   std::size_t used = 0;
+  std::size_t capacity() const { return scratch.size() / 2; }
 
   void spill() {
     const std::size_t whole = used / alignment * alignment;
@@ -413,22 +415,22 @@ struct DirectSink {
   }
   void bytes(const char* data, std::size_t n) {
     while (n > 0) {
-      const std::size_t take = std::min(n, scratch.size() - used);
+      const std::size_t take = std::min(n, capacity() - used);
       std::memcpy(scratch.data() + used, data, take);
       used += take;
       data += take;
       n -= take;
-      if (used == scratch.size()) spill();
+      if (used == capacity()) spill();
     }
   }
   template <typename Fill>
   void generated(std::uint64_t n, Fill&& fill) {
     while (n > 0) {
-      const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(n, scratch.size() - used));
+      const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(n, capacity() - used));
       fill(scratch.data() + used, take);
       used += take;
       n -= take;
-      if (used == scratch.size()) spill();
+      if (used == capacity()) spill();
     }
   }
   void finish() {
@@ -450,7 +452,7 @@ void save(const Archive& archive, PyBufferedWriter& out, TensorContent& content,
 
 void save_direct(const Archive& archive, storage::File& out, TensorContent& content, util::Bytes& scratch,
                  std::size_t alignment) {
-  if (scratch.size() < alignment || scratch.size() % alignment != 0)
+  if (scratch.size() < 2 * alignment || scratch.size() % (2 * alignment) != 0)
     throw internal_error("the O_DIRECT staging buffer is not a multiple of the alignment");
   DirectSink sink{out, scratch, alignment};
   write_archive(archive, sink, content);
@@ -498,7 +500,7 @@ std::uint64_t load(const Archive& archive, PyBufferedFile& in, util::Bytes& scra
     read_exact(r.header_offset, zip::kLocalHeaderFixed, small);
     if (std::memcmp(small, "PK\x03\x04", 4) != 0) throw not_the_archive(path, "a local header is not where the layout puts it");
     in.seek(static_cast<std::int64_t>(r.data_offset), SEEK_SET);
-    const std::uint64_t got = in.readinto_discard(r.size, scratch.data(), scratch.size());
+    const std::uint64_t got = in.readinto_discard(r.size, scratch.data(), scratch.size() / 2);
     if (got != r.size) throw not_the_archive(path, fmt::format("record {} ends early", r.name));
     return got;
   };

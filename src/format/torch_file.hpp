@@ -77,7 +77,8 @@ class TensorContent {
 };
 
 // torch.save(state, f) on an open Python writer (the caller opens, fsyncs and closes).
-// `scratch` holds one piece of tensor data; its size is the largest write of tensor bytes.
+// `scratch` holds two pieces of tensor data (one generated while the other is written); half its
+// size is the largest write of tensor bytes.
 void save(const Archive& archive, PyBufferedWriter& out, TensorContent& content, util::Bytes& scratch);
 
 // The same bytes written with O_DIRECT: aligned writes of `scratch`-sized pieces, the unaligned
@@ -85,8 +86,8 @@ void save(const Archive& archive, PyBufferedWriter& out, TensorContent& content,
 void save_direct(const Archive& archive, storage::File& out, TensorContent& content, util::Bytes& scratch,
                  std::size_t alignment);
 
-// torch.load(f) on an open Python reader (the caller opens and closes). Returns the tensor bytes
-// read. A file that is not this archive (short, other layout) is a dataset error naming it.
+// torch.load(f) on an open Python reader (the caller opens and closes); tensors are read in
+// pieces of half of `scratch`. Returns the tensor bytes read. A file that is not this archive (short, other layout) is a dataset error naming it.
 std::uint64_t load(const Archive& archive, PyBufferedFile& in, util::Bytes& scratch);
 
 }  // namespace trainio::format::torch

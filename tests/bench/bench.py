@@ -64,7 +64,8 @@ def fio(args, directory=None):
 def trainio(args, ranks):
     cmd = [TRAINIO] + args
     if ranks > 1:
-        cmd = ["mpirun", "-np", str(ranks), "--oversubscribe"] + cmd
+        # Unbound, as fio's jobs are (OpenMPI binds each of 2 ranks to one core by default).
+        cmd = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] + cmd
     start = time.monotonic()
     out = run(cmd)
     return out, time.monotonic() - start
@@ -332,6 +333,47 @@ def bench_h5py(table, work, repeat):
                   "samples/s", None)
 
 
+def bench_checkpoint(table, work, gib, repeat):
+    """Checkpoint saves (fsync on, as MLPerf requires) and loads after the page cache is emptied:
+    2 ranks each writing one file of `gib` GiB per checkpoint, 2 checkpoints, against fio with 2
+    jobs each writing (and then reading) 2 files of the same size in 64 MiB calls, fsync on
+    close: the same bytes, files and fsyncs."""
+    size = gib * 1024 * MIB
+    folder = os.path.join(work, "ckpt")
+    saves, loads, fio_write, fio_read = [], [], [], []
+    for _ in range(repeat):
+        time.sleep(2)  # let the deletion of the previous round's files settle
+        shutil.rmtree(folder, ignore_errors=True)
+        out = os.path.join(work, "ckpt-out")
+        shutil.rmtree(out, ignore_errors=True)
+        sync_and_settle()
+        trainio(["run", "default", "workflow.train=false", "workflow.checkpoint=true", f"checkpoint.checkpoint_folder={folder}",
+                 "checkpoint.num_checkpoints_write=2", "checkpoint.num_checkpoints_read=2", "checkpoint.fsync=true",
+                 "checkpoint.time_between_checkpoints=0", "checkpoint.type=all_ranks", f"model.model_size_bytes={size}",
+                 "--output", out], 2)
+        with open(os.path.join(out, "summary.json")) as f:
+            entries = json.load(f)["trainio"]["checkpoint"]["checkpoints"]
+        saves += [e["bytes_per_second"] / MIB for e in entries if e["kind"] == "save"]
+        loads += [e["bytes_per_second"] / MIB for e in entries if e["kind"] == "load"]
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+        f = os.path.join(work, "fio-ckpt")
+        shutil.rmtree(f, ignore_errors=True)
+        os.makedirs(f)
+        sync_and_settle()
+        job = fio(["--name=ckpt", "--rw=write", "--bs=64m", "--ioengine=psync", "--numjobs=2", "--nrfiles=2",
+                   f"--filesize={size}", "--file_service_type=sequential", "--fsync_on_close=1", "--iomem=mmap"], f)
+        fio_write.append(job["write"]["bw_bytes"] / MIB)
+        job = fio(["--name=ckpt", "--rw=read", "--bs=64m", "--ioengine=psync", "--numjobs=2", "--nrfiles=2",
+                   f"--filesize={size}", "--file_service_type=sequential", "--invalidate=1", "--iomem=mmap"], f)
+        fio_read.append(job["read"]["bw_bytes"] / MIB)
+        shutil.rmtree(f, ignore_errors=True)
+    table.add(f"checkpoint save, 2 ranks x {gib} GiB, fsync", statistics.median(saves), statistics.median(fio_write),
+              "MiB/s", 0.90)
+    table.add(f"checkpoint load after eviction, 2 ranks", statistics.median(loads), statistics.median(fio_read),
+              "MiB/s", None)
+
+
 def bench_memory(table, work, data, shape):
     """Peak resident memory of one rank reading 1 MiB samples with 2 threads; and of a plan over
     277 million samples (megatron's dataset), which needs no per-sample memory."""
@@ -367,6 +409,7 @@ def main():
         bench_memory(table, work, data, shape)
         bench_random_4k(table, work, scale, repeat)
         bench_small_samples(table, work, repeat)
+        bench_checkpoint(table, work, scale, repeat)
         table.print()
     finally:
         shutil.rmtree(work, ignore_errors=True)

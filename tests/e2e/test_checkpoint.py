@@ -105,6 +105,19 @@ class CheckpointTest(TrainioTest):
             self.assertEqual(optim["0"], ["torch.float32", PARAMETERS // 2])
             self.assertEqual(optim["1"], ["torch.float32", 5 * 512])
 
+    @unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed")
+    def test_odirect_writes_the_same_bytes(self):
+        self.ok("run", "default", *TINY, "checkpoint.odirect=true", "checkpoint.num_checkpoints_write=1",
+                "checkpoint.num_checkpoints_read=1", "--output", "o")
+        paths = sorted(glob.glob(self.path("ckpt", "global_epoch1_step1", "*.pt")))
+        self.assertEqual(len(paths), 2)
+        import json
+        result = json.loads(subprocess.run([PYTHON, "-c", RESAVE, *paths], capture_output=True, text=True,
+                                           check=True).stdout)
+        self.assertTrue(all(r["identical"] for r in result.values()))
+        save = self.summary("o")["trainio"]["checkpoint"]["checkpoints"][0]
+        self.assertEqual(save["io"]["fcntl"]["count"], 2)  # O_DIRECT cleared for each file's tail
+
     def test_checkpoints_during_training_are_kept_out_of_the_au(self):
         r = self.ok("run", "default", "dataset.data_folder=data", "dataset.num_files_train=16", "dataset.num_files_eval=0",
                     "workflow.evaluation=false", "reader.batch_size=2", "train.epochs=2", "train.computation_time=0.01",
