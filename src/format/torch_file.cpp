@@ -344,7 +344,14 @@ void TensorContent::fill(const plan::TensorSpec& tensor, std::uint64_t offset, c
     case config::ModelDataType::fp64: one = fp64_one; break;
   }
   const std::size_t width = config::element_size(tensor.dtype);
-  for (std::size_t i = 0; i < size; ++i) dest[i] = static_cast<char>(one[(offset + i) % width]);
+  const std::size_t head = std::min(size, width);
+  for (std::size_t i = 0; i < head; ++i) dest[i] = static_cast<char>(one[(offset + i) % width]);
+  // The pattern repeats every `width` bytes: double what is filled until the piece is full.
+  for (std::size_t done = head; done < size;) {
+    const std::size_t n = std::min(done / width * width, size - done);
+    std::memcpy(dest + done, dest, n);
+    done += n;
+  }
 }
 
 namespace {
