@@ -79,6 +79,19 @@ class CheckpointTest(TrainioTest):
                 if x["storage_read_bytes"] is not None:
                     self.assertGreaterEqual(x["storage_read_bytes"], 0.9 * size)
 
+    def test_four_ranks_with_tensor_and_pipeline_parallelism(self):
+        self.ok("run", "default", *TINY, "model.parallelism.tensor=2", "model.parallelism.pipeline=2",
+                "model.parallelism.zero_stage=1", "checkpoint.num_checkpoints_write=1", "checkpoint.num_checkpoints_read=1",
+                "--output", "o", ranks=4)
+        files = self.files()
+        # Stage 0 (mp 0, 1) holds layers 0-1, stage 1 (mp 2, 3) layers 2-4; one optimizer shard each.
+        expected = [f"layer_{l}-model_{mp}_model_states.pt" for mp in (0, 1) for l in (0, 1)]
+        expected += [f"layer_{l}-model_{mp}_model_states.pt" for mp in (2, 3) for l in (2, 3, 4)]
+        expected += [f"zero_pp_rank_0_mp_rank_{mp}_optim_states.pt" for mp in range(4)]
+        self.assertEqual(files, sorted(expected))
+        c = self.summary("o")["trainio"]["checkpoint"]["checkpoints"]
+        self.assertEqual([x["files"] for x in c], [14, 14])
+
     @unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed")
     def test_files_are_what_torch_save_writes(self):
         for randomize in ("true", "false"):
