@@ -102,13 +102,21 @@ void Checkpointer::read_file(const Part& part, const std::string& path) {
   in.close();
 }
 
-metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index) {
+namespace {
+metrics::CheckpointRecord new_record(metrics::CheckpointRecord::Kind kind, std::uint64_t epoch, std::uint64_t step,
+                                     std::uint64_t index) {
   metrics::CheckpointRecord rec;
-  rec.kind = metrics::CheckpointRecord::Kind::save;
+  rec.kind = kind;
   rec.index = index;
   rec.epoch = epoch;
   rec.step = step;
   rec.folder = plan::CheckpointPlan::folder_name(epoch, step);
+  return rec;
+}
+}  // namespace
+
+metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index) {
+  metrics::CheckpointRecord rec = new_record(metrics::CheckpointRecord::Kind::save, epoch, step, index);
   const std::string dir = folder(epoch, step);
   std::vector<std::string> written;
   std::exception_ptr failure;
@@ -157,12 +165,7 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
 }
 
 metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t step, std::uint64_t index) {
-  metrics::CheckpointRecord rec;
-  rec.kind = metrics::CheckpointRecord::Kind::load;
-  rec.index = index;
-  rec.epoch = epoch;
-  rec.step = step;
-  rec.folder = plan::CheckpointPlan::folder_name(epoch, step);
+  metrics::CheckpointRecord rec = new_record(metrics::CheckpointRecord::Kind::load, epoch, step, index);
   const std::string dir = folder(epoch, step);
   rec.start = util::wall_time_iso();
   const auto before = util::process_storage_read_bytes();

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace trainio::format {
@@ -75,52 +76,23 @@ std::size_t PyBufferedFile::read(void* dest_void, std::size_t n) {
   return written;
 }
 
-std::uint64_t PyBufferedFile::readinto_discard(std::uint64_t n, char* scratch, std::size_t scratch_size) {
+std::uint64_t PyBufferedFile::readinto_impl(char* dest, std::uint64_t n, char* scratch, std::size_t scratch_size) {
+  // `dest` null: the bytes are not kept, and raw reads go to `scratch`, scratch_size at most.
   std::uint64_t done = 0;
   if (const std::size_t avail = readahead(); avail > 0) {
     done = avail < n ? avail : n;
+    if (dest) std::memcpy(dest, buffer_.data() + (pos_ - buf_start_), static_cast<std::size_t>(done));
     pos_ += done;
     if (done == n) return n;
   }
   reset_buffer();
   while (done < n) {
     const std::uint64_t remaining = n - done;
-    if (remaining > buffer_size_) {
-      const std::size_t want = remaining < scratch_size ? static_cast<std::size_t>(remaining) : scratch_size;
-      const std::size_t got = raw_read(scratch, want);
+    if (remaining > buffer_size_) {  // straight into the destination, all of the rest
+      const std::size_t got = dest ? raw_read(dest + done, static_cast<std::size_t>(remaining))
+                                   : raw_read(scratch, static_cast<std::size_t>(std::min<std::uint64_t>(remaining, scratch_size)));
       if (got == 0) break;
       done += got;
-      pos_ += got;
-      continue;
-    }
-    buf_start_ = raw_;
-    const std::size_t got = raw_read(buffer_.data(), buffer_size_);
-    valid_ = true;
-    buf_len_ = got;
-    if (got == 0) break;
-    const std::size_t take = got < remaining ? got : static_cast<std::size_t>(remaining);
-    done += take;
-    pos_ += take;
-  }
-  return done;
-}
-
-std::size_t PyBufferedFile::readinto(void* dest_void, std::size_t n) {
-  auto* dest = static_cast<char*>(dest_void);
-  std::size_t written = 0;
-  if (const std::size_t avail = readahead(); avail > 0) {
-    written = avail < n ? avail : n;
-    std::memcpy(dest, buffer_.data() + (pos_ - buf_start_), written);
-    pos_ += written;
-    if (written == n) return n;
-  }
-  reset_buffer();
-  while (written < n) {
-    const std::size_t remaining = n - written;
-    if (remaining > buffer_size_) {
-      const std::size_t got = raw_read(dest + written, remaining);
-      if (got == 0) break;
-      written += got;
       pos_ += got;
       continue;
     }
@@ -130,12 +102,20 @@ std::size_t PyBufferedFile::readinto(void* dest_void, std::size_t n) {
     valid_ = true;
     buf_len_ = got;
     if (got == 0) break;
-    const std::size_t take = got < remaining ? got : remaining;
-    std::memcpy(dest + written, buffer_.data(), take);
-    written += take;
+    const std::size_t take = got < remaining ? got : static_cast<std::size_t>(remaining);
+    if (dest) std::memcpy(dest + done, buffer_.data(), take);
+    done += take;
     pos_ += take;
   }
-  return written;
+  return done;
+}
+
+std::uint64_t PyBufferedFile::readinto_discard(std::uint64_t n, char* scratch, std::size_t scratch_size) {
+  return readinto_impl(nullptr, n, scratch, scratch_size);
+}
+
+std::size_t PyBufferedFile::readinto(void* dest, std::size_t n) {
+  return static_cast<std::size_t>(readinto_impl(static_cast<char*>(dest), n, nullptr, 0));
 }
 
 std::size_t PyBufferedFile::read1(void* dest, std::size_t n) {

@@ -57,6 +57,7 @@ class PyBufferedFile {
 
  private:
   std::size_t raw_read(void* dest, std::size_t n);
+  std::uint64_t readinto_impl(char* dest, std::uint64_t n, char* scratch, std::size_t scratch_size);
   std::size_t minus_last_block(std::size_t n) const { return n - n % buffer_size_; }
   std::size_t readahead() const { return valid_ ? static_cast<std::size_t>(buf_start_ + buf_len_ - pos_) : 0; }
   void reset_buffer() {
