@@ -22,15 +22,7 @@ def load(path):
     return data["x"] if path.endswith(".npz") else data
 
 load(sys.argv[2])   # warm-up: imports zipfile before the traced load
-try:
-    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
-except OSError:
-    pass
 load(sys.argv[1])
-try:
-    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
-except OSError:
-    pass
 """
 
 
@@ -82,15 +74,7 @@ def read(path, sample):
     f.close()
 
 read(sys.argv[2], 0)
-try:
-    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
-except OSError:
-    pass
 read(sys.argv[1], int(sys.argv[3]))
-try:
-    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
-except OSError:
-    pass
 """
 
 
@@ -115,15 +99,7 @@ def read(path):
         f.close()
 
 read(sys.argv[2])
-try:
-    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
-except OSError:
-    pass
 read(sys.argv[1])
-try:
-    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
-except OSError:
-    pass
 """
 
 
@@ -167,15 +143,7 @@ def stream(path, B):
 
 B = int(sys.argv[3])
 stream(sys.argv[2], B)
-try:
-    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
-except OSError:
-    pass
 stream(sys.argv[1], B)
-try:
-    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
-except OSError:
-    pass
 """
 
 
@@ -188,15 +156,7 @@ def load(path):
     with open(path, "rb") as f:
         return torch.load(f)
 load(sys.argv[2])
-try:
-    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
-except OSError:
-    pass
 load(sys.argv[1])
-try:
-    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
-except OSError:
-    pass
 """
 
 TORCH_SAVE = r"""
@@ -206,16 +166,8 @@ def fresh(d):
 state = fresh(torch.load(sys.argv[3]))
 with open(sys.argv[2], "wb") as f:
     torch.save(state, f)
-try:
-    os.open("/TRAINIO_MARKER_BEGIN", os.O_RDONLY)
-except OSError:
-    pass
 with open(sys.argv[1], "wb") as f:
     torch.save(state, f)
-try:
-    os.open("/TRAINIO_MARKER_END", os.O_RDONLY)
-except OSError:
-    pass
 """
 CHECKPOINT_CALLS = CALLS + ",write,fsync,rename"
 HAVE_TORCH = subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode == 0
