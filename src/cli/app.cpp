@@ -48,10 +48,13 @@ int main(int argc, char** argv) {
 
   RunCommand run_cmd;
   auto* run = app.add_subcommand("run", "Run the workload's workflow: generate data if it asks to, then train "
-                                        "(and evaluate), and write results");
+                                        "(evaluating and checkpointing), or checkpoint only, and write results");
   add_run_options(run, run_cmd);
   run->add_option("--output,-o", run_cmd.output,
                   "results folder (default: output.folder, else trainio-output/<workload>-<time>)");
+  run->add_flag("--trace", run_cmd.trace,
+                "write trace-<rank>-of-<size>.pfw in the results folder: phases, steps and storage calls as Chrome "
+                "trace events for Perfetto (as workflow.profiling; output.trace_every samples the storage calls)");
 
   RunCommand gen_cmd;
   gen_cmd.generate_only = true;

@@ -13,6 +13,7 @@ struct RunCommand {
   bool force = false;
   bool progress = true;
   bool generate_only = false;      // `trainio generate`
+  bool trace = false;              // --trace: as workflow.profiling
 };
 int run_command(const RunCommand& cmd, int argc, char** argv);
 

@@ -10,15 +10,17 @@
 #include "engine/workflow.hpp"
 #include "format/format.hpp"
 #include "metrics/summary.hpp"
+#include "metrics/trace.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/run_plan.hpp"
 #include "report/console.hpp"
 #include "report/context.hpp"
-#include "report/summary_json.hpp"
+#include "report/results.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/proc_stats.hpp"
 #include "util/units.hpp"
 
 namespace trainio::cli {
@@ -66,6 +68,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         const config::Workload w = load_workload(cmd.words, comm);
         log_notes(w, comm);
         const plan::DatasetLayout layout(w);
+        storage::set_data_folders({layout.root(), plan::checkpoint_root(w)});
         engine::together(comm, [&] {
           check_supported(w, cmd.generate_only);
           format::check_workload(w, layout);
@@ -84,6 +87,21 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           if (comm.is_root()) add_log_file(util::join(out_dir, w.output.log_file));
           spdlog::info("workload '{}' on {} rank{}; results in {}", w.name, comm.size(), comm.size() == 1 ? "" : "s", out_dir);
         }
+
+        // A launcher that binds ranks to fewer cores than their threads makes trainio measure itself.
+        const int threads = static_cast<int>(std::max<std::int64_t>(1, w.reader.read_threads)) + 1;
+        if (const int cores = static_cast<int>(comm.min(static_cast<std::int64_t>(util::cores_available())));
+            comm.is_root() && cores > 0 && cores < threads && w.workflow.train && !cmd.generate_only)
+          spdlog::warn("a rank may run on only {} core{} (its CPU binding) but runs {} reader threads and a training "
+                       "thread; bind ranks to more cores (OpenMPI: --bind-to none or --map-by slot:PE=<n>; Slurm: "
+                       "--cpus-per-task=<n>)",
+                       cores, cores == 1 ? "" : "s", threads - 1);
+
+        if (!cmd.generate_only && (cmd.trace || w.workflow.profiling))
+          engine::together(comm, [&] {
+            metrics::trace::start(util::join(out_dir, fmt::format("trace-{}-of-{}.pfw", comm.rank(), comm.size())),
+                                  comm.rank(), static_cast<std::uint64_t>(w.output.trace_every));
+          });
 
         engine::WorkflowOptions options;
         options.generate_only = cmd.generate_only;
@@ -109,6 +127,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           }
         };
         const metrics::RankRecord record = engine::run_workflow(w, comm, options);
+        metrics::trace::finish();
         const metrics::RunSummary summary = metrics::summarize(record, comm);
 
         if (cmd.generate_only) {
@@ -126,9 +145,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
             report::gather_context(layout, comm, job->mpi(), command_line(argc, argv), out_dir);
         const std::string summary_path = util::join(out_dir, "summary.json");
         engine::together(comm, [&] {
-          if (!comm.is_root()) return;
-          storage::write_file_atomic(util::join(out_dir, "config.yaml"), config::to_yaml(w, false));
-          storage::write_file_atomic(summary_path, report::summary_json(w, layout, shape, summary, context));
+          report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
         });
         if (comm.is_root()) std::printf("%s", report::final_table(w, layout, summary, summary_path).c_str());
         return 0;

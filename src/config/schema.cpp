@@ -90,7 +90,7 @@ std::vector<Entry> build() {
   t.push_back(key("workflow.train", FIELD(workflow.train), boolean(), active, "run the training replay"));
   t.push_back(key("workflow.evaluation", FIELD(workflow.evaluation), boolean(), active, "run evaluation phases on the valid/ files"));
   t.push_back(key("workflow.checkpoint", FIELD(workflow.checkpoint), boolean(), active, "write checkpoints (during training, or checkpoint-only when train is false: saves, then loads)"));
-  t.push_back(key("workflow.profiling", FIELD(workflow.profiling), boolean(), pending, "write Chrome-trace events of every step and storage call"));
+  t.push_back(key("workflow.profiling", FIELD(workflow.profiling), boolean(), active, "write trace-<rank>-of-<size>.pfw: Chrome-trace events of phases, steps and storage calls (Perfetto opens them)"));
   t.push_back(noted("workflow.debug", ignored, "old key; DLIO ignores it", "--log-level debug"));
   t.push_back(noted("workflow.do_eval", ignored, "old name; DLIO ignores it", "workflow.evaluation"));
   // ---- storage ----
@@ -226,6 +226,7 @@ std::vector<Entry> build() {
   t.push_back(key("output.log_file", FIELD(output.log_file), text(), active, "log file name inside the results folder"));
   t.push_back(key("output.metric.exclude_start_steps", FIELD(output.exclude_start_steps), integer(0), active, "first steps of each block left out of AU and throughput"));
   t.push_back(key("output.metric.exclude_end_steps", FIELD(output.exclude_end_steps), integer(0), active, "last steps of each block left out of AU"));
+  t.push_back(key("output.trace_every", FIELD(output.trace_every), integer(1), active, "with traces on: write one storage call in this many per thread (steps and phases always)", true));
   // ---- profiling ----
   t.push_back(noted("profiling.profiler", python_only, "DLIO's external profiler (iostat, darshan); trainio measures I/O itself"));
   t.push_back(noted("profiling.iostat_devices", python_only, "devices for DLIO's iostat profiler; trainio reads /proc/diskstats itself"));

@@ -145,6 +145,7 @@ struct OutputSection {
   std::string log_file = "dlio.log";
   std::int64_t exclude_start_steps = 1;
   std::int64_t exclude_end_steps = 0;
+  std::int64_t trace_every = 1;  // trainio extension: trace one storage call in this many
 };
 
 struct MetricSection {

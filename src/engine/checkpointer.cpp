@@ -6,6 +6,7 @@
 #include "engine/cache_control.hpp"
 #include "engine/content.hpp"
 #include "engine/together.hpp"
+#include "metrics/trace.hpp"
 #include "storage/aligned_buffer.hpp"
 #include "storage/file.hpp"
 #include "storage/fs.hpp"
@@ -29,7 +30,7 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
       comm_(comm),
       run_seed_(run_seed),
       plan_(w, comm.size()),
-      root_(util::strip_trailing_slashes(util::join(w.storage.storage_root, w.checkpoint.checkpoint_folder))),
+      root_(plan::checkpoint_root(w)),
       source_rank_(comm.rank()) {
   mine_ = parts_of(comm.rank());
   // recovery_rank_shift: read what the rank one node further on wrote (DLIO shifts by the ranks
@@ -160,6 +161,7 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
     rec.seconds = util::ns_to_s(util::now_ns() - t0);
   }
   rec.end = util::wall_time_iso();
+  metrics::trace::span("save", "checkpoint", t0, util::now_ns(), fmt::format(R"("index":{},"step":{})", index, step));
   saved_.insert(saved_.end(), written.begin(), written.end());
   return rec;
 }
@@ -185,6 +187,7 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
     rec.seconds = util::ns_to_s(util::now_ns() - t0);
   }
   rec.end = util::wall_time_iso();
+  metrics::trace::span("load", "checkpoint", t0, util::now_ns(), fmt::format(R"("index":{},"step":{})", index, step));
   if (const auto after = util::process_storage_read_bytes(); before && after) {
     rec.storage_read_bytes = *after - *before;
     rec.storage_read_known = true;

@@ -1,9 +1,12 @@
 #include "engine/trainer.hpp"
 
+#include <fmt/format.h>
+
 #include "engine/cache_control.hpp"
 #include "engine/checkpointer.hpp"
 #include "engine/loader.hpp"
 #include "engine/together.hpp"
+#include "metrics/trace.hpp"
 #include "plan/epoch_plan.hpp"
 #include "plan/time_draws.hpp"
 #include "util/clock.hpp"
@@ -56,6 +59,12 @@ struct StorageCounters {
 bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
                const mpi::Comm& comm, std::int64_t deadline_ns, const std::string& device, metrics::ReadPhase& out) {
   const auto before = StorageCounters::now(device, comm.node_rank() == 0);
+  const util::CpuTimes cpu_before = util::process_cpu_times();
+  const std::int64_t phase_start = util::now_ns();
+  out.start = util::wall_time_iso();
+  out.step_load.reserve(plan.steps());
+  out.step_proc.reserve(plan.steps());
+  out.step_compute.reserve(plan.steps());
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                   static_cast<std::uint64_t>(w.output.exclude_end_steps));
   together(comm, [&] { loader.start({&plan, spec.split, spec.preprocess, spec.epoch, spec.run_seed}); });
@@ -81,6 +90,15 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     }
     const std::int64_t t_done = util::now_ns();
     block.add({util::ns_to_s(t_batch - t_load), util::ns_to_s(t_computed - t_batch), util::ns_to_s(t_done - t_computed)});
+    if (metrics::trace::enabled()) {
+      const std::string args = fmt::format(R"("epoch":{},"step":{})", spec.epoch, step + 1);
+      metrics::trace::span("step", spec.split == plan::Split::train ? "train" : "eval", t_load, t_done, args);
+      metrics::trace::span("batch_wait", "loader", t_load, t_batch, args);
+      metrics::trace::span("compute", "accelerator", t_batch, t_computed, args);
+    }
+    out.step_load.push_back(static_cast<float>(util::ns_to_s(t_batch - t_load)));
+    out.step_proc.push_back(static_cast<float>(util::ns_to_s(t_computed - t_load)));
+    out.step_compute.push_back(static_cast<float>(util::ns_to_s(t_computed - t_batch)));
     out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
     t_load = t_done;
     if (spec.after_step && !vote.stop) {
@@ -96,6 +114,12 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   block.end(util::now_ns());
   loader.finish();
   loader.collect(out);
+  out.end = util::wall_time_iso();
+  metrics::trace::span(spec.split == plan::Split::train ? "train" : "eval", "epoch", phase_start, util::now_ns(),
+                       fmt::format(R"("epoch":{})", spec.epoch));
+  const util::CpuTimes cpu_after = util::process_cpu_times();
+  out.cpu_user = cpu_after.user - cpu_before.user;
+  out.cpu_sys = cpu_after.sys - cpu_before.sys;
   StorageCounters::now(device, comm.node_rank() == 0).since(before, out);
   out.block = block.result(spec.batch_size, spec.formula);
   return stopped;

@@ -126,7 +126,7 @@ void Hdf5Writer::write_shared(const plan::DataFile& f, const std::string& path, 
   // MPI-IO moved the bytes, not the trainio driver: account for this rank's share here.
   const std::uint64_t bytes = (mine.last - mine.first) * hdf5_layout(workload_, f).sample_bytes_per_dataset() *
                               static_cast<std::uint64_t>(hdf5_layout(workload_, f).datasets);
-  if (auto* obs = storage::thread_observer()) obs->on_op(storage::Op::write, bytes, util::now_ns() - start);
+  storage::observe_path_op(storage::Op::write, path, start, bytes);
 }
 
 void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl,

@@ -73,7 +73,7 @@ void IndexedBinaryWriter::write_shared(const plan::DataFile& f, const std::strin
     file.write_at_all(first + at, buffer_.data(), n);
   }
   file.close();
-  if (auto* obs = storage::thread_observer()) obs->on_op(storage::Op::write, bytes, util::now_ns() - start);
+  storage::observe_path_op(storage::Op::write, path, start, bytes);  // MPI-IO moved this rank's share
   if (comm.is_root()) write_indexes(f);
 }
 

@@ -119,7 +119,7 @@ std::uint64_t NativeReader::read_batch(std::span<const SampleRequest> batch) {
   char* buffer = buffer_.reserve(total, std::max<std::size_t>(alignment_, 64));
   std::size_t at = 0;
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    batch_reads_.push_back({batch_open_[i]->fd(), batch[i].path, buffer + at, batch_ranges_[i].length,
+    batch_reads_.push_back({batch_open_[i], buffer + at, batch_ranges_[i].length,
                             batch_ranges_[i].offset, 0});
     at += (batch_ranges_[i].length + alignment_ - 1) / alignment_ * alignment_;
   }

@@ -1,12 +1,15 @@
 #pragma once
 // What one thread's storage calls added up to: per operation the count, bytes, time and a
-// latency histogram. A recorder belongs to one thread (no locks); recorders merge afterwards.
+// latency histogram, and the access profile of data files and of other files. A recorder belongs
+// to one thread (no locks); recorders merge afterwards.
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
+#include "metrics/access_profile.hpp"
 #include "metrics/histogram.hpp"
+#include "metrics/trace.hpp"
 #include "storage/io_observer.hpp"
 
 namespace trainio::metrics {
@@ -27,20 +30,29 @@ struct OpStats {
 
 class IoRecorder final : public storage::IoObserver {
  public:
-  void on_op(storage::Op op, std::uint64_t bytes, std::int64_t nanoseconds) override {
-    OpStats& s = ops_[static_cast<int>(op)];
+  void on_op(const storage::OpEvent& e) override {
+    OpStats& s = ops_[static_cast<int>(e.op)];
     ++s.count;
-    s.bytes += bytes;
-    const auto ns = static_cast<std::uint64_t>(nanoseconds < 0 ? 0 : nanoseconds);
+    s.bytes += e.bytes;
+    const auto ns = static_cast<std::uint64_t>(e.ns < 0 ? 0 : e.ns);
     s.ns += ns;
     s.latency.record(ns);
+    (e.data ? data_ : other_).add(e);
+    if (trace::enabled()) trace::storage_call(e);
   }
 
   const OpStats& op(storage::Op op) const { return ops_[static_cast<int>(op)]; }
   void set(storage::Op op, const OpStats& stats) { ops_[static_cast<int>(op)] = stats; }
   void merge(const IoRecorder& other) {
     for (int i = 0; i < storage::kOpCount; ++i) ops_[i].merge(other.ops_[i]);
+    data_.merge(other.data_);
+    other_.merge(other.other_);
   }
+  // Darshan-style characterization of the calls on data files and on the other files.
+  const AccessProfile& data_files() const { return data_; }
+  const AccessProfile& other_files() const { return other_; }
+  AccessProfile& data_files() { return data_; }
+  AccessProfile& other_files() { return other_; }
   // Bytes read by read calls and by touching mapped pages.
   std::uint64_t bytes_read() const { return op(storage::Op::read).bytes + op(storage::Op::touch).bytes; }
   std::uint64_t bytes_written() const { return op(storage::Op::write).bytes; }
@@ -48,6 +60,7 @@ class IoRecorder final : public storage::IoObserver {
 
  private:
   std::array<OpStats, storage::kOpCount> ops_{};
+  AccessProfile data_, other_;
 };
 
 }  // namespace trainio::metrics

@@ -14,6 +14,7 @@ namespace trainio::metrics {
 
 // A phase of reading (one epoch's training, or one evaluation) on one rank.
 struct ReadPhase {
+  std::string start, end;    // wall time, ISO 8601 (local, as DLIO writes it)
   BlockResult block;
   Histogram wait_ns;         // per step: time the training loop waited for its batch
   Histogram sample_ns;       // per sample: time to read it (reader threads)
@@ -27,6 +28,10 @@ struct ReadPhase {
   bool storage_read_known = false;
   std::uint64_t device_read_bytes = 0;
   bool device_read_known = false;
+  double cpu_user = 0, cpu_sys = 0;  // CPU seconds this process (all its threads) used in the phase
+  // Per step, as DLIO's <rank>_output.json lists them (seconds): waiting for the batch, the step
+  // before the barrier (DLIO's "proc": load + compute), the emulated compute.
+  std::vector<float> step_load, step_proc, step_compute;
 };
 
 struct EpochRecord {

@@ -20,8 +20,48 @@ Histogram reduce(const Histogram& h, const mpi::Comm& comm) {
   return Histogram::from_words(words);
 }
 
+AccessProfile reduce(const AccessProfile& p, const mpi::Comm& comm) {
+  AccessProfile out;
+  std::vector<std::uint64_t> counts = {p.reads, p.writes, p.bytes_read, p.bytes_written, p.sequential_reads,
+                                       p.consecutive_reads, p.sequential_writes, p.consecutive_writes,
+                                       p.metadata_ops, p.metadata_ns, p.data_ns, p.other_sizes};
+  counts.insert(counts.end(), p.read_sizes.begin(), p.read_sizes.end());
+  counts.insert(counts.end(), p.write_sizes.begin(), p.write_sizes.end());
+  counts = comm.sum(counts);
+  std::size_t i = 0;
+  for (std::uint64_t* field : {&out.reads, &out.writes, &out.bytes_read, &out.bytes_written, &out.sequential_reads,
+                               &out.consecutive_reads, &out.sequential_writes, &out.consecutive_writes,
+                               &out.metadata_ops, &out.metadata_ns, &out.data_ns, &out.other_sizes})
+    *field = counts[i++];
+  for (auto& b : out.read_sizes) b = counts[i++];
+  for (auto& b : out.write_sizes) b = counts[i++];
+  // Distinct files: the register-wise maximum of every rank's estimator.
+  const auto& regs = p.files.registers();
+  const auto merged = comm.max(std::vector<std::uint64_t>(regs.begin(), regs.end()));
+  for (std::size_t r = 0; r < merged.size(); ++r) out.files.registers()[r] = static_cast<std::uint8_t>(merged[r]);
+  // Common sizes: every rank's table, merged.
+  std::vector<double> table(2 * AccessProfile::kCommonSlots, 0.0);
+  for (std::size_t k = 0; k < p.common.size(); ++k) {
+    table[2 * k] = static_cast<double>(p.common[k].first);
+    table[2 * k + 1] = static_cast<double>(p.common[k].second);
+  }
+  const auto all = comm.all_gather(table);
+  AccessProfile sizes;
+  for (std::size_t k = 0; k + 1 < all.size(); k += 2)
+    if (all[k + 1] > 0) {
+      AccessProfile one;
+      one.common = {{static_cast<std::uint64_t>(all[k]), static_cast<std::uint64_t>(all[k + 1])}};
+      sizes.merge(one);
+    }
+  out.common = sizes.common;
+  out.other_sizes += sizes.other_sizes;
+  return out;
+}
+
 IoRecorder reduce(const IoRecorder& io, const mpi::Comm& comm) {
   IoRecorder out;
+  out.data_files() = reduce(io.data_files(), comm);
+  out.other_files() = reduce(io.other_files(), comm);
   for (int i = 0; i < storage::kOpCount; ++i) {
     const auto op = static_cast<storage::Op>(i);
     const OpStats& s = io.op(op);
@@ -34,6 +74,44 @@ IoRecorder reduce(const IoRecorder& io, const mpi::Comm& comm) {
     out.set(op, r);
   }
   return out;
+}
+
+void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) {
+  constexpr std::size_t kFields = 8;
+  const auto all = comm.all_gather({p.block.duration, static_cast<double>(p.samples), static_cast<double>(p.io.bytes_read()),
+                                    p.block.throughput_dlio, p.block.au, p.cpu_user, p.cpu_sys,
+                                    static_cast<double>(comm.host_index())});
+  for (std::size_t r = 0; r * kFields < all.size(); ++r) {
+    const double* f = &all[r * kFields];
+    RankFigures rf;
+    rf.rank = static_cast<int>(r);
+    rf.duration = f[0];
+    rf.samples = static_cast<std::uint64_t>(f[1]);
+    rf.bytes_read = static_cast<std::uint64_t>(f[2]);
+    rf.throughput = f[3];
+    rf.au = f[4];
+    rf.cpu_user = f[5];
+    rf.cpu_sys = f[6];
+    rf.host = static_cast<int>(f[7]);
+    s.cpu_user += rf.cpu_user;
+    s.cpu_sys += rf.cpu_sys;
+    s.ranks.push_back(rf);
+  }
+  double first = 1e300, last = 0;
+  for (const auto& r : s.ranks) {
+    if (r.duration > s.ranks[static_cast<std::size_t>(s.slowest_rank)].duration) s.slowest_rank = r.rank;
+    if (r.duration < s.ranks[static_cast<std::size_t>(s.fastest_rank)].duration) s.fastest_rank = r.rank;
+    first = std::min(first, r.duration);
+    last = std::max(last, r.duration);
+  }
+  if (first > 0 && first < 1e300) {
+    double done = 0;
+    for (const auto& r : s.ranks) done += static_cast<double>(r.bytes_read) * std::min(1.0, first / r.duration);
+    s.first_done_bandwidth = done / first;
+  }
+  double total = 0;
+  for (const auto& r : s.ranks) total += static_cast<double>(r.bytes_read);
+  s.last_done_bandwidth = last > 0 ? total / last : 0;
 }
 
 PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
@@ -62,6 +140,7 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
   s.wait_ns = reduce(p.wait_ns, comm);
   s.sample_ns = reduce(p.sample_ns, comm);
   s.io = reduce(p.io, comm);
+  straggler_view(p, comm, s);
   return s;
 }
 
@@ -84,9 +163,18 @@ RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm) {
     out.generate.bytes_written = sums[2];
     out.generate.write_bandwidth =
         out.generate.seconds > 0 ? static_cast<double>(out.generate.bytes_written) / out.generate.seconds : 0;
+    out.generate.io = reduce(g.io, comm);
+    out.io.merge(out.generate.io);
   }
-  for (const EpochRecord& e : mine.epochs) out.epochs.push_back(summarize_epoch(e, comm));
-  for (const CheckpointRecord& c : mine.checkpoints) out.checkpoints.push_back(summarize_checkpoint(c, comm));
+  for (const EpochRecord& e : mine.epochs) {
+    out.epochs.push_back(summarize_epoch(e, comm));
+    out.io.merge(out.epochs.back().train.io);
+    if (out.epochs.back().evaluated) out.io.merge(out.epochs.back().eval.io);
+  }
+  for (const CheckpointRecord& c : mine.checkpoints) {
+    out.checkpoints.push_back(summarize_checkpoint(c, comm));
+    out.io.merge(out.checkpoints.back().io);
+  }
   return out;
 }
 

@@ -16,6 +16,18 @@ class Comm;
 
 namespace trainio::metrics {
 
+// One rank's figures in a phase, for the straggler view and per_rank.csv.
+struct RankFigures {
+  int rank = 0;
+  int host = 0;               // index into the run's hosts
+  double duration = 0;        // seconds
+  std::uint64_t samples = 0;
+  std::uint64_t bytes_read = 0;
+  double throughput = 0;      // samples/s, DLIO's formula
+  double au = 0;              // fraction
+  double cpu_user = 0, cpu_sys = 0;
+};
+
 struct PhaseSummary {
   std::uint64_t steps = 0;            // per rank
   double duration = 0;                // slowest rank's phase wall time
@@ -34,6 +46,13 @@ struct PhaseSummary {
   bool degenerate = false;            // some rank had too few steps for the exclusions
   Histogram wait_ns, sample_ns;
   IoRecorder io;
+  // Stragglers: every rank's figures; the slowest and fastest; the aggregate read bandwidth when
+  // the first rank was done (ranks assumed to progress evenly) and when the last was (elbencho's
+  // first-done and last-done figures).
+  std::vector<RankFigures> ranks;
+  int slowest_rank = 0, fastest_rank = 0;
+  double first_done_bandwidth = 0, last_done_bandwidth = 0;
+  double cpu_user = 0, cpu_sys = 0;   // all ranks
 };
 
 struct EpochSummary {
@@ -50,6 +69,7 @@ struct GenerateSummary {
   std::uint64_t files_written = 0, files_kept = 0;
   std::uint64_t bytes_written = 0;
   double write_bandwidth = 0;
+  IoRecorder io;
 };
 
 // One checkpoint across all ranks. MLPerf's rule: its duration is the slowest rank's, so its
@@ -79,6 +99,8 @@ struct RunSummary {
   GenerateSummary generate;
   std::vector<EpochSummary> epochs;
   std::vector<CheckpointSummary> checkpoints;
+  // Every storage call of the run (generation, training, evaluation, checkpoints) together.
+  IoRecorder io;
 };
 
 // Collective: every rank calls it with its own record; every rank gets the same summary.

@@ -45,11 +45,11 @@ T allreduce(T v, MPI_Datatype type, MPI_Op op) {
 }
 
 template <typename T>
-std::vector<T> allreduce_vector(const std::vector<T>& v, MPI_Datatype type) {
+std::vector<T> allreduce_vector(const std::vector<T>& v, MPI_Datatype type, MPI_Op op = MPI_SUM) {
   std::vector<T> out(v.size());
   if (v.empty()) return out;
   MPI_Request request;
-  check(MPI_Iallreduce(v.data(), out.data(), static_cast<int>(v.size()), type, MPI_SUM,
+  check(MPI_Iallreduce(v.data(), out.data(), static_cast<int>(v.size()), type, op,
                        MPI_COMM_WORLD, &request),
         "MPI_Iallreduce");
   wait_politely(request);
@@ -189,6 +189,10 @@ std::vector<double> Comm::sum(const std::vector<double>& v) const {
 }
 std::vector<std::uint64_t> Comm::sum(const std::vector<std::uint64_t>& v) const {
   return mpi_ ? allreduce_vector(v, MPI_UINT64_T) : v;
+}
+
+std::vector<std::uint64_t> Comm::max(const std::vector<std::uint64_t>& v) const {
+  return mpi_ ? allreduce_vector(v, MPI_UINT64_T, MPI_MAX) : v;
 }
 
 std::vector<double> Comm::all_gather(const std::vector<double>& v) const {

@@ -74,6 +74,7 @@ class Comm {
   // Element-wise sum of a vector across ranks, result on every rank.
   std::vector<double> sum(const std::vector<double>& v) const;
   std::vector<std::uint64_t> sum(const std::vector<std::uint64_t>& v) const;
+  std::vector<std::uint64_t> max(const std::vector<std::uint64_t>& v) const;  // element-wise
 
   // Every rank contributes one fixed-size vector; every rank gets all of them, rank-major.
   std::vector<double> all_gather(const std::vector<double>& v) const;

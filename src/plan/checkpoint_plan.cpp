@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace trainio::plan {
 
@@ -22,6 +23,10 @@ std::uint64_t transformer_parameters(const config::ModelSection& m) {
   const std::uint64_t kv = h / u(t.num_attention_heads) * u(t.num_kv_heads);
   const std::uint64_t per_layer = h + h * (h + 2 * kv) + h * h + h + 2 * ffn * h + ffn * h;
   return 2 * vocab * h + per_layer * u(m.num_layers) + h;
+}
+
+std::string checkpoint_root(const config::Workload& w) {
+  return util::strip_trailing_slashes(util::join(w.storage.storage_root, w.checkpoint.checkpoint_folder));
 }
 
 std::string CheckpointPlan::folder_name(std::uint64_t epoch, std::uint64_t step) {

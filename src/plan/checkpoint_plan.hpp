@@ -75,6 +75,9 @@ class CheckpointPlan {
   int writing_ranks_ = 0;
 };
 
+// <storage_root>/<checkpoint_folder>, without a trailing slash.
+std::string checkpoint_root(const config::Workload& w);
+
 // DLIO's get_num_parameters(): embedding and lm_head 2 x vocab x hidden, per layer
 // hidden x (hidden + 2 kv) + hidden^2 + 3 x ffn x hidden + 2 x hidden (kv = hidden / heads x
 // kv_heads), and the final norm.

@@ -75,6 +75,28 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                        util::format_rate(metrics::mean_of(thr) * record), util::format_rate(metrics::mean_of(bw)));
     out += latency_row("sample read", sample);
     out += latency_row("batch wait", wait);
+    // The slowest rank over the run, and what reading cost the clients' CPUs.
+    const metrics::PhaseSummary* worst = nullptr;
+    double cpu = 0, bytes = 0, seconds = 0;
+    for (const auto& e : run.epochs) {
+      if (!worst || e.train.ranks.empty() ||
+          e.train.ranks[static_cast<std::size_t>(e.train.slowest_rank)].duration >
+              worst->ranks[static_cast<std::size_t>(worst->slowest_rank)].duration)
+        worst = &e.train;
+      cpu += e.train.cpu_user + e.train.cpu_sys;
+      bytes += static_cast<double>(e.train.bytes_read);
+      seconds += e.train.duration;
+    }
+    if (worst && worst->ranks.size() > 1) {
+      const auto& slow = worst->ranks[static_cast<std::size_t>(worst->slowest_rank)];
+      const auto& fast = worst->ranks[static_cast<std::size_t>(worst->fastest_rank)];
+      out += fmt::format("  {:<22} rank {} took {}, rank {} {} (first done {}, last done {})\n", "slowest rank", slow.rank,
+                         util::format_duration(slow.duration), fast.rank, util::format_duration(fast.duration),
+                         util::format_rate(worst->first_done_bandwidth), util::format_rate(worst->last_done_bandwidth));
+    }
+    if (bytes > 0 && seconds > 0)
+      out += fmt::format("  {:<22} {:.2f} CPU-seconds per GiB read; {:.2f} cores busy on average\n", "client CPU",
+                         cpu / (bytes / (1024.0 * 1024.0 * 1024.0)), cpu / seconds);
     std::size_t cached = 0;
     for (const auto& e : run.epochs) cached += metrics::served_from_cache(e.train) ? 1 : 0;
     if (cached > 0)

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/proc_stats.hpp"
+
 namespace trainio::report {
 
 RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
@@ -16,7 +18,7 @@ RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& co
   const util::HostInfo mine = util::host_info();
   const nlohmann::json j = {{"hostname", mine.hostname}, {"kernel", mine.kernel}, {"cpu_model", mine.cpu_model},
                             {"cpu_count", mine.cpu_count}, {"memory_bytes", mine.memory_bytes},
-                            {"host_index", comm.host_index()}};
+                            {"host_index", comm.host_index()}, {"cores", util::cores_available()}};
   const auto all = comm.gather_strings(j.dump());
   if (!comm.is_root()) {
     c.hosts = {mine};
@@ -24,6 +26,7 @@ RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& co
     return c;
   }
   c.hosts.resize(static_cast<size_t>(comm.num_hosts()));
+  for (const auto& text : all) c.cores_per_rank.push_back(nlohmann::json::parse(text).at("cores").get<int>());
   c.ranks_per_host.assign(static_cast<size_t>(comm.num_hosts()), 0);
   for (const auto& text : all) {
     const auto r = nlohmann::json::parse(text);

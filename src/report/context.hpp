@@ -14,6 +14,7 @@ namespace trainio::report {
 struct RunContext {
   std::vector<util::HostInfo> hosts;  // one per host, in host order
   std::vector<int> ranks_per_host;
+  std::vector<int> cores_per_rank;  // CPUs each rank may run on (its affinity)
   int ranks = 1;
   std::string mpi_library;
   std::string data_folder;

@@ -10,6 +10,7 @@
 #include "plan/checkpoint_plan.hpp"
 #include "storage/io_observer.hpp"
 #include "util/build_info.hpp"
+#include "util/proc_stats.hpp"
 
 namespace trainio::report {
 
@@ -84,7 +85,89 @@ json io_json(const metrics::IoRecorder& io) {
   return o;
 }
 
-json phase_json(const metrics::PhaseSummary& p) {
+json proc_json(const std::string& path) {
+  json o = json::object();
+  for (const auto& [k, v] : util::proc_key_values(path)) o[k] = v;
+  return o;
+}
+
+json profile_json(const metrics::AccessProfile& a) {
+  json reads = json::object(), writes = json::object();
+  for (int b = 0; b < metrics::kSizeBuckets; ++b) {
+    reads[metrics::size_bucket_name(b)] = a.read_sizes[static_cast<std::size_t>(b)];
+    writes[metrics::size_bucket_name(b)] = a.write_sizes[static_cast<std::size_t>(b)];
+  }
+  json common = json::array();
+  for (const auto& [size, calls] : a.top_sizes(4)) common.push_back({{"bytes", size}, {"calls", calls}});
+  return {{"reads", a.reads},
+          {"writes", a.writes},
+          {"bytes_read", a.bytes_read},
+          {"bytes_written", a.bytes_written},
+          {"read_size_histogram", reads},
+          {"write_size_histogram", writes},
+          {"sequential_reads", a.sequential_reads},
+          {"consecutive_reads", a.consecutive_reads},
+          {"sequential_writes", a.sequential_writes},
+          {"consecutive_writes", a.consecutive_writes},
+          {"metadata_calls", a.metadata_ops},
+          {"metadata_seconds", static_cast<double>(a.metadata_ns) * 1e-9},
+          {"data_seconds", static_cast<double>(a.data_ns) * 1e-9},
+          {"distinct_files_estimate", std::llround(a.files.estimate())},
+          {"common_access_sizes", common}};
+}
+
+json characterization_json(const metrics::IoRecorder& io) {
+  return {{"data_files", profile_json(io.data_files())}, {"other_files", profile_json(io.other_files())}};
+}
+
+json stragglers_json(const metrics::PhaseSummary& p, const RunContext& context) {
+  if (p.ranks.empty()) return nullptr;
+  const auto& slow = p.ranks[static_cast<std::size_t>(p.slowest_rank)];
+  const auto& fast = p.ranks[static_cast<std::size_t>(p.fastest_rank)];
+  // Per host: its ranks' samples and bytes, and its slowest rank's time.
+  std::vector<json> hosts;
+  std::vector<double> host_slowest;
+  std::vector<std::uint64_t> host_samples, host_bytes, host_ranks;
+  for (const auto& r : p.ranks) {
+    const auto h = static_cast<std::size_t>(r.host);
+    if (h >= host_slowest.size()) {
+      host_slowest.resize(h + 1, 0);
+      host_samples.resize(h + 1, 0);
+      host_bytes.resize(h + 1, 0);
+      host_ranks.resize(h + 1, 0);
+    }
+    host_slowest[h] = std::max(host_slowest[h], r.duration);
+    host_samples[h] += r.samples;
+    host_bytes[h] += r.bytes_read;
+    ++host_ranks[h];
+  }
+  json per_host = json::array();
+  for (std::size_t h = 0; h < host_slowest.size(); ++h)
+    per_host.push_back({{"host", h < context.hosts.size() ? context.hosts[h].hostname : std::to_string(h)},
+                        {"ranks", host_ranks[h]},
+                        {"slowest_rank_seconds", host_slowest[h]},
+                        {"samples", host_samples[h]},
+                        {"bytes_read", host_bytes[h]},
+                        {"read_bytes_per_second", host_slowest[h] > 0 ? static_cast<double>(host_bytes[h]) / host_slowest[h] : 0.0}});
+  return {{"slowest_rank", slow.rank},
+          {"slowest_rank_seconds", slow.duration},
+          {"fastest_rank", fast.rank},
+          {"fastest_rank_seconds", fast.duration},
+          {"first_done_read_bytes_per_second", p.first_done_bandwidth},
+          {"last_done_read_bytes_per_second", p.last_done_bandwidth},
+          {"hosts", per_host}};
+}
+
+json client_cost_json(const metrics::PhaseSummary& p) {
+  const double cpu = p.cpu_user + p.cpu_sys;
+  const double gib = static_cast<double>(p.bytes_read) / kGiB;
+  return {{"cpu_user_seconds", p.cpu_user},
+          {"cpu_sys_seconds", p.cpu_sys},
+          {"cpu_seconds_per_GiB_read", gib > 0 ? cpu / gib : 0.0},
+          {"cpu_cores_busy", p.duration > 0 ? cpu / p.duration : 0.0}};
+}
+
+json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
   return {{"steps_per_rank", p.steps},
           {"duration_seconds", p.duration},
           {"au_percentage", p.au * 100},
@@ -102,7 +185,10 @@ json phase_json(const metrics::PhaseSummary& p) {
           {"served_from_page_cache", metrics::served_from_cache(p)},
           {"batch_wait_seconds", latency_json(p.wait_ns)},
           {"sample_read_seconds", latency_json(p.sample_ns)},
-          {"io", io_json(p.io)}};
+          {"io", io_json(p.io)},
+          {"characterization", characterization_json(p.io)},
+          {"stragglers", stragglers_json(p, context)},
+          {"client_cost", client_cost_json(p)}};
 }
 
 // DLIO's metric block for one phase ("train" or "eval").
@@ -140,7 +226,8 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"storage_read_bytes", c.kind == metrics::CheckpointRecord::Kind::load && c.storage_read_known
                                      ? json(c.storage_read_bytes)
                                      : json(nullptr)},
-          {"io", io_json(c.io)}};
+          {"io", io_json(c.io)},
+          {"characterization", characterization_json(c.io)}};
 }
 
 // DLIO's checkpoint metrics, with MLPerf's rule for a checkpoint's duration (the slowest rank;
@@ -211,8 +298,13 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
   s["num_files_eval"] = w.dataset.num_files_eval;
   s["num_samples_per_file"] = w.dataset.num_samples_per_file;
   s["host_cpu_count"] = cpu_counts;
-  s["host_memory_GB"] = memory;
+  s["host_processor_name"] = "x86_64";
   s["potential_caching"] = caching;
+  s["host_cpuinfo"] = proc_json("/proc/cpuinfo");
+  s["host_meminfo"] = proc_json("/proc/meminfo");
+  s["host_memory_GB"] = memory;
+  s["data_size_per_host_GB"] = context.hosts.empty() ? 0.0
+                                  : dataset_bytes * context.ranks_per_host[0] / std::max(1, context.ranks) / kGiB;
   s["epochs"] = run.epochs.size();
   s["end"] = run.end;
 
@@ -235,8 +327,10 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
                   {"data_folder", context.data_folder},
                   {"data_filesystem", context.data_fs_type},
                   {"output_folder", context.output_dir},
+                  {"cores_per_rank", context.cores_per_rank},
                   {"start", run.start},
                   {"end", run.end}};
+  t["characterization"] = characterization_json(run.io);
   json notes = json::array();
   for (const auto& n : w.notes) notes.push_back(n.message);
   t["workload"] = {{"name", w.name}, {"source", w.source}, {"overrides", w.overrides}, {"notes", notes},
@@ -255,14 +349,16 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
                      {"files_written", run.generate.files_written},
                      {"files_kept", run.generate.files_kept},
                      {"bytes_written", run.generate.bytes_written},
-                     {"write_bytes_per_second", run.generate.write_bandwidth}};
+                     {"write_bytes_per_second", run.generate.write_bandwidth},
+                     {"io", io_json(run.generate.io)},
+                     {"characterization", characterization_json(run.generate.io)}};
   }
   if (!run.epochs.empty()) {
     json epochs = json::array();
     std::uint64_t samples = 0;
     for (const auto& e : run.epochs) {
-      json je = {{"epoch", e.epoch}, {"start", e.start}, {"end", e.end}, {"train", phase_json(e.train)}};
-      if (e.evaluated) je["eval"] = phase_json(e.eval);
+      json je = {{"epoch", e.epoch}, {"start", e.start}, {"end", e.end}, {"train", phase_json(e.train, context)}};
+      if (e.evaluated) je["eval"] = phase_json(e.eval, context);
       samples += e.train.samples;
       epochs.push_back(je);
     }

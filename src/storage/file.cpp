@@ -17,20 +17,44 @@
 
 namespace trainio::storage {
 
-namespace {
-
-// Times one storage call and reports it to the thread's observer.
-class OpTimer {
+// Times one storage call on a file and reports it to the thread's observer.
+class FileOpTimer {
  public:
-  explicit OpTimer(Op op) : op_(op), start_(util::now_ns()) {}
-  void done(std::uint64_t bytes) const {
-    if (IoObserver* obs = thread_observer()) obs->on_op(op_, bytes, util::now_ns() - start_);
+  FileOpTimer(File& file, Op op, std::int64_t start = util::now_ns()) : file_(file), op_(op), start_(start) {}
+  // A call that moves no data.
+  void done(std::uint64_t bytes = 0) const {
+    if (IoObserver* obs = thread_observer()) obs->on_op(event(bytes));
+  }
+  // A read or write of `bytes` at `offset`: Darshan's sequential and consecutive tests against
+  // the last byte the previous one touched.
+  void done_io(std::uint64_t bytes, std::uint64_t offset) const {
+    std::uint64_t& last = op_ == Op::write ? file_.last_byte_written_ : file_.last_byte_read_;  // touch: a read
+    OpEvent e = event(bytes);
+    e.offset = offset;
+    e.has_offset = true;
+    e.sequential = offset > last;
+    e.consecutive = offset == last + 1;
+    if (bytes > 0) last = offset + bytes - 1;
+    if (IoObserver* obs = thread_observer()) obs->on_op(e);
   }
 
  private:
+  OpEvent event(std::uint64_t bytes) const {
+    OpEvent e;
+    e.op = op_;
+    e.bytes = bytes;
+    e.start_ns = start_;
+    e.ns = util::now_ns() - start_;
+    e.data = file_.data_;
+    e.file = file_.hash_;
+    return e;
+  }
+  File& file_;
   Op op_;
   std::int64_t start_;
 };
+
+namespace {
 
 Error call_failed(const char* call, const std::string& path, int err, const std::string& detail = {}) {
   std::string msg = fmt::format("{}('{}'{}) failed: {}", call, path, detail, std::strerror(err));
@@ -74,29 +98,55 @@ int open_flags(const OpenOptions& o) {
 }  // namespace
 
 File File::open(const std::string& path, OpenOptions options) {
-  OpTimer t(Op::open);
+  const std::int64_t start = util::now_ns();
   const int fd = ::open(path.c_str(), open_flags(options), 0644);
   if (fd < 0) throw call_failed("open", path, errno);
-  t.done(0);
-  return File(fd, path);
+  File f(fd, path);
+  if (IoObserver* obs = thread_observer()) {
+    OpEvent e;
+    e.op = Op::open;
+    e.start_ns = start;
+    e.ns = util::now_ns() - start;
+    e.data = f.data_;
+    e.file = f.hash_;
+    obs->on_op(e);
+  }
+  return f;
 }
+
+File::File(int fd, std::string path)
+    : fd_(fd), path_(std::move(path)), hash_(path_hash(path_)), data_(is_data_file(path_)) {}
 
 File::~File() { close_quietly(); }
 
-File::File(File&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) { other.fd_ = -1; }
+File::File(File&& other) noexcept
+    : fd_(other.fd_),
+      path_(std::move(other.path_)),
+      hash_(other.hash_),
+      data_(other.data_),
+      position_(other.position_),
+      last_byte_read_(other.last_byte_read_),
+      last_byte_written_(other.last_byte_written_) {
+  other.fd_ = -1;
+}
 
 File& File::operator=(File&& other) noexcept {
   if (this != &other) {
     close_quietly();
     fd_ = other.fd_;
     path_ = std::move(other.path_);
+    hash_ = other.hash_;
+    data_ = other.data_;
+    position_ = other.position_;
+    last_byte_read_ = other.last_byte_read_;
+    last_byte_written_ = other.last_byte_written_;
     other.fd_ = -1;
   }
   return *this;
 }
 
 File::Stat File::stat() {
-  OpTimer t(Op::stat);
+  FileOpTimer t(*this, Op::stat);
   struct stat st;
   if (::fstat(fd_, &st) != 0) throw call_failed("fstat", path_, errno);
   t.done(0);
@@ -105,7 +155,7 @@ File::Stat File::stat() {
 }
 
 bool File::is_terminal() {
-  OpTimer t(Op::ioctl);
+  FileOpTimer t(*this, Op::ioctl);
   termios tio;
   const bool tty = ::ioctl(fd_, TCGETS, &tio) == 0;
   t.done(0);
@@ -113,7 +163,7 @@ bool File::is_terminal() {
 }
 
 File File::duplicate() {
-  OpTimer t(Op::fcntl);
+  FileOpTimer t(*this, Op::fcntl);
   const int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) throw call_failed("fcntl(F_DUPFD_CLOEXEC)", path_, errno);
   t.done(0);
@@ -122,20 +172,20 @@ File File::duplicate() {
 
 File File::duplicate_for_stdio() {
   File copy = duplicate();
-  OpTimer t(Op::fcntl);
+  FileOpTimer t(copy, Op::fcntl);
   if (::fcntl(copy.fd_, F_GETFL) < 0) throw call_failed("fcntl(F_GETFL)", path_, errno);
   t.done(0);
   return copy;
 }
 
 std::size_t File::pread_some(void* buffer, std::size_t size, std::uint64_t offset) {
-  OpTimer t(Op::read);
+  FileOpTimer t(*this, Op::read);
   ssize_t n;
   do {
     n = ::pread(fd_, buffer, size, static_cast<off_t>(offset));
   } while (n < 0 && errno == EINTR);
   if (n < 0) throw call_failed("pread", path_, errno, fmt::format(", {} bytes at {}", size, offset));
-  t.done(static_cast<std::uint64_t>(n));
+  t.done_io(static_cast<std::uint64_t>(n), offset);
   return static_cast<std::size_t>(n);
 }
 
@@ -155,20 +205,22 @@ void File::pread_exact(void* buffer, std::size_t size, std::uint64_t offset) {
 }
 
 std::size_t File::read_some(void* buffer, std::size_t size) {
-  OpTimer t(Op::read);
+  FileOpTimer t(*this, Op::read);
   ssize_t n;
   do {
     n = ::read(fd_, buffer, size);
   } while (n < 0 && errno == EINTR);
   if (n < 0) throw call_failed("read", path_, errno, fmt::format(", {} bytes", size));
-  t.done(static_cast<std::uint64_t>(n));
+  t.done_io(static_cast<std::uint64_t>(n), position_);
+  position_ += static_cast<std::uint64_t>(n);
   return static_cast<std::size_t>(n);
 }
 
 std::uint64_t File::seek(std::int64_t offset, int whence) {
-  OpTimer t(Op::seek);
+  FileOpTimer t(*this, Op::seek);
   const off_t pos = ::lseek(fd_, static_cast<off_t>(offset), whence);
   if (pos < 0) throw call_failed("lseek", path_, errno, fmt::format(", {}, {}", offset, whence));
+  position_ = static_cast<std::uint64_t>(pos);
   t.done(0);
   return static_cast<std::uint64_t>(pos);
 }
@@ -177,20 +229,21 @@ void File::write_all(const void* buffer, std::size_t size) {
   const auto* in = static_cast<const unsigned char*>(buffer);
   std::size_t done = 0;
   while (done < size) {
-    OpTimer t(Op::write);
+    FileOpTimer t(*this, Op::write);
     const ssize_t n = ::write(fd_, in + done, size - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       throw call_failed("write", path_, errno, fmt::format(", {} bytes", size - done));
     }
     if (n == 0) throw call_failed("write", path_, ENOSPC);
-    t.done(static_cast<std::uint64_t>(n));
+    t.done_io(static_cast<std::uint64_t>(n), position_);
+    position_ += static_cast<std::uint64_t>(n);
     done += static_cast<std::size_t>(n);
   }
 }
 
 void File::clear_direct() {
-  OpTimer t(Op::fcntl);
+  FileOpTimer t(*this, Op::fcntl);
   const int flags = ::fcntl(fd_, F_GETFL);
   if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) throw call_failed("fcntl(F_SETFL)", path_, errno);
   t.done(0);
@@ -200,26 +253,26 @@ void File::pwrite_all(const void* buffer, std::size_t size, std::uint64_t offset
   const auto* in = static_cast<const unsigned char*>(buffer);
   std::size_t done = 0;
   while (done < size) {
-    OpTimer t(Op::write);
+    FileOpTimer t(*this, Op::write);
     const ssize_t n = ::pwrite(fd_, in + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       throw call_failed("pwrite", path_, errno, fmt::format(", {} bytes at {}", size - done, offset + done));
     }
     if (n == 0) throw call_failed("pwrite", path_, ENOSPC);
-    t.done(static_cast<std::uint64_t>(n));
+    t.done_io(static_cast<std::uint64_t>(n), offset + done);
     done += static_cast<std::size_t>(n);
   }
 }
 
 void File::fsync() {
-  OpTimer t(Op::fsync);
+  FileOpTimer t(*this, Op::fsync);
   if (::fsync(fd_) != 0) throw call_failed("fsync", path_, errno);
   t.done(0);
 }
 
 void File::fdatasync() {
-  OpTimer t(Op::fsync);
+  FileOpTimer t(*this, Op::fsync);
   if (::fdatasync(fd_) != 0) throw call_failed("fdatasync", path_, errno);
   t.done(0);
 }
@@ -230,13 +283,13 @@ void File::drop_from_cache() {
 }
 
 void File::truncate(std::uint64_t size) {
-  OpTimer t(Op::write);
+  FileOpTimer t(*this, Op::write);
   if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw call_failed("ftruncate", path_, errno);
   t.done(0);
 }
 
 bool File::try_lock(bool exclusive) {
-  OpTimer t(Op::fcntl);
+  FileOpTimer t(*this, Op::fcntl);
   if (::flock(fd_, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) return false;
     if (errno == ENOSYS || errno == ENOTSUP) return true;  // no locks on this file system: as HDF5, go on
@@ -247,14 +300,18 @@ bool File::try_lock(bool exclusive) {
 }
 
 void File::unlock() {
-  OpTimer t(Op::fcntl);
+  FileOpTimer t(*this, Op::fcntl);
   if (::flock(fd_, LOCK_UN) != 0 && errno != ENOSYS && errno != ENOTSUP) throw call_failed("flock", path_, errno);
   t.done(0);
 }
 
+void File::report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns) {
+  FileOpTimer(*this, op, start_ns).done_io(bytes, offset);
+}
+
 void File::close() {
   if (fd_ < 0) return;
-  OpTimer t(Op::close);
+  FileOpTimer t(*this, Op::close);
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0 && errno != EINTR) throw call_failed("close", path_, errno);
@@ -263,7 +320,7 @@ void File::close() {
 
 void File::close_quietly() noexcept {
   if (fd_ < 0) return;
-  OpTimer t(Op::close);
+  FileOpTimer t(*this, Op::close);
   ::close(fd_);
   fd_ = -1;
   t.done(0);

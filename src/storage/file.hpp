@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "storage/io_observer.hpp"
+
 namespace trainio::storage {
 
 enum class Access {
@@ -24,6 +26,8 @@ struct OpenOptions {
   bool direct = false;        // O_DIRECT
   bool close_on_exec = true;  // O_CLOEXEC (off only to mirror libraries that do not set it)
 };
+
+class FileOpTimer;
 
 class File {
  public:
@@ -87,12 +91,23 @@ class File {
   // Closes now and reports a failing close (it can carry a deferred write error).
   void close();
 
+  // Reports `bytes` moved at `offset` by a call made outside this handle (an io_uring read of
+  // its descriptor, page faults on its map) as this file's, with its access pattern.
+  void report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns);
+
  private:
-  File(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  friend class FileOpTimer;
+  File(int fd, std::string path);
   void close_quietly() noexcept;
 
   int fd_ = -1;
   std::string path_;
+  // For the observer: the file's identity and class, and its access pattern (Darshan's last
+  // byte read and written, reset at open; the file position for read() and write()).
+  std::uint64_t hash_ = 0;
+  bool data_ = true;
+  std::uint64_t position_ = 0;
+  std::uint64_t last_byte_read_ = 0, last_byte_written_ = 0;
 };
 
 }  // namespace trainio::storage

@@ -19,9 +19,6 @@ namespace trainio::storage {
 
 namespace {
 
-void observe(Op op, std::int64_t start) {
-  if (IoObserver* obs = thread_observer()) obs->on_op(op, 0, util::now_ns() - start);
-}
 
 Error fs_failed(const char* call, const std::string& path, int err) {
   std::string hint;
@@ -43,13 +40,13 @@ void make_dirs(const std::string& path) {
   const auto start = util::now_ns();
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) throw fs_failed("mkdir", path, errno);
   if (!is_dir(path)) throw fs_failed("mkdir", path, ENOTDIR);
-  observe(Op::mkdir, start);
+  observe_path_op(Op::mkdir, path, start);
 }
 
 void rename_path(const std::string& from, const std::string& to) {
   const auto start = util::now_ns();
   if (::rename(from.c_str(), to.c_str()) != 0) throw fs_failed("rename", from + "' -> '" + to, errno);
-  observe(Op::rename, start);
+  observe_path_op(Op::rename, to, start);
 }
 
 void remove_file(const std::string& path) {
@@ -58,12 +55,12 @@ void remove_file(const std::string& path) {
     if (errno == ENOENT) return;
     throw fs_failed("unlink", path, errno);
   }
-  observe(Op::unlink, start);
+  observe_path_op(Op::unlink, path, start);
 }
 
 void remove_empty_dir(const std::string& path) {
   const auto start = util::now_ns();
-  if (::rmdir(path.c_str()) == 0) observe(Op::unlink, start);
+  if (::rmdir(path.c_str()) == 0) observe_path_op(Op::unlink, path, start);
 }
 
 std::optional<std::uint64_t> file_size(const std::string& path) {
@@ -73,7 +70,7 @@ std::optional<std::uint64_t> file_size(const std::string& path) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     throw fs_failed("stat", path, errno);
   }
-  observe(Op::stat, start);
+  observe_path_op(Op::stat, path, start);
   if (!S_ISREG(st.st_mode)) return std::nullopt;
   return static_cast<std::uint64_t>(st.st_size);
 }
@@ -86,7 +83,7 @@ bool is_dir(const std::string& path) {
 bool exists(const std::string& path) {
   const auto start = util::now_ns();
   const bool found = ::access(path.c_str(), F_OK) == 0;
-  observe(Op::stat, start);
+  observe_path_op(Op::stat, path, start);
   return found;
 }
 

@@ -1,10 +1,14 @@
 #include "storage/io_observer.hpp"
 
+#include "util/clock.hpp"
+#include "util/paths.hpp"
+
 namespace trainio::storage {
 
 namespace {
 thread_local IoObserver* current = nullptr;
-}
+std::vector<std::string> data_folders;  // written once, before any thread reads it
+}  // namespace
 
 const char* op_name(Op op) {
   static constexpr const char* kNames[kOpCount] = {"open",  "stat",  "read",  "write",  "seek",
@@ -15,5 +19,40 @@ const char* op_name(Op op) {
 
 void set_thread_observer(IoObserver* observer) { current = observer; }
 IoObserver* thread_observer() { return current; }
+
+void set_data_folders(std::vector<std::string> folders) {
+  for (auto& f : folders) f = util::strip_trailing_slashes(f) + "/";
+  data_folders = std::move(folders);
+}
+
+bool is_data_file(std::string_view path) {
+  if (data_folders.empty()) return true;
+  if (path.ends_with(".idx") || path.ends_with(".trainio-dataset.json")) return false;
+  for (const auto& folder : data_folders)
+    if (path.starts_with(folder)) return true;
+  return false;
+}
+
+std::uint64_t path_hash(std::string_view path) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (const char c : path) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h ? h : 1;
+}
+
+void observe_path_op(Op op, std::string_view path, std::int64_t start_ns, std::uint64_t bytes) {
+  if (IoObserver* obs = thread_observer()) {
+    OpEvent e;
+    e.op = op;
+    e.bytes = bytes;
+    e.start_ns = start_ns;
+    e.ns = util::now_ns() - start_ns;
+    e.data = is_data_file(path);
+    e.file = path_hash(path);
+    obs->on_op(e);
+  }
+}
 
 }  // namespace trainio::storage

@@ -1,9 +1,13 @@
 #pragma once
-// How the storage layer reports what it did. Every call through storage::File is timed and handed
-// to the calling thread's observer (if any), which the engine installs and the metrics layer
-// implements. One virtual call per storage call: cheap next to a system call.
+// How the storage layer reports what it did. Every call through storage::File (and the few other
+// storage paths) is timed and handed to the calling thread's observer (if any), which the engine
+// installs and the metrics layer implements. One virtual call per storage call: cheap next to a
+// system call.
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace trainio::storage {
 
@@ -11,11 +15,29 @@ namespace trainio::storage {
 enum class Op : std::uint8_t { open, stat, read, write, seek, close, fsync, mkdir, rename, unlink, ioctl, fcntl, mmap, touch };
 inline constexpr int kOpCount = 14;
 const char* op_name(Op op);
+// Reads and writes move data; every other call is metadata (Darshan's split of time).
+inline bool moves_data(Op op) { return op == Op::read || op == Op::write || op == Op::touch; }
+
+// One storage call.
+struct OpEvent {
+  Op op = Op::open;
+  std::uint64_t bytes = 0;      // bytes moved (reads, writes, touches)
+  std::int64_t start_ns = 0;    // when the call began (util::now_ns)
+  std::int64_t ns = 0;          // how long it took
+  std::uint64_t offset = 0;     // where a read or write began in the file
+  bool has_offset = false;
+  // Darshan's access pattern, per open file: a read or write that starts beyond where the
+  // previous one ended is sequential; exactly where it ended, consecutive (and sequential).
+  bool sequential = false;
+  bool consecutive = false;
+  bool data = true;             // on a data file (dataset, checkpoint), not an index or marker
+  std::uint64_t file = 0;       // hash of the file's path; 0 for calls on no file
+};
 
 class IoObserver {
  public:
   virtual ~IoObserver() = default;
-  virtual void on_op(Op op, std::uint64_t bytes, std::int64_t nanoseconds) = 0;
+  virtual void on_op(const OpEvent& e) = 0;
 };
 
 // The observer for storage calls made by the current thread; nullptr records nothing.
@@ -35,5 +57,16 @@ class ScopedObserver {
  private:
   IoObserver* previous_;
 };
+
+// Which files hold data: those under these folders (the dataset's, the checkpoints'), except
+// indexes (*.idx) and trainio's marker. Set once before any reader or writer starts; with no
+// folders set every file counts as data.
+void set_data_folders(std::vector<std::string> folders);
+bool is_data_file(std::string_view path);
+std::uint64_t path_hash(std::string_view path);
+
+// Reports a call on a path (no open file) to the thread's observer; `bytes` for transfers made
+// by a library on its own descriptors (MPI-IO).
+void observe_path_op(Op op, std::string_view path, std::int64_t start_ns, std::uint64_t bytes = 0);
 
 }  // namespace trainio::storage

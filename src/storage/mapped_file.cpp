@@ -15,11 +15,6 @@
 
 namespace trainio::storage {
 
-namespace {
-void observe(Op op, std::uint64_t bytes, std::int64_t start) {
-  if (IoObserver* obs = thread_observer()) obs->on_op(op, bytes, util::now_ns() - start);
-}
-}  // namespace
 
 MappedFile MappedFile::open(const std::string& path) {
   MappedFile m;
@@ -38,7 +33,7 @@ MappedFile MappedFile::open(const std::string& path) {
     if (p == MAP_FAILED)
       throw io_error(fmt::format("mmap('{}', {} bytes) failed: {}", path, m.size_, std::strerror(errno)),
                      "the file system may not support memory maps: use dataset.format=indexed_binary");
-    observe(Op::mmap, 0, start);
+    observe_path_op(Op::mmap, path, start);
     m.data_ = static_cast<const unsigned char*>(p);
   }
   f.close();
@@ -80,7 +75,7 @@ std::uint64_t MappedFile::touch(std::uint64_t offset, std::uint64_t length) cons
   const std::uint64_t first = offset - offset % static_cast<std::uint64_t>(page);
   for (std::uint64_t at = std::max(first, offset); at < offset + length; at = (at / page + 1) * page)
     sum += *reinterpret_cast<const volatile unsigned char*>(data_ + at);
-  observe(Op::touch, length, start);
+  kept_.report_transfer(Op::touch, length, offset, start);
   return sum;
 }
 

@@ -34,7 +34,7 @@ class MappedFile {
   std::string path_;
   const unsigned char* data_ = nullptr;
   std::uint64_t size_ = 0;
-  File kept_;  // Python's mmap keeps its dup'ed descriptor for the life of the map
+  mutable File kept_;  // touches are reported as its reads. Python's mmap keeps its dup'ed descriptor for the life of the map
 };
 
 }  // namespace trainio::storage

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "storage/file.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -45,7 +46,7 @@ void Uring::read_all(std::span<AsyncRead> reads) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
     if (!sqe) throw internal_error("io_uring: no free submission entry below the ring's depth");
     AsyncRead& r = reads[i];
-    io_uring_prep_read(sqe, r.fd, r.buffer + r.done, static_cast<unsigned>(r.length - r.done), r.offset + r.done);
+    io_uring_prep_read(sqe, r.file->fd(), r.buffer + r.done, static_cast<unsigned>(r.length - r.done), r.offset + r.done);
     io_uring_sqe_set_data64(sqe, i);
     started[i] = util::now_ns();
     ++in_flight;
@@ -71,12 +72,11 @@ void Uring::read_all(std::span<AsyncRead> reads) {
       --in_flight;
       if (cqe->res < 0) {
         if (failure.empty())
-          failure = fmt::format("read('{}', {} bytes at {}) failed: {}", r.path ? *r.path : std::string("?"),
+          failure = fmt::format("read('{}', {} bytes at {}) failed: {}", r.file->path(),
                                 r.length - r.done, r.offset + r.done, std::strerror(-cqe->res));
         continue;
       }
-      if (IoObserver* obs = thread_observer())
-        obs->on_op(Op::read, static_cast<std::uint64_t>(cqe->res), util::now_ns() - started[i]);
+      r.file->report_transfer(Op::read, static_cast<std::uint64_t>(cqe->res), r.offset + r.done, started[i]);
       r.done += static_cast<std::size_t>(cqe->res);
       if (cqe->res == 0 || r.done == r.length) ++finished;
       else if (failure.empty()) submit(i);  // a short read: continue from where it stopped

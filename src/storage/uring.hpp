@@ -11,9 +11,10 @@
 
 namespace trainio::storage {
 
+class File;
+
 struct AsyncRead {
-  int fd = -1;
-  const std::string* path = nullptr;  // for error messages
+  File* file = nullptr;  // read from its descriptor; the read is reported as this file's
   char* buffer = nullptr;
   std::size_t length = 0;
   std::uint64_t offset = 0;

@@ -1,5 +1,7 @@
 #include "util/proc_stats.hpp"
 
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -18,6 +20,45 @@ std::optional<std::uint64_t> process_storage_read_bytes() {
     if (key == "read_bytes:") return value;
   }
   return std::nullopt;
+}
+
+CpuTimes process_cpu_times() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return {seconds(u.ru_utime), seconds(u.ru_stime)};
+}
+
+int cores_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
+
+std::vector<std::pair<std::string, std::string>> proc_key_values(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::ifstream in(path);
+  auto strip = [](std::string s) {
+    const auto a = s.find_first_not_of(" \t");
+    const auto b = s.find_last_not_of(" \t");
+    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+  };
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos || line.find(':', colon + 1) != std::string::npos) continue;
+    const std::string key = strip(line.substr(0, colon));
+    if (key.empty() || key == "processor") continue;
+    const std::string value = strip(line.substr(colon + 1));
+    bool found = false;
+    for (auto& [k, v] : out)
+      if (k == key) {
+        v = value;
+        found = true;
+      }
+    if (!found) out.emplace_back(key, value);
+  }
+  return out;
 }
 
 std::string block_device_of(const std::string& path) {

@@ -7,10 +7,26 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace trainio::util {
 
 std::optional<std::uint64_t> process_storage_read_bytes();
+
+// CPU seconds this process has used so far, all threads (getrusage).
+struct CpuTimes {
+  double user = 0, sys = 0;
+};
+CpuTimes process_cpu_times();
+
+// CPUs this process may run on (its affinity mask; an MPI launcher may have bound it to fewer
+// than the machine has).
+int cores_available();
+
+// A /proc file of "key : value" lines (cpuinfo, meminfo) as DLIO reads it: lines with exactly one
+// ':', key and value stripped; a later key overwrites an earlier one (cpuinfo's last CPU wins).
+std::vector<std::pair<std::string, std::string>> proc_key_values(const std::string& path);
 
 // The block device under `path` ("vda", "nvme0n1p2"), empty when there is none (tmpfs, NFS).
 std::string block_device_of(const std::string& path);

@@ -80,7 +80,11 @@ TEST_CASE("run figures combine across ranks as DLIO combines them") {
   e.train.block.throughput = 120;
   e.train.samples = 40;
   e.train.sample_bytes = 4000;
-  e.train.io.on_op(storage::Op::read, 5000, 1000 * (c.rank() + 1));
+  storage::OpEvent read;
+  read.op = storage::Op::read;
+  read.bytes = 5000;
+  read.ns = 1000 * (c.rank() + 1);
+  e.train.io.on_op(read);
   e.train.sample_ns.record(static_cast<std::uint64_t>(1000 * (c.rank() + 1)));
   rec.epochs.push_back(e);
   const auto s = metrics::summarize(rec, c);

@@ -30,7 +30,7 @@ class Content : public format::ContentSource {
 // Records the sequence of storage calls, as strace would list them.
 class Trace : public storage::IoObserver {
  public:
-  void on_op(storage::Op op, std::uint64_t bytes, std::int64_t) override { calls.emplace_back(op, bytes); }
+  void on_op(const storage::OpEvent& e) override { calls.emplace_back(e.op, e.bytes); }
   std::vector<std::pair<storage::Op, std::uint64_t>> calls;
   std::vector<std::uint64_t> reads() const {
     std::vector<std::uint64_t> r;

@@ -1,0 +1,38 @@
+#include "report/results.hpp"
+
+#include <fmt/format.h>
+
+#include "config/dump.hpp"
+#include "plan/checkpoint_plan.hpp"
+#include "report/dlio_files.hpp"
+#include "report/summary_json.hpp"
+#include "report/tables.hpp"
+#include "storage/fs.hpp"
+#include "util/host_info.hpp"
+#include "util/paths.hpp"
+
+namespace trainio::report {
+
+void write_results(const std::string& folder, const ResultsOf& run, int rank, int ranks_on_host) {
+  const auto& w = run.workload;
+  const util::HostInfo host = util::host_info();
+  RankHost rh;
+  rh.hostname = host.hostname;
+  rh.cpu_count = host.cpu_count;
+  rh.memory_gib = static_cast<double>(host.memory_bytes) / (1024.0 * 1024.0 * 1024.0);
+  rh.potential_caching = potential_caching(w, run.layout, ranks_on_host, run.summary.ranks, host.memory_bytes);
+  const double checkpoint_gib =
+      w.workflow.checkpoint ? static_cast<double>(plan::CheckpointPlan(w, run.summary.ranks).total_bytes()) / (1ULL << 30) : 0.0;
+  const std::string per_epoch_stats = dlio_per_epoch_stats_json(run.record, checkpoint_gib);
+  storage::write_file_atomic(util::join(folder, fmt::format("{}_output.json", rank)), dlio_output_json(run.record, rh));
+  storage::write_file_atomic(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank)), per_epoch_stats);
+  if (rank != 0) return;
+  storage::write_file_atomic(util::join(folder, "per_epoch_stats.json"), per_epoch_stats);
+  storage::write_file_atomic(util::join(folder, "config.yaml"), config::to_yaml(w, false));
+  storage::write_file_atomic(util::join(folder, "per_epoch.csv"), per_epoch_csv(run.summary));
+  storage::write_file_atomic(util::join(folder, "per_rank.csv"), per_rank_csv(run.summary, run.context));
+  storage::write_file_atomic(util::join(folder, "summary.json"),
+                             summary_json(w, run.layout, run.shape, run.summary, run.context));
+}
+
+}  // namespace trainio::report
