@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "report/run_results.hpp"
 #include "util/build_info.hpp"
 
 namespace trainio::cli {
@@ -78,6 +79,32 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("workloads", "List the shipped workloads");
 
+  ReportCommand report_cmd;
+  auto* report = app.add_subcommand(
+      "report", "Show a finished run; for several runs of a workload, MLPerf's aggregate (mean, stdev, CV, spread, "
+                "flagged beyond 5%) written to aggregate.json");
+  report->add_option("runs", report_cmd.runs, "results folders (or folders of them)")->required()->check(CLI::ExistingDirectory);
+  report->add_flag("--mlperf", report_cmd.mlperf,
+                   "MLPerf Storage's submission checks: the first run is the warm-up, then 5 runs, one after the other, "
+                   "each passing AU, within 5% of each other, each with its own seed (exit 1 when one fails)");
+  report->add_option("--output,-o", report_cmd.output, "where to write the aggregate (default aggregate.json)");
+
+  CompareCommand compare_cmd;
+  std::string figures_help = "figure to compare (repeatable; default: every figure both sides have). Known:";
+  for (const auto& f : report::known_figures()) figures_help += std::string("\n  ") + f.name + "  " + f.help;
+  figures_help += "\nor a dotted path into summary.json, e.g. trainio.epochs.0.train.au_percentage";
+  auto* compare = app.add_subcommand(
+      "compare", "Compare a candidate with a baseline, each a run or a set of runs: per figure the medians, the change "
+                 "and a verdict; exit 1 on a regression beyond the threshold (significant by a Mann-Whitney U test "
+                 "when each side has 3 or more runs), 2 on unusable input");
+  compare->add_option("baseline", compare_cmd.baseline, "results folder, or a folder of them")->required();
+  compare->add_option("candidate", compare_cmd.candidate, "results folder, or a folder of them")->required();
+  compare->add_option("--threshold", compare_cmd.threshold, "smallest change that counts (default 5%)");
+  compare->add_option("--alpha", compare_cmd.alpha, "significance level of the U test (default 0.05)")
+      ->check(CLI::Range(0.0, 1.0));
+  compare->add_option("--metric", compare_cmd.metrics, figures_help);
+  compare->add_option("--format", compare_cmd.format, "text, markdown or junit (default text)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -88,6 +115,8 @@ int main(int argc, char** argv) {
   if (gen->parsed()) return run_command(gen_cmd, argc, argv);
   if (config->parsed()) return config_command(config_cmd);
   if (validate->parsed()) return validate_command(validate_cmd, argc, argv);
+  if (report->parsed()) return report_command(report_cmd);
+  if (compare->parsed()) return compare_command(compare_cmd);
   return workloads_command();
 }
 

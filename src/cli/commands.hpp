@@ -33,4 +33,20 @@ int validate_command(const ValidateCommand& cmd, int argc, char** argv);
 
 int workloads_command();
 
+struct ReportCommand {
+  std::vector<std::string> runs;   // results folders, or folders of them
+  bool mlperf = false;             // MLPerf Storage's submission checks
+  std::string output = "aggregate.json";
+};
+int report_command(const ReportCommand& cmd);
+
+struct CompareCommand {
+  std::string baseline, candidate;  // a results folder, or a folder of them, each
+  std::string threshold = "5%";
+  double alpha = 0.05;
+  std::vector<std::string> metrics;
+  std::string format = "text";      // text, markdown, junit
+};
+int compare_command(const CompareCommand& cmd);
+
 }  // namespace trainio::cli

@@ -1,5 +1,6 @@
 #include "storage/io_observer.hpp"
 
+#include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/paths.hpp"
 
@@ -33,12 +34,26 @@ bool is_data_file(std::string_view path) {
   return false;
 }
 
-std::uint64_t path_hash(std::string_view path) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  for (const char c : path) {
+namespace {
+std::uint64_t fnv1a(std::uint64_t h, std::string_view bytes) {
+  for (const char c : bytes) {
     h ^= static_cast<unsigned char>(c);
     h *= 1099511628211ULL;
   }
+  return h;
+}
+}  // namespace
+
+std::uint64_t path_hash(std::string_view path) {
+  // A file written under its temporary name "<dir>/.<name>.trainio-tmp" and renamed is one
+  // file to the user: hash it as "<dir>/<name>".
+  const auto slash = path.rfind('/') + 1;  // 0 when there is no slash
+  if (path.ends_with(kTempSuffix) && path.size() > slash + 1 + kTempSuffix.size() && path[slash] == '.') {
+    std::uint64_t h = fnv1a(1469598103934665603ULL, path.substr(0, slash));
+    h = fnv1a(h, path.substr(slash + 1, path.size() - slash - 1 - kTempSuffix.size()));
+    return h ? h : 1;
+  }
+  const std::uint64_t h = fnv1a(1469598103934665603ULL, path);
   return h ? h : 1;
 }
 

@@ -63,6 +63,7 @@ class ScopedObserver {
 // folders set every file counts as data.
 void set_data_folders(std::vector<std::string> folders);
 bool is_data_file(std::string_view path);
+// A file's identity in the characterization; a temporary name hashes as the file it becomes.
 std::uint64_t path_hash(std::string_view path);
 
 // Reports a call on a path (no open file) to the thread's observer; `bytes` for transfers made

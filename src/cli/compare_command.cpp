@@ -1,0 +1,47 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "report/comparison.hpp"
+#include "util/error.hpp"
+
+namespace trainio::cli {
+
+namespace {
+
+// "5%", "5" (percent) or "0.05" (a fraction, below 1).
+double parse_threshold(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    const bool percent = used < text.size() && text.substr(used) == "%";
+    if ((used == text.size() || percent) && v >= 0) return percent || v >= 1 ? v / 100 : v;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(fmt::format("--threshold '{}' is not a percentage", text), "write it as 5% (or 0.05)");
+}
+
+}  // namespace
+
+int compare_command(const CompareCommand& cmd) {
+  std::unique_ptr<Job> no_job;
+  return guarded(
+      [&] {
+        if (cmd.format != "text" && cmd.format != "markdown" && cmd.format != "junit")
+          throw usage_error(fmt::format("--format '{}' is not text, markdown or junit", cmd.format));
+        const double threshold = parse_threshold(cmd.threshold);
+        const auto baseline = report::load_runs(cmd.baseline);
+        const auto candidate = report::load_runs(cmd.candidate);
+        const report::Comparison c = report::compare_runs(baseline, candidate, cmd.metrics, threshold, cmd.alpha);
+        const std::string out = cmd.format == "markdown" ? report::comparison_markdown(c)
+                                : cmd.format == "junit"  ? report::comparison_junit(c)
+                                                         : report::comparison_text(c);
+        std::printf("%s", out.c_str());
+        return c.regression() ? 1 : 0;
+      },
+      no_job);
+}
+
+}  // namespace trainio::cli

@@ -1,0 +1,150 @@
+#include "report/aggregate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "metrics/statistics.hpp"
+#include "metrics/summary.hpp"
+#include "util/error.hpp"
+#include "util/units.hpp"
+
+namespace trainio::report {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+constexpr std::size_t kMlperfRuns = 5;
+constexpr double kMlperfSpread = 0.05;
+
+std::string value_text(double v, const std::string& unit) {
+  if (unit == "B/s") return util::format_rate(v);
+  if (unit == "s") return util::format_duration(v);
+  return fmt::format("{:.2f} {}", v, unit);
+}
+
+// Checks of MLPerf Storage's rules that the summaries can show.
+void mlperf_checks(const std::vector<const RunResult*>& runs, Aggregate& a) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& m = runs[i]->summary["metric"];
+    if (m.contains("train_au_meet_expectation") && m["train_au_meet_expectation"] != "success")
+      a.problems.push_back(fmt::format("run {} ({}) does not meet the AU expectation", i + 1, runs[i]->folder));
+    if (i > 0 && !runs[i - 1]->end.empty() && runs[i]->start < runs[i - 1]->end)
+      a.problems.push_back(fmt::format("run {} started before run {} ended: runs must follow each other", i + 1, i));
+  }
+  std::set<std::string> seeds;
+  for (const auto* r : runs) {
+    const json t = r->summary.value("trainio", json::object());
+    const json reader = t.value("workload", json::object()).value("config", json::object()).value("reader", json::object());
+    const bool random = reader.value("file_shuffle", "") == "random" || reader.value("sample_shuffle", "") == "random";
+    const json train = t.value("workload", json::object()).value("config", json::object()).value("train", json::object());
+    seeds.insert(random ? r->folder : train.contains("seed") ? train["seed"].dump() : r->folder);
+  }
+  if (seeds.size() < runs.size())
+    a.problems.push_back("some runs share a seed: MLPerf asks for a new seed every run (set train.seed, or random shuffles)");
+  for (const auto& f : a.figures)
+    if (!f.within_5_percent && (f.name == "train_throughput_mean_samples_per_second" ||
+                                f.name == "save_checkpoint_io_mean_GB_per_second" ||
+                                f.name == "load_checkpoint_io_mean_GB_per_second"))
+      a.problems.push_back(fmt::format("{} varies by {:.1f}% between runs (MLPerf: within 5%)", f.name, f.spread * 100));
+}
+
+}  // namespace
+
+Aggregate aggregate_runs(const std::vector<RunResult>& all, bool mlperf) {
+  Aggregate a;
+  a.mlperf = mlperf;
+  std::vector<const RunResult*> runs;
+  for (const auto& r : all) runs.push_back(&r);
+  std::stable_sort(runs.begin(), runs.end(), [](const auto* x, const auto* y) { return x->start < y->start; });
+  if (mlperf) {
+    if (runs.size() < kMlperfRuns + 1)
+      throw usage_error(fmt::format("--mlperf needs a warm-up run and {} runs; {} given", kMlperfRuns, runs.size()),
+                        "give the folders of 6 consecutive runs (the first is the warm-up)");
+    a.warmup = runs.front()->folder;
+    runs.erase(runs.begin());
+    if (runs.size() > kMlperfRuns) {
+      a.problems.push_back(fmt::format("{} runs after the warm-up: the last {} are used", runs.size(), kMlperfRuns));
+      runs.erase(runs.begin(), runs.end() - kMlperfRuns);
+    }
+  }
+  a.workload = runs.front()->workload;
+  std::set<std::string> workloads;
+  for (const auto* r : runs) {
+    a.runs.push_back(r->folder);
+    workloads.insert(r->workload);
+  }
+  if (workloads.size() > 1) a.problems.push_back("the runs are of different workloads: their figures do not aggregate");
+  for (const auto& f : known_figures()) {
+    FigureStats s;
+    s.name = f.name;
+    s.unit = f.unit;
+    for (const auto* r : runs)
+      if (auto v = figure_of(*r, f.name)) s.values.push_back(*v);
+    if (s.values.size() != runs.size() || s.values.empty()) continue;  // not measured in every run
+    s.mean = metrics::mean_of(s.values);
+    s.stdev = metrics::stdev_of(s.values);
+    s.cv = metrics::cv_of(s.values);
+    s.spread = metrics::spread_of(s.values);
+    s.within_5_percent = s.spread <= kMlperfSpread;
+    a.figures.push_back(std::move(s));
+  }
+  if (mlperf) mlperf_checks(runs, a);
+  return a;
+}
+
+std::string aggregate_text(const Aggregate& a) {
+  std::string out = fmt::format("{}: {} runs{}\n", a.workload.empty() ? "runs" : a.workload, a.runs.size(),
+                                a.warmup.empty() ? "" : fmt::format(" after the warm-up ({})", a.warmup));
+  out += fmt::format("  {:<42} {:>16} {:>14} {:>7} {:>7}\n", "figure", "mean", "stdev", "CV", "spread");
+  for (const auto& f : a.figures)
+    out += fmt::format("  {:<42} {:>16} {:>14} {:>6.2f}% {:>6.2f}%{}\n", f.name, value_text(f.mean, f.unit),
+                       value_text(f.stdev, f.unit), f.cv * 100, f.spread * 100,
+                       f.within_5_percent ? "" : "  SPREAD > 5%");
+  if (a.mlperf) out += a.problems.empty() ? "  MLPerf checks: pass\n" : "  MLPerf checks: FAIL\n";
+  for (const auto& p : a.problems) out += "  - " + p + "\n";
+  return out;
+}
+
+std::string aggregate_json(const Aggregate& a) {
+  json o;
+  o["workload"] = a.workload;
+  o["runs"] = a.runs;
+  if (!a.warmup.empty()) o["warmup"] = a.warmup;
+  json figures = json::object();
+  for (const auto& f : a.figures)
+    figures[f.name] = {{"unit", f.unit},      {"values", f.values}, {"mean", f.mean},
+                       {"stdev", f.stdev},    {"cv", f.cv},         {"spread", f.spread},
+                       {"within_5_percent", f.within_5_percent}};
+  o["figures"] = figures;
+  if (a.mlperf) o["mlperf"] = {{"pass", a.problems.empty()}, {"problems", a.problems}};
+  else o["problems"] = a.problems;
+  return o.dump(4) + "\n";
+}
+
+std::string run_text(const RunResult& run) {
+  const auto& s = run.summary;
+  std::string out = fmt::format("{} - {} rank{} on {} host{} ({} to {})\n", run.workload.empty() ? run.folder : run.workload,
+                                s.value("num_accelerators", 0), s.value("num_accelerators", 0) == 1 ? "" : "s",
+                                s.value("num_hosts", 0), s.value("num_hosts", 0) == 1 ? "" : "s", run.start, run.end);
+  const auto& m = s["metric"];
+  if (m.contains("train_au_mean_percentage"))
+    out += fmt::format("  {:<26} {:.2f}%  {}\n", "accelerator util. (AU)", m["train_au_mean_percentage"].get<double>(),
+                       m.value("train_au_meet_expectation", "") == "success" ? "PASS" : "FAIL");
+  for (const auto& f : known_figures()) {
+    if (std::string(f.name) == "train_au_mean_percentage") continue;
+    if (auto v = figure_of(run, f.name)) out += fmt::format("  {:<42} {}\n", f.name, value_text(*v, f.unit));
+  }
+  const auto& t = s.value("trainio", nlohmann::json::object());
+  int cached = 0, epochs = 0;
+  for (const auto& e : t.value("epochs", nlohmann::json::array())) {
+    ++epochs;
+    cached += e.value("train", nlohmann::json::object()).value("served_from_page_cache", false) ? 1 : 0;
+  }
+  if (cached > 0) out += fmt::format("  caching: {} of {} epochs were served from the page cache\n", cached, epochs);
+  return out;
+}
+
+}  // namespace trainio::report

@@ -1,0 +1,38 @@
+#pragma once
+// `trainio report`: one run's table, or, for several runs of one workload, MLPerf Storage's view:
+// the mean of the runs with its spread, flagged when runs differ by more than 5%; with --mlperf,
+// the submission checks (a warm-up and 5 runs, one after the other, each passing AU, within 5%,
+// each with its own seed).
+
+#include <string>
+#include <vector>
+
+#include "report/run_results.hpp"
+
+namespace trainio::report {
+
+struct FigureStats {
+  std::string name, unit;
+  std::vector<double> values;  // per run, in run order
+  double mean = 0, stdev = 0, cv = 0, spread = 0;
+  bool within_5_percent = true;
+};
+
+struct Aggregate {
+  std::string workload;
+  std::vector<std::string> runs;  // folders aggregated, in start order
+  std::string warmup;             // --mlperf: the first run, left out
+  std::vector<FigureStats> figures;
+  bool mlperf = false;
+  std::vector<std::string> problems;  // --mlperf checks that failed; also mixed workloads
+};
+
+// Runs are ordered by start time. Throws a usage error when --mlperf has too few runs.
+Aggregate aggregate_runs(const std::vector<RunResult>& runs, bool mlperf);
+std::string aggregate_text(const Aggregate& a);
+std::string aggregate_json(const Aggregate& a);
+
+// One run, as the end-of-run table shows it.
+std::string run_text(const RunResult& run);
+
+}  // namespace trainio::report

@@ -1,0 +1,48 @@
+#pragma once
+// `trainio compare`: a baseline and a candidate (each one run or a set of runs), figure by figure:
+// medians, the change, and a verdict. A change beyond the threshold in the worse direction is a
+// regression; with at least 3 runs a side it must also be significant by a two-sided
+// Mann-Whitney U test at `alpha` (as Google Benchmark's compare.py decides). Text, Markdown and
+// JUnit XML renderings, so CI systems show it natively.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/statistics.hpp"
+#include "report/run_results.hpp"
+
+namespace trainio::report {
+
+struct FigureComparison {
+  std::string name, unit;
+  bool higher_is_better = true;
+  std::vector<double> baseline, candidate;
+  double baseline_median = 0, candidate_median = 0;
+  double change = 0;  // candidate / baseline - 1
+  std::optional<metrics::UTest> test;
+  enum class Verdict { same, improved, regressed, not_significant };
+  Verdict verdict = Verdict::same;
+};
+
+struct Comparison {
+  std::vector<FigureComparison> figures;
+  double threshold = 0.05;
+  double alpha = 0.05;
+  bool regression() const;
+  std::vector<std::string> notes;
+};
+
+inline constexpr std::size_t kMinRunsForTest = 3;
+
+// `names` empty: every known figure measured on both sides. Throws a usage error for a named
+// figure missing on a side.
+Comparison compare_runs(const std::vector<RunResult>& baseline, const std::vector<RunResult>& candidate,
+                        const std::vector<std::string>& names, double threshold, double alpha);
+
+std::string comparison_text(const Comparison& c);
+std::string comparison_markdown(const Comparison& c);
+std::string comparison_junit(const Comparison& c);
+const char* verdict_name(FigureComparison::Verdict v);
+
+}  // namespace trainio::report

@@ -1,0 +1,41 @@
+#pragma once
+// Finished runs read back from their results folders (summary.json), for `trainio report` and
+// `trainio compare`, and the figures those commands know by name.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace trainio::report {
+
+struct RunResult {
+  std::string folder;
+  std::string workload;
+  std::string start, end;
+  nlohmann::json summary;
+};
+
+// A results folder (holding summary.json) is one run; a folder of results folders is a set of
+// runs, in name order. Throws a usage error naming the path when there is no run, or when a
+// summary.json cannot be read or parsed.
+std::vector<RunResult> load_runs(const std::string& path);
+
+// A figure of a run that report and compare know by name.
+struct Figure {
+  const char* name;
+  const char* unit;
+  bool higher_is_better;
+  const char* help;
+};
+const std::vector<Figure>& known_figures();
+
+// The value of `name` in a run: a known figure, or a dotted path into summary.json
+// ("trainio.train.au_mean_percentage", "metric.train_au_percentage.0"). Nullopt when absent.
+std::optional<double> figure_of(const RunResult& run, const std::string& name);
+// Whether a larger value of `name` is better (known figures; else a guess from the name:
+// seconds, durations, latencies and waits are better smaller).
+bool higher_is_better(const std::string& name);
+
+}  // namespace trainio::report

@@ -1,0 +1,233 @@
+"""What every run leaves behind and the commands that read it: DLIO's per-rank files, the CSVs,
+summary.json's shape, the characterization of a run whose storage calls are known exactly, the
+trace files, `trainio report` and `trainio compare`."""
+import copy
+import csv
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+
+from harness import TrainioTest
+
+RUN = ["dataset.data_folder=data", "dataset.num_files_train=16", "dataset.num_files_eval=4",
+       "dataset.record_length_bytes=4096", "train.computation_time=0.001", "evaluation.eval_time=0.001",
+       "train.epochs=2", "reader.batch_size=2"]
+
+
+def lines_of_trace(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    assert lines[0] == "[" and lines[-1] == "]", "a trace is framed by [ and ]"
+    return [json.loads(line) for line in lines[1:-1]]
+
+
+class ResultFilesTest(TrainioTest):
+    def test_dlio_per_rank_files(self):
+        self.ok("run", "default", *RUN, "workflow.checkpoint=true", "checkpoint.checkpoint_folder=ck",
+                "checkpoint.checkpoint_after_epoch=2", "--output", "o", ranks=2)
+        for rank in (0, 1):
+            out = self.read_json("o", f"{rank}_output.json")
+            for key in ("host_memory_GB", "host_cpu_count", "host_processor_name", "potential_caching", "host_cpuinfo",
+                        "host_meminfo", "hostname"):
+                self.assertIn(key, out)
+            self.assertIn("MemTotal", out["host_meminfo"])
+            for epoch in ("1", "2"):
+                e = out[epoch]
+                self.assertEqual(len(e["load"]["block1"]), 4)  # 16 samples / (2 ranks x batch 2)
+                self.assertEqual(len(e["proc"]["block1"]), 4)
+                self.assertEqual(len(e["compute"]["block1"]), 4)
+                self.assertEqual(len(e["load"]["eval"]), 2)
+                for load, proc in zip(e["load"]["block1"], e["proc"]["block1"]):
+                    self.assertGreaterEqual(proc, load)
+                self.assertGreater(e["au"]["block1"], 0)
+                self.assertGreater(e["throughput"]["block1"], 0)
+            stats = self.read_json("o", f"{rank}_per_epoch_stats.json")
+            self.assertEqual(sorted(stats), ["1", "2"])
+            for e in stats.values():
+                self.assertRegex(e["start"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$")
+                self.assertRegex(e["duration"], r"^\d+\.\d\d$")
+                self.assertRegex(e["block1"]["duration"], r"^\d+\.\d\d$")
+                self.assertIn("eval", e)
+            ckpt = stats["2"]["save_ckpt1"]
+            self.assertIsInstance(ckpt["duration"], float)
+            self.assertGreater(ckpt["throughput"], 0)
+        self.assertEqual(self.read_json("o", "per_epoch_stats.json"), self.read_json("o", "0_per_epoch_stats.json"))
+
+    def test_csv_tables(self):
+        self.ok("run", "default", *RUN, "--output", "o", ranks=2)
+        with open(self.path("o", "per_epoch.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["epoch"], r["phase"]) for r in rows], [("1", "train"), ("1", "eval"), ("2", "train"), ("2", "eval")])
+        self.assertEqual(int(rows[0]["samples"]), 16)
+        self.assertGreater(float(rows[0]["au_percentage"]), 0)
+        with open(self.path("o", "per_rank.csv")) as f:
+            ranks = list(csv.DictReader(f))
+        self.assertEqual(len(ranks), 8)  # 2 epochs x 2 phases x 2 ranks
+        self.assertEqual({r["rank"] for r in ranks}, {"0", "1"})
+        train = [r for r in ranks if r["phase"] == "train" and r["epoch"] == "1"]
+        self.assertEqual(sum(int(r["samples"]) for r in train), 16)
+
+    def test_summary_shape(self):
+        self.ok("run", "default", *RUN, "--output", "o", ranks=2)
+        s = self.summary("o")
+        shape = {"start": str, "end": str, "num_accelerators": int, "num_hosts": int, "hostname": str, "metric": dict,
+                 "num_files_train": int, "num_files_eval": int, "num_samples_per_file": int, "host_cpu_count": list,
+                 "host_processor_name": str, "potential_caching": list, "host_cpuinfo": dict, "host_meminfo": dict,
+                 "host_memory_GB": list, "data_size_per_host_GB": float, "epochs": int, "trainio": dict}
+        for key, kind in shape.items():
+            self.assertIsInstance(s[key], kind, key)
+        t = s["trainio"]
+        self.assertEqual(t["schema_version"], 1)
+        self.assertEqual(len(t["context"]["cores_per_rank"]), 2)
+        for e in t["epochs"]:
+            p = e["train"]
+            for key in ("characterization", "stragglers", "client_cost", "io", "batch_wait_seconds", "sample_read_seconds"):
+                self.assertIn(key, p)
+            st = p["stragglers"]
+            self.assertIn(st["slowest_rank"], (0, 1))
+            self.assertGreaterEqual(st["slowest_rank_seconds"], st["fastest_rank_seconds"])
+            self.assertGreaterEqual(st["first_done_read_bytes_per_second"], st["last_done_read_bytes_per_second"] * 0.999)
+            self.assertEqual(sum(h["ranks"] for h in st["hosts"]), 2)
+            self.assertGreaterEqual(p["client_cost"]["cpu_user_seconds"], 0)
+        c = t["characterization"]["data_files"]
+        self.assertEqual(c["distinct_files_estimate"], 20)  # 16 training + 4 evaluation files
+        self.assertGreater(c["metadata_calls"], 0)
+
+    def test_characterization_of_known_calls(self):
+        # One 8 MiB file of 1 MiB samples, read one sample per step in file order with one read
+        # each: 8 reads of 1 MiB. Reopened for each sample, a read starts a fresh file record:
+        # sequential (beyond the last byte, which is 0) except the first; never consecutive.
+        data = ["dataset.data_folder=data", "dataset.format=indexed_binary", "dataset.num_files_train=1",
+                "dataset.num_samples_per_file=8", "dataset.record_length_bytes=1048576", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "train.epochs=1", "reader.batch_size=1", "reader.read_threads=0",
+                "reader.access=sample", "reader.sample_shuffle=off", "reader.file_shuffle=off", "dataset.num_subfolders_train=0"]
+        self.ok("run", "default", *data, "--output", "o")
+        c = self.summary("o")["trainio"]["epochs"][0]["train"]["characterization"]["data_files"]
+        self.assertEqual((c["reads"], c["bytes_read"]), (8, 8 * 2**20))
+        self.assertEqual(c["read_size_histogram"]["100K_1M"], 8)
+        self.assertEqual((c["sequential_reads"], c["consecutive_reads"]), (7, 0))
+        self.assertEqual(c["metadata_calls"], 16)  # an open and a close per sample
+        self.assertEqual(c["distinct_files_estimate"], 1)
+        self.assertEqual(c["common_access_sizes"], [{"bytes": 2**20, "calls": 8}])
+        # Kept open (read_type: memory), each read starts where the previous ended: consecutive.
+        self.ok("run", "default", *data, "reader.read_type=memory", "workflow.generate_data=false", "--output", "m")
+        c = self.summary("m")["trainio"]["epochs"][0]["train"]["characterization"]["data_files"]
+        self.assertEqual((c["sequential_reads"], c["consecutive_reads"]), (7, 7))
+        self.assertEqual(c["metadata_calls"], 1)
+
+    def test_trace_files(self):
+        self.ok("run", "default", *RUN, "--trace", "output.trace_every=2", "--output", "o", ranks=2)
+        for rank in (0, 1):
+            events = lines_of_trace(self.path("o", f"trace-{rank}-of-2.pfw"))
+            spans = [e for e in events if e["ph"] == "X"]
+            self.assertTrue(all(e["pid"] == rank and e["dur"] >= 0 and e["ts"] > 1.6e15 for e in spans))
+            names = [e["name"] for e in spans]
+            self.assertEqual(names.count("step"), 2 * 4 + 2 * 2)  # training and evaluation steps
+            self.assertEqual(names.count("batch_wait"), names.count("step"))
+            self.assertEqual(names.count("train"), 2)
+            calls = [e for e in spans if e["cat"] == "POSIX"]
+            self.assertTrue(calls)
+            self.assertTrue(all("fhash" in e["args"] and "size" in e["args"] for e in calls))
+            # Every step's wait and compute lie inside it.
+            steps = {(e["args"]["epoch"], e["args"]["step"], e["cat"]): e for e in spans if e["name"] == "step"}
+            for e in spans:
+                if e["name"] in ("batch_wait", "compute"):
+                    self.assertTrue(any(s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 1
+                                        for s in steps.values() if s["args"] == e["args"]))
+
+
+def fake_runs(base, folder, values, seeds=True):
+    """Copies of a real summary.json with the training throughput set to each value."""
+    for i, v in enumerate(values):
+        s = copy.deepcopy(base)
+        s["metric"]["train_throughput_mean_samples_per_second"] = v
+        s["start"] = f"2026-01-01T00:{i:02d}:00.000000"
+        s["end"] = f"2026-01-01T00:{i:02d}:30.000000"
+        s["trainio"]["workload"]["config"]["train"]["seed"] = i if seeds else 1
+        os.makedirs(os.path.join(folder, f"run{i}"))
+        with open(os.path.join(folder, f"run{i}", "summary.json"), "w") as f:
+            json.dump(s, f)
+
+
+class ReportCompareTest(TrainioTest):
+    def setUp(self):
+        super().setUp()
+        self.ok("run", "default", *RUN, "--output", "real")
+        self.base = self.summary("real")
+
+    def test_report_of_one_run(self):
+        r = self.ok("report", self.path("real"))
+        self.assertIn("accelerator util.", r.out)
+        self.assertIn("train_throughput_mean_samples_per_second", r.out)
+
+    def test_report_aggregates_and_flags_a_spread_over_5_percent(self):
+        fake_runs(self.base, self.path("steady"), [100, 101, 99])
+        r = self.ok("report", self.path("steady"), "-o", self.path("a.json"))
+        a = self.read_json("a.json")
+        t = a["figures"]["train_throughput_mean_samples_per_second"]
+        self.assertAlmostEqual(t["mean"], 100)
+        self.assertTrue(t["within_5_percent"])
+        fake_runs(self.base, self.path("spread"), [100, 100, 110])
+        r = self.ok("report", self.path("spread"), "-o", self.path("b.json"))
+        self.assertIn("SPREAD > 5%", r.out)
+        self.assertFalse(self.read_json("b.json")["figures"]["train_throughput_mean_samples_per_second"]["within_5_percent"])
+
+    def test_report_mlperf_checks(self):
+        fake_runs(self.base, self.path("six"), [90, 100, 101, 99, 100, 100])
+        r = self.run_trainio("report", "--mlperf", self.path("six"), "-o", self.path("m.json"))
+        a = self.read_json("m.json")
+        self.assertTrue(a["warmup"].endswith("run0"))
+        self.assertEqual(len(a["runs"]), 5)
+        self.assertEqual(a["mlperf"]["pass"], r.code == 0, r)
+        fake_runs(self.base, self.path("same-seed"), [100] * 6, seeds=False)
+        r = self.run_trainio("report", "--mlperf", self.path("same-seed"), "-o", self.path("n.json"))
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("share a seed", r.out)
+        r = self.run_trainio("report", "--mlperf", self.path("real"))
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("warm-up", r.err)
+
+    def test_compare_exit_codes(self):
+        # The same run against itself: no change.
+        self.assertEqual(self.run_trainio("compare", self.path("real"), self.path("real")).code, 0)
+        # One run a side, 20% slower: the threshold decides.
+        fake_runs(self.base, self.path("base1"), [100])
+        fake_runs(self.base, self.path("slow1"), [80])
+        r = self.run_trainio("compare", self.path("base1"), self.path("slow1"), "--metric",
+                             "train_throughput_mean_samples_per_second")
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("REGRESSION", r.out)
+        # Five runs a side, 20% slower, clearly apart: significant.
+        fake_runs(self.base, self.path("base5"), [100, 101, 99, 100.5, 99.5])
+        fake_runs(self.base, self.path("slow5"), [80, 81, 79, 80.5, 79.5])
+        r = self.run_trainio("compare", self.path("base5"), self.path("slow5"), "--format", "junit")
+        self.assertEqual(r.code, 1, r)
+        suite = ET.fromstring(r.out)
+        failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+        self.assertEqual(failed, ["train_throughput_mean_samples_per_second"])
+        # Five a side that overlap: a 6% lower median is not significant.
+        fake_runs(self.base, self.path("noisy"), [94, 110, 90, 95, 108])
+        r = self.run_trainio("compare", self.path("base5"), self.path("noisy"), "--format", "markdown")
+        self.assertEqual(r.code, 0, r)
+        self.assertIn("not significant", r.out)
+        # A faster candidate is not a regression.
+        fake_runs(self.base, self.path("fast5"), [120, 121, 119, 120.5, 119.5])
+        self.assertEqual(self.run_trainio("compare", self.path("base5"), self.path("fast5")).code, 0)
+
+    def test_compare_refuses_unusable_input(self):
+        os.makedirs(self.path("broken"))
+        with open(self.path("broken", "summary.json"), "w") as f:
+            f.write("{not json")
+        r = self.run_trainio("compare", self.path("real"), self.path("broken"))
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("broken/summary.json' is not valid JSON", r.err)
+        os.makedirs(self.path("empty"))
+        r = self.run_trainio("compare", self.path("real"), self.path("empty"))
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("holds no run", r.err)
+        r = self.run_trainio("compare", self.path("real"), self.path("real"), "--metric", "no_such_figure")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("no_such_figure", r.err)
+        r = self.run_trainio("compare", self.path("real"), self.path("real"), "--threshold", "lots")
+        self.assertEqual(r.code, 2, r)
