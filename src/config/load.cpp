@@ -293,6 +293,12 @@ Workload load(const std::string& spec_in, const std::vector<std::string>& overri
                                  : fmt::format("did you mean '{}'? ('trainio workloads' lists them all)", near));
 }
 
+std::string override_key(const std::string& text) {
+  std::string key;
+  for (const auto& part : parse_override(text).path) key += (key.empty() ? "" : ".") + part;
+  return key;
+}
+
 SplitArgs split_args(const std::vector<std::string>& words) {
   SplitArgs out;
   for (const auto& word : words) {

@@ -18,6 +18,10 @@ Workload load(const std::string& spec, const std::vector<std::string>& overrides
 Workload load_text(const std::string& yaml, const std::string& origin, const std::string& name,
                    const std::vector<std::string>& overrides = {});
 
+// The key an override sets or removes, as "section.key" ("++workload.reader.batch_size=8" ->
+// "reader.batch_size"). Throws like `load` for text that is not an override.
+std::string override_key(const std::string& text);
+
 // Sorts command-line words into the workload reference and the overrides: words with '=' are
 // overrides (except "workload=NAME"), the first other word is the workload.
 struct SplitArgs {

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "config/load.hpp"
 #include "metrics/statistics.hpp"
 #include "metrics/summary.hpp"
 #include "util/error.hpp"
-#include "util/units.hpp"
 
 namespace trainio::report {
 
@@ -19,10 +19,46 @@ using json = nlohmann::ordered_json;
 constexpr std::size_t kMlperfRuns = 5;
 constexpr double kMlperfSpread = 0.05;
 
-std::string value_text(double v, const std::string& unit) {
-  if (unit == "B/s") return util::format_rate(v);
-  if (unit == "s") return util::format_duration(v);
-  return fmt::format("{:.2f} {}", v, unit);
+// Keys MLPerf Storage's CLOSED division lets a submitter override; OPEN adds the second list.
+// Keys that only say where results go or which phases run change nothing measured.
+const std::set<std::string> kClosedKeys = {
+    "dataset.num_files_train", "dataset.num_subfolders_train", "dataset.data_folder", "reader.read_threads",
+    "reader.computation_threads", "reader.transfer_size", "reader.odirect", "reader.prefetch_size",
+    "checkpoint.checkpoint_folder", "storage.storage_type", "storage.storage_root", "output.folder", "output.log_file",
+    "workflow.generate_data", "workflow.train"};
+const std::set<std::string> kOpenKeys = {"framework", "model.framework", "dataset.format", "dataset.num_samples_per_file",
+                                         "reader.data_loader"};
+
+// The division the runs' overrides allow: closed, open or none (then the keys that prevent it).
+void mlperf_division(const std::vector<const RunResult*>& runs, Aggregate& a) {
+  std::set<std::string> open, neither;
+  for (const auto* r : runs) {
+    const json t = r->summary.value("trainio", json::object());
+    for (const auto& text : t.value("workload", json::object()).value("overrides", json::array())) {
+      std::string key;
+      try {
+        key = config::override_key(text.get<std::string>());
+      } catch (const std::exception&) {
+        key = text.dump();
+      }
+      if (kOpenKeys.count(key)) open.insert(key);
+      else if (!kClosedKeys.count(key)) neither.insert(key);
+    }
+  }
+  auto joined = [](const std::set<std::string>& keys) {
+    std::string out;
+    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+    return out;
+  };
+  if (!neither.empty()) {
+    a.division = "none";
+    a.problems.push_back("overrides neither MLPerf division allows: " + joined(neither));
+  } else if (!open.empty()) {
+    a.division = "open";
+    a.notes.push_back("OPEN division: overrides " + joined(open));
+  } else {
+    a.division = "closed";
+  }
 }
 
 // Checks of MLPerf Storage's rules that the summaries can show.
@@ -66,7 +102,7 @@ Aggregate aggregate_runs(const std::vector<RunResult>& all, bool mlperf) {
     a.warmup = runs.front()->folder;
     runs.erase(runs.begin());
     if (runs.size() > kMlperfRuns) {
-      a.problems.push_back(fmt::format("{} runs after the warm-up: the last {} are used", runs.size(), kMlperfRuns));
+      a.notes.push_back(fmt::format("{} runs after the warm-up: the last {} are used", runs.size(), kMlperfRuns));
       runs.erase(runs.begin(), runs.end() - kMlperfRuns);
     }
   }
@@ -91,7 +127,10 @@ Aggregate aggregate_runs(const std::vector<RunResult>& all, bool mlperf) {
     s.within_5_percent = s.spread <= kMlperfSpread;
     a.figures.push_back(std::move(s));
   }
-  if (mlperf) mlperf_checks(runs, a);
+  if (mlperf) {
+    mlperf_checks(runs, a);
+    mlperf_division(runs, a);
+  }
   return a;
 }
 
@@ -100,11 +139,13 @@ std::string aggregate_text(const Aggregate& a) {
                                 a.warmup.empty() ? "" : fmt::format(" after the warm-up ({})", a.warmup));
   out += fmt::format("  {:<42} {:>16} {:>14} {:>7} {:>7}\n", "figure", "mean", "stdev", "CV", "spread");
   for (const auto& f : a.figures)
-    out += fmt::format("  {:<42} {:>16} {:>14} {:>6.2f}% {:>6.2f}%{}\n", f.name, value_text(f.mean, f.unit),
-                       value_text(f.stdev, f.unit), f.cv * 100, f.spread * 100,
+    out += fmt::format("  {:<42} {:>16} {:>14} {:>6.2f}% {:>6.2f}%{}\n", f.name, figure_text(f.mean, f.unit),
+                       figure_text(f.stdev, f.unit), f.cv * 100, f.spread * 100,
                        f.within_5_percent ? "" : "  SPREAD > 5%");
-  if (a.mlperf) out += a.problems.empty() ? "  MLPerf checks: pass\n" : "  MLPerf checks: FAIL\n";
+  if (a.mlperf)
+    out += fmt::format("  MLPerf checks: {} (division: {})\n", a.problems.empty() ? "pass" : "FAIL", a.division);
   for (const auto& p : a.problems) out += "  - " + p + "\n";
+  for (const auto& n : a.notes) out += "  note: " + n + "\n";
   return out;
 }
 
@@ -119,8 +160,9 @@ std::string aggregate_json(const Aggregate& a) {
                        {"stdev", f.stdev},    {"cv", f.cv},         {"spread", f.spread},
                        {"within_5_percent", f.within_5_percent}};
   o["figures"] = figures;
-  if (a.mlperf) o["mlperf"] = {{"pass", a.problems.empty()}, {"problems", a.problems}};
+  if (a.mlperf) o["mlperf"] = {{"pass", a.problems.empty()}, {"division", a.division}, {"problems", a.problems}};
   else o["problems"] = a.problems;
+  o["notes"] = a.notes;
   return o.dump(4) + "\n";
 }
 
@@ -135,7 +177,7 @@ std::string run_text(const RunResult& run) {
                        m.value("train_au_meet_expectation", "") == "success" ? "PASS" : "FAIL");
   for (const auto& f : known_figures()) {
     if (std::string(f.name) == "train_au_mean_percentage") continue;
-    if (auto v = figure_of(run, f.name)) out += fmt::format("  {:<42} {}\n", f.name, value_text(*v, f.unit));
+    if (auto v = figure_of(run, f.name)) out += fmt::format("  {:<42} {}\n", f.name, figure_text(*v, f.unit));
   }
   const auto& t = s.value("trainio", nlohmann::json::object());
   int cached = 0, epochs = 0;

@@ -2,7 +2,7 @@
 // `trainio report`: one run's table, or, for several runs of one workload, MLPerf Storage's view:
 // the mean of the runs with its spread, flagged when runs differ by more than 5%; with --mlperf,
 // the submission checks (a warm-up and 5 runs, one after the other, each passing AU, within 5%,
-// each with its own seed).
+// each with its own seed, overriding only what MLPerf's CLOSED or OPEN division allows).
 
 #include <string>
 #include <vector>
@@ -24,7 +24,9 @@ struct Aggregate {
   std::string warmup;             // --mlperf: the first run, left out
   std::vector<FigureStats> figures;
   bool mlperf = false;
+  std::string division;               // --mlperf: "closed", "open" or "none", from the runs' overrides
   std::vector<std::string> problems;  // --mlperf checks that failed; also mixed workloads
+  std::vector<std::string> notes;     // worth knowing, not failures
 };
 
 // Runs are ordered by start time. Throws a usage error when --mlperf has too few runs.

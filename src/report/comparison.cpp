@@ -26,8 +26,6 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-std::string number(double v) { return fmt::format("{:.6g}", v); }
-
 std::string p_text(const FigureComparison& f) {
   return f.test ? fmt::format("{:.4f}", f.test->p) : std::string("-");
 }
@@ -112,11 +110,11 @@ Comparison compare_runs(const std::vector<RunResult>& baseline, const std::vecto
 }
 
 std::string comparison_text(const Comparison& c) {
-  std::string out = fmt::format("  {:<42} {:>14} {:>14} {:>9} {:>8}  {}\n", "figure", "baseline", "candidate", "change",
+  std::string out = fmt::format("  {:<42} {:>16} {:>16} {:>9} {:>8}  {}\n", "figure", "baseline", "candidate", "change",
                                 "p", "verdict");
   for (const auto& f : c.figures)
-    out += fmt::format("  {:<42} {:>14} {:>14} {:>+8.2f}% {:>8}  {}\n", f.name, number(f.baseline_median),
-                       number(f.candidate_median), f.change * 100, p_text(f), verdict_name(f.verdict));
+    out += fmt::format("  {:<42} {:>16} {:>16} {:>+8.2f}% {:>8}  {}\n", f.name, figure_text(f.baseline_median, f.unit),
+                       figure_text(f.candidate_median, f.unit), f.change * 100, p_text(f), verdict_name(f.verdict));
   out += fmt::format("threshold {:.1f}%, alpha {}: {}\n", c.threshold * 100, c.alpha,
                      c.regression() ? "REGRESSION" : "no regression");
   for (const auto& n : c.notes) out += "note: " + n + "\n";
@@ -126,8 +124,8 @@ std::string comparison_text(const Comparison& c) {
 std::string comparison_markdown(const Comparison& c) {
   std::string out = "| figure | baseline | candidate | change | p | verdict |\n|---|---:|---:|---:|---:|---|\n";
   for (const auto& f : c.figures)
-    out += fmt::format("| `{}` | {} | {} | {:+.2f}% | {} | {} |\n", f.name, number(f.baseline_median),
-                       number(f.candidate_median), f.change * 100, p_text(f),
+    out += fmt::format("| `{}` | {} | {} | {:+.2f}% | {} | {} |\n", f.name, figure_text(f.baseline_median, f.unit),
+                       figure_text(f.candidate_median, f.unit), f.change * 100, p_text(f),
                        f.verdict == Verdict::regressed ? "**REGRESSION**" : verdict_name(f.verdict));
   out += fmt::format("\nThreshold {:.1f}%, alpha {}: **{}**.\n", c.threshold * 100, c.alpha,
                      c.regression() ? "regression" : "no regression");
@@ -142,8 +140,8 @@ std::string comparison_junit(const Comparison& c) {
   out += fmt::format("<testsuites name=\"trainio compare\" tests=\"{}\" failures=\"{}\">\n", c.figures.size(), failures);
   out += fmt::format("  <testsuite name=\"trainio compare\" tests=\"{}\" failures=\"{}\">\n", c.figures.size(), failures);
   for (const auto& f : c.figures) {
-    const std::string detail = fmt::format("baseline {} candidate {} change {:+.2f}% p {} ({})", number(f.baseline_median),
-                                           number(f.candidate_median), f.change * 100, p_text(f), verdict_name(f.verdict));
+    const std::string detail = fmt::format("baseline {} candidate {} change {:+.2f}% p {} ({})", figure_text(f.baseline_median, f.unit),
+                                           figure_text(f.candidate_median, f.unit), f.change * 100, p_text(f), verdict_name(f.verdict));
     out += fmt::format("    <testcase classname=\"trainio.compare\" name=\"{}\">\n", xml_escape(f.name));
     if (f.verdict == Verdict::regressed)
       out += fmt::format("      <failure message=\"{}\">{}</failure>\n", xml_escape(detail), xml_escape(detail));

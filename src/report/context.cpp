@@ -16,7 +16,8 @@ RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& co
   c.command_line = command_line;
   c.output_dir = output_dir;
   const util::HostInfo mine = util::host_info();
-  const nlohmann::json j = {{"hostname", mine.hostname}, {"kernel", mine.kernel}, {"cpu_model", mine.cpu_model},
+  const nlohmann::json j = {{"hostname", mine.hostname}, {"kernel", mine.kernel}, {"machine", mine.machine},
+                            {"cpu_model", mine.cpu_model},
                             {"cpu_count", mine.cpu_count}, {"memory_bytes", mine.memory_bytes},
                             {"host_index", comm.host_index()}, {"cores", util::cores_available()}};
   const auto all = comm.gather_strings(j.dump());
@@ -35,6 +36,7 @@ RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& co
     if (c.ranks_per_host[h]++ == 0) {
       c.hosts[h].hostname = r.at("hostname").get<std::string>();
       c.hosts[h].kernel = r.at("kernel").get<std::string>();
+      c.hosts[h].machine = r.at("machine").get<std::string>();
       c.hosts[h].cpu_model = r.at("cpu_model").get<std::string>();
       c.hosts[h].cpu_count = r.at("cpu_count").get<int>();
       c.hosts[h].memory_bytes = r.at("memory_bytes").get<std::uint64_t>();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -63,18 +64,17 @@ std::string checkpoint_key(const metrics::CheckpointRecord& c) {
 
 }  // namespace
 
-bool potential_caching(const config::Workload& w, const plan::DatasetLayout& layout, int ranks_on_host, int ranks,
-                       std::uint64_t host_memory_bytes) {
-  const double samples = static_cast<double>(ranks_on_host) * static_cast<double>(w.dataset.num_samples_per_file) *
-                         static_cast<double>(w.dataset.num_files_train) / std::max(1, ranks);
-  return static_cast<double>(host_memory_bytes) > samples * layout.nominal_record_bytes();
+double data_bytes_per_host(const config::Workload& w, const plan::DatasetLayout& layout, int ranks_on_host, int ranks) {
+  const double samples = std::floor(static_cast<double>(ranks_on_host) * static_cast<double>(w.dataset.num_samples_per_file) *
+                                    static_cast<double>(w.dataset.num_files_train) / std::max(1, ranks));
+  return samples * layout.nominal_record_bytes();
 }
 
 std::string dlio_output_json(const metrics::RankRecord& record, const RankHost& host) {
   json o;
   o["host_memory_GB"] = host.memory_gib;
   o["host_cpu_count"] = host.cpu_count;
-  o["host_processor_name"] = "x86_64";
+  o["host_processor_name"] = host.machine;
   o["potential_caching"] = host.potential_caching ? 1 : 0;
   o["host_cpuinfo"] = key_values("/proc/cpuinfo");
   o["host_meminfo"] = key_values("/proc/meminfo");

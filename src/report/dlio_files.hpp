@@ -22,6 +22,7 @@ namespace trainio::report {
 // This rank's facts for <rank>_output.json.
 struct RankHost {
   std::string hostname;
+  std::string machine;  // uname -m, for DLIO's host_processor_name
   int cpu_count = 0;
   double memory_gib = 0;
   bool potential_caching = false;
@@ -31,9 +32,9 @@ std::string dlio_output_json(const metrics::RankRecord& record, const RankHost& 
 // `checkpoint_gib`: the whole checkpoint's size, for each checkpoint's throughput.
 std::string dlio_per_epoch_stats_json(const metrics::RankRecord& record, double checkpoint_gib);
 
-// DLIO's potential_caching for a host: its memory is larger than its ranks' share of the
-// training data (ranks_on_host x samples per file x files / ranks x record length).
-bool potential_caching(const config::Workload& w, const plan::DatasetLayout& layout, int ranks_on_host, int ranks,
-                       std::uint64_t host_memory_bytes);
+// DLIO's data_size_per_host: the host's ranks' share of the training data,
+// floor(ranks_on_host x samples per file x files / ranks) x record length. DLIO's
+// potential_caching for a host is 1 when the host's memory is larger than this.
+double data_bytes_per_host(const config::Workload& w, const plan::DatasetLayout& layout, int ranks_on_host, int ranks);
 
 }  // namespace trainio::report

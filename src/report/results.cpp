@@ -18,9 +18,11 @@ void write_results(const std::string& folder, const ResultsOf& run, int rank, in
   const util::HostInfo host = util::host_info();
   RankHost rh;
   rh.hostname = host.hostname;
+  rh.machine = host.machine;
   rh.cpu_count = host.cpu_count;
   rh.memory_gib = static_cast<double>(host.memory_bytes) / (1024.0 * 1024.0 * 1024.0);
-  rh.potential_caching = potential_caching(w, run.layout, ranks_on_host, run.summary.ranks, host.memory_bytes);
+  rh.potential_caching =
+      static_cast<double>(host.memory_bytes) > data_bytes_per_host(w, run.layout, ranks_on_host, run.summary.ranks);
   const double checkpoint_gib =
       w.workflow.checkpoint ? static_cast<double>(plan::CheckpointPlan(w, run.summary.ranks).total_bytes()) / (1ULL << 30) : 0.0;
   const std::string per_epoch_stats = dlio_per_epoch_stats_json(run.record, checkpoint_gib);

@@ -7,6 +7,7 @@
 #include "storage/fs.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/units.hpp"
 
 namespace trainio::report {
 
@@ -104,6 +105,13 @@ const std::vector<Figure>& known_figures() {
       {"load_checkpoint_duration_mean_seconds", "s", false, "time to load a checkpoint (slowest rank)"},
   };
   return figures;
+}
+
+std::string figure_text(double value, const std::string& unit) {
+  if (unit == "B/s") return util::format_rate(value);
+  if (unit == "s") return util::format_duration(value);
+  if (unit.empty()) return fmt::format("{:.6g}", value);
+  return fmt::format("{:.2f} {}", value, unit);
 }
 
 std::optional<double> figure_of(const RunResult& run, const std::string& name) {

@@ -31,6 +31,10 @@ struct Figure {
 };
 const std::vector<Figure>& known_figures();
 
+// A figure's value for people: rates and times scaled ("1.20 GiB/s", "87.3 us"), other units
+// with two decimals, figures without a unit (dotted paths) with 6 significant digits.
+std::string figure_text(double value, const std::string& unit);
+
 // The value of `name` in a run: a known figure, or a dotted path into summary.json
 // ("trainio.train.au_mean_percentage", "metric.train_au_percentage.0"). Nullopt when absent.
 std::optional<double> figure_of(const RunResult& run, const std::string& name);

@@ -8,6 +8,7 @@
 
 #include "config/dump.hpp"
 #include "plan/checkpoint_plan.hpp"
+#include "report/dlio_files.hpp"
 #include "storage/io_observer.hpp"
 #include "util/build_info.hpp"
 #include "util/proc_stats.hpp"
@@ -279,10 +280,9 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
   }
 
   // DLIO: potential caching per host when the host's share of the dataset fits in its memory.
-  const double dataset_bytes = static_cast<double>(layout.total_data_bytes(plan::Split::train));
   json cpu_counts = json::array(), memory = json::array(), caching = json::array();
   for (size_t h = 0; h < context.hosts.size(); ++h) {
-    const double share = dataset_bytes * context.ranks_per_host[h] / std::max(1, context.ranks);
+    const double share = data_bytes_per_host(w, layout, context.ranks_per_host[h], context.ranks);
     cpu_counts.push_back(context.hosts[h].cpu_count);
     memory.push_back(static_cast<double>(context.hosts[h].memory_bytes) / kGiB);
     caching.push_back(static_cast<double>(context.hosts[h].memory_bytes) > share ? 1 : 0);
@@ -298,13 +298,13 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
   s["num_files_eval"] = w.dataset.num_files_eval;
   s["num_samples_per_file"] = w.dataset.num_samples_per_file;
   s["host_cpu_count"] = cpu_counts;
-  s["host_processor_name"] = "x86_64";
+  s["host_processor_name"] = context.hosts.empty() ? "" : context.hosts[0].machine;
   s["potential_caching"] = caching;
   s["host_cpuinfo"] = proc_json("/proc/cpuinfo");
   s["host_meminfo"] = proc_json("/proc/meminfo");
   s["host_memory_GB"] = memory;
-  s["data_size_per_host_GB"] = context.hosts.empty() ? 0.0
-                                  : dataset_bytes * context.ranks_per_host[0] / std::max(1, context.ranks) / kGiB;
+  s["data_size_per_host_GB"] =
+      context.hosts.empty() ? 0.0 : data_bytes_per_host(w, layout, context.ranks_per_host[0], context.ranks) / kGiB;
   s["epochs"] = run.epochs.size();
   s["end"] = run.end;
 
@@ -314,7 +314,7 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
   for (size_t h = 0; h < context.hosts.size(); ++h) {
     const auto& host = context.hosts[h];
     hosts.push_back({{"hostname", host.hostname}, {"ranks", context.ranks_per_host[h]}, {"cpu_count", host.cpu_count},
-                     {"cpu_model", host.cpu_model}, {"memory_bytes", host.memory_bytes}, {"kernel", host.kernel}});
+                     {"cpu_model", host.cpu_model}, {"memory_bytes", host.memory_bytes}, {"kernel", host.kernel}, {"machine", host.machine}});
   }
   t["context"] = {{"trainio_version", util::version()},
                   {"git_commit", util::git_commit()},

@@ -18,7 +18,10 @@ HostInfo host_info() {
   gethostname(name, sizeof name - 1);
   h.hostname = name;
   utsname u{};
-  if (uname(&u) == 0) h.kernel = std::string(u.sysname) + " " + u.release;
+  if (uname(&u) == 0) {
+    h.kernel = std::string(u.sysname) + " " + u.release;
+    h.machine = u.machine;
+  }
   h.cpu_count = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   h.memory_bytes = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
   std::ifstream cpuinfo("/proc/cpuinfo");

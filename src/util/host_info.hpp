@@ -9,6 +9,7 @@ namespace trainio::util {
 struct HostInfo {
   std::string hostname;
   std::string kernel;     // uname -sr
+  std::string machine;    // uname -m: x86_64, aarch64
   std::string cpu_model;  // /proc/cpuinfo "model name"
   int cpu_count = 0;      // online CPUs
   std::uint64_t memory_bytes = 0;

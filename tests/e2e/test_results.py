@@ -137,10 +137,12 @@ class ResultFilesTest(TrainioTest):
                                         for s in steps.values() if s["args"] == e["args"]))
 
 
-def fake_runs(base, folder, values, seeds=True):
+def fake_runs(base, folder, values, seeds=True, overrides=None):
     """Copies of a real summary.json with the training throughput set to each value."""
     for i, v in enumerate(values):
         s = copy.deepcopy(base)
+        if overrides is not None:
+            s["trainio"]["workload"]["overrides"] = overrides
         s["metric"]["train_throughput_mean_samples_per_second"] = v
         s["start"] = f"2026-01-01T00:{i:02d}:00.000000"
         s["end"] = f"2026-01-01T00:{i:02d}:30.000000"
@@ -180,6 +182,17 @@ class ReportCompareTest(TrainioTest):
         self.assertTrue(a["warmup"].endswith("run0"))
         self.assertEqual(len(a["runs"]), 5)
         self.assertEqual(a["mlperf"]["pass"], r.code == 0, r)
+        # The real run overrides keys MLPerf lets no submitter change.
+        self.assertEqual(a["mlperf"]["division"], "none")
+        self.assertIn("train.computation_time", r.out)
+        fake_runs(self.base, self.path("closed"), [100, 100, 101, 99, 100, 100],
+                  overrides=["++workload.dataset.num_files_train=16", "reader.read_threads=4", "workflow.generate_data=False"])
+        r = self.run_trainio("report", "--mlperf", self.path("closed"), "-o", self.path("c.json"))
+        self.assertEqual(self.read_json("c.json")["mlperf"]["division"], "closed")
+        fake_runs(self.base, self.path("open"), [100, 100, 101, 99, 100, 100], overrides=["dataset.format=npy"])
+        r = self.run_trainio("report", "--mlperf", self.path("open"), "-o", self.path("o.json"))
+        self.assertEqual(self.read_json("o.json")["mlperf"]["division"], "open")
+        self.assertIn("OPEN division: overrides dataset.format", r.out)
         fake_runs(self.base, self.path("same-seed"), [100] * 6, seeds=False)
         r = self.run_trainio("report", "--mlperf", self.path("same-seed"), "-o", self.path("n.json"))
         self.assertEqual(r.code, 1, r)
