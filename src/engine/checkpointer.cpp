@@ -109,6 +109,7 @@ metrics::CheckpointRecord new_record(metrics::CheckpointRecord::Kind kind, std::
   metrics::CheckpointRecord rec;
   rec.kind = kind;
   rec.index = index;
+  rec.block = index;  // checkpoint-only runs number them as DLIO does; training renumbers per epoch
   rec.epoch = epoch;
   rec.step = step;
   rec.folder = plan::CheckpointPlan::folder_name(epoch, step);

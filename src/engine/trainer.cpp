@@ -29,9 +29,10 @@ struct PhaseSpec {
   plan::TimeDraws compute;
   plan::TimeDraws preprocess;
   metrics::BlockAccumulator::DlioFormula formula;
-  // Called after each step unless the time limit ends the phase there (collective); the time it
-  // spends (a checkpoint) is the checkpoint's, not the training's.
-  std::function<void()> after_step;
+  // Called after each step unless the time limit ends the phase there (collective); returns
+  // whether it took a checkpoint. The time it spends is the checkpoint's, not the training's, and
+  // a checkpoint ends DLIO's block of steps.
+  std::function<bool()> after_step;
 };
 
 // Runs the steps of one phase and fills `out`. Every step ends with an agreement among the ranks
@@ -71,6 +72,20 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   bool stopped = false;
   block.start(util::now_ns());
   std::int64_t t_load = util::now_ns();
+  // DLIO's blocks: checkpoints split the phase; each block is measured as DLIO measures it.
+  std::int64_t block_start = t_load;
+  std::uint64_t block_first = 0;
+  auto close_block = [&](std::int64_t end_ns, std::uint64_t end_step) {
+    metrics::BlockAccumulator b(static_cast<std::uint64_t>(w.output.exclude_start_steps),
+                                static_cast<std::uint64_t>(w.output.exclude_end_steps));
+    b.start(block_start);
+    for (std::uint64_t i = block_first; i < end_step; ++i) b.add({out.step_load[i], out.step_compute[i], 0});
+    b.end(end_ns);
+    const metrics::BlockResult r = b.result(spec.batch_size, spec.formula);
+    out.blocks.push_back({util::wall_time_iso_of(block_start), util::wall_time_iso_of(end_ns), end_step - block_first,
+                          r.au, r.throughput_dlio});
+    block_first = end_step;
+  };
   for (std::uint64_t step = 0; step < plan.steps(); ++step) {
     std::exception_ptr failure;
     std::int64_t t_batch = t_load, t_computed = t_load;
@@ -102,16 +117,22 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
     t_load = t_done;
     if (spec.after_step && !vote.stop) {
-      spec.after_step();
+      const bool checkpointed = spec.after_step();
       t_load = util::now_ns();
       block.pause(t_load - t_done);
+      if (checkpointed) {
+        close_block(t_done, step + 1);
+        block_start = t_load;
+      }
     }
     if (vote.stop) {
       stopped = true;
       break;
     }
   }
-  block.end(util::now_ns());
+  const std::int64_t phase_end = util::now_ns();
+  block.end(phase_end);
+  if (block_first < out.step_load.size() || out.blocks.empty()) close_block(phase_end, out.step_load.size());
   loader.finish();
   loader.collect(out);
   out.end = util::wall_time_iso();
@@ -122,6 +143,13 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   out.cpu_sys = cpu_after.sys - cpu_before.sys;
   StorageCounters::now(device, comm.node_rank() == 0).since(before, out);
   out.block = block.result(spec.batch_size, spec.formula);
+  std::vector<std::pair<std::uint64_t, double>> au, throughput;
+  for (const auto& b : out.blocks) {
+    au.emplace_back(b.steps, b.au);
+    throughput.emplace_back(b.steps, b.throughput);
+  }
+  out.block.au = metrics::step_weighted_mean(au);
+  out.block.throughput_dlio = metrics::step_weighted_mean(throughput);
   return stopped;
 }
 
@@ -146,8 +174,9 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   std::uint64_t run_step = 0, saves = 0;
   std::uint64_t next_step = by_steps ? static_cast<std::uint64_t>(cw.steps_between_checkpoints) : 0;
   std::uint64_t next_epoch = static_cast<std::uint64_t>(cw.checkpoint_after_epoch);
-  auto save = [&](std::uint64_t epoch) {
+  auto save = [&](std::uint64_t epoch, std::uint64_t block) {
     record.checkpoints.push_back(checkpointer->save(epoch, run_step, ++saves));
+    record.checkpoints.back().block = block;
     if (options.on_checkpoint) options.on_checkpoint(record.checkpoints.back());
   };
 
@@ -156,6 +185,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
     er.epoch = epoch;
     er.start = util::wall_time_iso();
     const auto cap = static_cast<std::int64_t>(plan::train_steps_in_epoch(shape, w, epoch));
+    std::uint64_t blocks_ended = 0;  // by checkpoints in this epoch
     const plan::EpochPlan train_plan(layout, plan::Split::train, w, batch, epoch, comm.rank(), comm.size(),
                                      options.run_seed, cap, plan::partition_of(w));
     const PhaseSpec train_spec{
@@ -165,15 +195,15 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
         metrics::BlockAccumulator::DlioFormula::train,
         [&] {
           ++run_step;
-          if (by_steps && run_step == next_step) {
-            save(epoch);
-            next_step += static_cast<std::uint64_t>(cw.steps_between_checkpoints);
-          }
+          if (!by_steps || run_step != next_step) return false;
+          save(epoch, ++blocks_ended);
+          next_step += static_cast<std::uint64_t>(cw.steps_between_checkpoints);
+          return true;
         }};
     evict_dataset(w, layout, comm, plan::Split::train);
     record.stopped_by_time_limit = run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, er.train);
     if (checkpointer && !by_steps && !record.stopped_by_time_limit && epoch == next_epoch) {
-      save(epoch);
+      save(epoch, er.train.blocks.size());
       next_epoch += static_cast<std::uint64_t>(cw.epochs_between_checkpoints);
     }
     if (!record.stopped_by_time_limit && plan::evaluates_after(w, epoch)) {

@@ -56,4 +56,13 @@ BlockResult BlockAccumulator::result(std::uint64_t batch_size, DlioFormula formu
   return r;
 }
 
+double step_weighted_mean(const std::vector<std::pair<std::uint64_t, double>>& blocks) {
+  double weighted = 0, steps = 0;
+  for (const auto& [n, value] : blocks) {
+    weighted += static_cast<double>(n) * value;
+    steps += static_cast<double>(n);
+  }
+  return steps > 0 ? weighted / steps : 0.0;
+}
+
 }  // namespace trainio::metrics

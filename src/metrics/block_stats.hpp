@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <utility>
+#include <vector>
 
 #include "metrics/histogram.hpp"
 
@@ -59,5 +61,9 @@ class BlockAccumulator {
   std::deque<StepTiming> tail_;               // last exclude_end steps
   Histogram load_ns_, compute_ns_;
 };
+
+// DLIO's epoch value from its blocks: the blocks' values weighted by their step counts
+// (0 when there are no steps). Pairs of (steps, value).
+double step_weighted_mean(const std::vector<std::pair<std::uint64_t, double>>& blocks);
 
 }  // namespace trainio::metrics

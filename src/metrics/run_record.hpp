@@ -13,9 +13,21 @@
 namespace trainio::metrics {
 
 // A phase of reading (one epoch's training, or one evaluation) on one rank.
+// DLIO's block: a run of training steps that a checkpoint ends (or the epoch does), with DLIO's
+// AU and throughput over it (the first exclude_start_steps of every block left out).
+struct DlioBlock {
+  std::string start, end;    // wall time, ISO 8601
+  std::uint64_t steps = 0;
+  double au = 0;             // a fraction
+  double throughput = 0;     // samples/s, DLIO's formula
+};
+
 struct ReadPhase {
   std::string start, end;    // wall time, ISO 8601 (local, as DLIO writes it)
+  // The whole phase, checkpoint time left out. Its `au` and `throughput_dlio` are DLIO's epoch
+  // values: the step-weighted mean over `blocks` (the same thing when there is one block).
   BlockResult block;
+  std::vector<DlioBlock> blocks;
   Histogram wait_ns;         // per step: time the training loop waited for its batch
   Histogram sample_ns;       // per sample: time to read it (reader threads)
   IoRecorder io;             // every storage call of the phase
@@ -46,7 +58,8 @@ struct EpochRecord {
 struct CheckpointRecord {
   enum class Kind { save, load };
   Kind kind = Kind::save;
-  std::uint64_t index = 0;  // 1-based, per kind (DLIO's save_ckpt<i> / load_ckpt<i>)
+  std::uint64_t index = 0;  // 1-based, per kind, over the run
+  std::uint64_t block = 0;  // DLIO's number for it: the block it ends in its epoch (save_ckpt<block>)
   std::uint64_t epoch = 0, step = 0;
   std::string folder;       // global_epoch<e>_step<s>
   std::string start, end;   // wall time, ISO 8601

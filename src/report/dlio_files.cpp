@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <algorithm>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -20,9 +21,9 @@ json key_values(const std::string& path) {
   return o;
 }
 
-json floats(const std::vector<float>& v) {
+json floats(const std::vector<float>& v, std::size_t first, std::size_t last) {
   json a = json::array();
-  for (const float x : v) a.push_back(static_cast<double>(x));
+  for (std::size_t i = first; i < last; ++i) a.push_back(static_cast<double>(v[i]));
   return a;
 }
 
@@ -59,7 +60,7 @@ json checkpoint_entry(const metrics::CheckpointRecord& c, double checkpoint_gib)
 }
 
 std::string checkpoint_key(const metrics::CheckpointRecord& c) {
-  return fmt::format("{}_ckpt{}", c.kind == metrics::CheckpointRecord::Kind::save ? "save" : "load", c.index);
+  return fmt::format("{}_ckpt{}", c.kind == metrics::CheckpointRecord::Kind::save ? "save" : "load", c.block);
 }
 
 }  // namespace
@@ -80,13 +81,25 @@ std::string dlio_output_json(const metrics::RankRecord& record, const RankHost& 
   o["host_meminfo"] = key_values("/proc/meminfo");
   for (const auto& e : record.epochs) {
     json je;
-    json load = {{"block1", floats(e.train.step_load)}}, proc = {{"block1", floats(e.train.step_proc)}},
-         compute = {{"block1", floats(e.train.step_compute)}};
-    json throughput = {{"block1", e.train.block.throughput_dlio}}, au = {{"block1", e.train.block.au * 100}};
+    json load = json::object(), proc = json::object(), compute = json::object(), throughput = json::object(),
+         au = json::object();
+    // The phase's step lists, cut into DLIO's blocks.
+    std::size_t first = 0;
+    for (std::size_t b = 0; b < e.train.blocks.size(); ++b) {
+      const auto& block = e.train.blocks[b];
+      const std::string key = fmt::format("block{}", b + 1);
+      const auto last = std::min(first + block.steps, e.train.step_load.size());
+      load[key] = floats(e.train.step_load, first, last);
+      proc[key] = floats(e.train.step_proc, first, last);
+      compute[key] = floats(e.train.step_compute, first, last);
+      throughput[key] = block.throughput;
+      au[key] = block.au * 100;
+      first = last;
+    }
     if (e.evaluated) {
-      load["eval"] = floats(e.eval.step_load);
-      proc["eval"] = floats(e.eval.step_proc);
-      compute["eval"] = floats(e.eval.step_compute);
+      load["eval"] = floats(e.eval.step_load, 0, e.eval.step_load.size());
+      proc["eval"] = floats(e.eval.step_proc, 0, e.eval.step_proc.size());
+      compute["eval"] = floats(e.eval.step_compute, 0, e.eval.step_compute.size());
       throughput["eval"] = e.eval.block.throughput_dlio;
       au["eval"] = e.eval.block.au * 100;
     }
@@ -111,9 +124,13 @@ std::string dlio_per_epoch_stats_json(const metrics::RankRecord& record, double 
   for (const auto& e : record.epochs) {
     json je;
     je["start"] = e.train.start;
-    je["block1"] = span(e.train.start, e.train.end);
-    for (const auto& c : record.checkpoints)
-      if (c.epoch == e.epoch && c.kind == metrics::CheckpointRecord::Kind::save) je[checkpoint_key(c)] = checkpoint_entry(c, checkpoint_gib);
+    // block1, save_ckpt1, block2, ...: each block, then the checkpoint that ended it.
+    for (std::size_t b = 0; b < e.train.blocks.size(); ++b) {
+      je[fmt::format("block{}", b + 1)] = span(e.train.blocks[b].start, e.train.blocks[b].end);
+      for (const auto& c : record.checkpoints)
+        if (c.epoch == e.epoch && c.kind == metrics::CheckpointRecord::Kind::save && c.block == b + 1)
+          je[checkpoint_key(c)] = checkpoint_entry(c, checkpoint_gib);
+    }
     je["end"] = e.end;
     je["duration"] = duration_text(e.train.start, e.train.end);
     if (e.evaluated) je["eval"] = span(e.eval.start, e.eval.end);

@@ -27,9 +27,12 @@ struct WallNow {
   tm local;
   long micros;
 };
-WallNow wall_now() {
+WallNow wall_at(std::int64_t ago_ns) {
   timeval tv;
   gettimeofday(&tv, nullptr);
+  const std::int64_t us = static_cast<std::int64_t>(tv.tv_sec) * 1'000'000 + tv.tv_usec - ago_ns / 1000;
+  tv.tv_sec = static_cast<time_t>(us / 1'000'000);
+  tv.tv_usec = static_cast<suseconds_t>(us % 1'000'000);
   WallNow w{};
   localtime_r(&tv.tv_sec, &w.local);
   w.micros = tv.tv_usec;
@@ -37,15 +40,17 @@ WallNow wall_now() {
 }
 }  // namespace
 
-std::string wall_time_iso() {
-  const WallNow w = wall_now();
+std::string wall_time_iso() { return wall_time_iso_of(now_ns()); }
+
+std::string wall_time_iso_of(std::int64_t mono_ns) {
+  const WallNow w = wall_at(now_ns() - mono_ns);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}", w.local.tm_year + 1900,
                      w.local.tm_mon + 1, w.local.tm_mday, w.local.tm_hour, w.local.tm_min,
                      w.local.tm_sec, w.micros);
 }
 
 std::string wall_time_compact() {
-  const WallNow w = wall_now();
+  const WallNow w = wall_at(0);
   return fmt::format("{:04}{:02}{:02}-{:02}{:02}{:02}", w.local.tm_year + 1900, w.local.tm_mon + 1,
                      w.local.tm_mday, w.local.tm_hour, w.local.tm_min, w.local.tm_sec);
 }

@@ -18,6 +18,8 @@ void sleep_until_ns(std::int64_t deadline_ns);
 // Wall-clock time as ISO 8601 with microseconds, local time, as DLIO stamps its results:
 // "2026-11-21T10:15:03.123456".
 std::string wall_time_iso();
+// The same for an earlier moment of the monotonic clock (now_ns()).
+std::string wall_time_iso_of(std::int64_t mono_ns);
 
 // Compact wall time for folder names: "20261121-101503".
 std::string wall_time_compact();

@@ -54,6 +54,35 @@ class ResultFilesTest(TrainioTest):
             self.assertGreater(ckpt["throughput"], 0)
         self.assertEqual(self.read_json("o", "per_epoch_stats.json"), self.read_json("o", "0_per_epoch_stats.json"))
 
+    def test_checkpoints_split_dlio_blocks(self):
+        # 4 steps an epoch, a checkpoint every 3 steps of the run: epoch 1 is block1 (3 steps),
+        # save_ckpt1, block2 (1 step); epoch 2 is block1 (2 steps), save_ckpt1, block2 (2 steps).
+        self.ok("run", "default", *RUN, "workflow.checkpoint=true", "checkpoint.checkpoint_folder=ck",
+                "checkpoint.steps_between_checkpoints=3", "--output", "o", ranks=2)
+        summary = self.summary("o")
+        per_rank_au = {"1": [], "2": []}
+        per_rank_thr = {"1": [], "2": []}
+        for rank in (0, 1):
+            out = self.read_json("o", f"{rank}_output.json")
+            stats = self.read_json("o", f"{rank}_per_epoch_stats.json")
+            for epoch, sizes in (("1", [3, 1]), ("2", [2, 2])):
+                e = out[epoch]
+                self.assertEqual([len(e["load"][f"block{b}"]) for b in (1, 2)], sizes)
+                self.assertEqual(sorted(k for k in e["au"] if k.startswith("block")), ["block1", "block2"])
+                keys = [k for k in stats[epoch] if k.startswith(("block", "save_ckpt"))]
+                self.assertEqual(keys, ["block1", "save_ckpt1", "block2"])
+                self.assertLessEqual(stats[epoch]["block1"]["end"], stats[epoch]["save_ckpt1"]["start"])
+                self.assertLessEqual(stats[epoch]["save_ckpt1"]["end"], stats[epoch]["block2"]["start"])
+                # DLIO's epoch value: the blocks' values weighted by their steps.
+                per_rank_au[epoch].append(sum(n * e["au"][f"block{b}"] for b, n in zip((1, 2), sizes)) / 4)
+                per_rank_thr[epoch].append(sum(n * e["throughput"][f"block{b}"] for b, n in zip((1, 2), sizes)) / 4)
+        for i, epoch in enumerate(("1", "2")):
+            self.assertAlmostEqual(summary["metric"]["train_au_percentage"][i], sum(per_rank_au[epoch]) / 2, places=3)
+            self.assertAlmostEqual(summary["metric"]["train_throughput_samples_per_second"][i], sum(per_rank_thr[epoch]),
+                                   places=2)
+        steps = [c["step"] for c in summary["trainio"]["checkpoint"]["checkpoints"]]
+        self.assertEqual(steps, [3, 6])
+
     def test_csv_tables(self):
         self.ok("run", "default", *RUN, "--output", "o", ranks=2)
         with open(self.path("o", "per_epoch.csv")) as f:

@@ -68,3 +68,12 @@ TEST_CASE("mean and population stdev as numpy computes them") {
   CHECK(stdev_of({1, 2, 3, 4}) == Approx(1.118034));
   CHECK(stdev_of({}) == 0);
 }
+
+TEST_CASE("an epoch's DLIO value is the mean of its blocks weighted by their steps") {
+  using trainio::metrics::step_weighted_mean;
+  // A checkpoint after step 3 of 4: block 1 (3 steps) at 90% AU, block 2 (1 step) at 50%.
+  CHECK(step_weighted_mean({{3, 0.9}, {1, 0.5}}) == Approx((3 * 0.9 + 1 * 0.5) / 4));
+  CHECK(step_weighted_mean({{5, 0.7}}) == Approx(0.7));
+  CHECK(step_weighted_mean({}) == 0.0);
+  CHECK(step_weighted_mean({{0, 0.7}}) == 0.0);
+}
