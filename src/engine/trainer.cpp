@@ -115,6 +115,8 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     out.step_proc.push_back(static_cast<float>(util::ns_to_s(t_computed - t_load)));
     out.step_compute.push_back(static_cast<float>(util::ns_to_s(t_computed - t_batch)));
     out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
+    out.compute_ns.record(static_cast<std::uint64_t>(t_computed - t_batch));
+    out.barrier_ns.record(static_cast<std::uint64_t>(t_done - t_computed));
     t_load = t_done;
     if (spec.after_step && !vote.stop) {
       const bool checkpointed = spec.after_step();

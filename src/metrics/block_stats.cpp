@@ -17,8 +17,6 @@ void BlockAccumulator::add(const StepTiming& s) {
     tail_.push_back(s);
     if (tail_.size() > exclude_end_) tail_.pop_front();
   }
-  load_ns_.record(static_cast<std::uint64_t>(std::max(0.0, s.load) * 1e9));
-  compute_ns_.record(static_cast<std::uint64_t>(std::max(0.0, s.compute) * 1e9));
 }
 
 BlockResult BlockAccumulator::result(std::uint64_t batch_size, DlioFormula formula) const {

@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "metrics/histogram.hpp"
 
 namespace trainio::metrics {
 
@@ -48,8 +47,6 @@ class BlockAccumulator {
   enum class DlioFormula { train, eval };
   BlockResult result(std::uint64_t batch_size, DlioFormula formula) const;
 
-  const Histogram& load_ns() const { return load_ns_; }
-  const Histogram& compute_ns() const { return compute_ns_; }
   std::uint64_t steps() const { return steps_; }
 
  private:
@@ -59,7 +56,6 @@ class BlockAccumulator {
   double sum_load_ = 0, sum_compute_ = 0, sum_barrier_ = 0;
   double head_proc_ = 0, head_compute_ = 0;  // first exclude_start steps
   std::deque<StepTiming> tail_;               // last exclude_end steps
-  Histogram load_ns_, compute_ns_;
 };
 
 // DLIO's epoch value from its blocks: the blocks' values weighted by their step counts

@@ -29,6 +29,8 @@ struct ReadPhase {
   BlockResult block;
   std::vector<DlioBlock> blocks;
   Histogram wait_ns;         // per step: time the training loop waited for its batch
+  Histogram compute_ns;      // per step: the emulated compute
+  Histogram barrier_ns;      // per step: waiting for the other ranks after compute
   Histogram sample_ns;       // per sample: time to read it (reader threads)
   IoRecorder io;             // every storage call of the phase
   std::uint64_t samples = 0; // samples read

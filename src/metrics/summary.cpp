@@ -139,6 +139,8 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
   s.read_bandwidth = s.duration > 0 ? static_cast<double>(s.bytes_read) / s.duration : 0;
   s.wait_ns = reduce(p.wait_ns, comm);
   s.sample_ns = reduce(p.sample_ns, comm);
+  s.compute_ns = reduce(p.compute_ns, comm);
+  s.barrier_ns = reduce(p.barrier_ns, comm);
   s.io = reduce(p.io, comm);
   straggler_view(p, comm, s);
   return s;

@@ -44,7 +44,7 @@ struct PhaseSummary {
   std::uint64_t device_read_bytes = 0;   // the data folder's block device, all nodes
   bool device_read_known = false;
   bool degenerate = false;            // some rank had too few steps for the exclusions
-  Histogram wait_ns, sample_ns;
+  Histogram wait_ns, sample_ns, compute_ns, barrier_ns;
   IoRecorder io;
   // Stragglers: every rank's figures; the slowest and fastest; the aggregate read bandwidth when
   // the first rank was done (ranks assumed to progress evenly) and when the last was (elbencho's

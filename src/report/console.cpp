@@ -53,7 +53,7 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                        util::format_duration(run.generate.seconds), util::format_rate(run.generate.write_bandwidth));
   if (!run.epochs.empty()) {
     std::vector<double> au, thr, bw, exact;
-    metrics::Histogram wait, sample;
+    metrics::Histogram wait, sample, compute, barrier;
     bool degenerate = false;
     for (const auto& e : run.epochs) {
       au.push_back(e.train.au * 100);
@@ -62,6 +62,8 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
       bw.push_back(e.train.read_bandwidth);
       wait.merge(e.train.wait_ns);
       sample.merge(e.train.sample_ns);
+      compute.merge(e.train.compute_ns);
+      barrier.merge(e.train.barrier_ns);
       degenerate = degenerate || e.train.degenerate;
     }
     const double au_mean = metrics::mean_of(au);
@@ -75,6 +77,11 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                        util::format_rate(metrics::mean_of(thr) * record), util::format_rate(metrics::mean_of(bw)));
     out += latency_row("sample read", sample);
     out += latency_row("batch wait", wait);
+    // Where the steps' time went: waiting for data, computing, waiting for the other ranks.
+    const double step_total = wait.sum() + compute.sum() + barrier.sum();
+    if (step_total > 0)
+      out += fmt::format("  {:<22} batch wait {:.1f}%, compute {:.1f}%, barrier {:.1f}%\n", "step time",
+                         100 * wait.sum() / step_total, 100 * compute.sum() / step_total, 100 * barrier.sum() / step_total);
     // The slowest rank over the run, and what reading cost the clients' CPUs.
     const metrics::PhaseSummary* worst = nullptr;
     double cpu = 0, bytes = 0, seconds = 0;

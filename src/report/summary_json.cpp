@@ -168,6 +168,14 @@ json client_cost_json(const metrics::PhaseSummary& p) {
           {"cpu_cores_busy", p.duration > 0 ? cpu / p.duration : 0.0}};
 }
 
+// Where a rank's step time went, summed over the phase and averaged over the ranks.
+json step_breakdown_json(const metrics::PhaseSummary& p, int ranks) {
+  const double per_rank = 1e-9 / std::max(1, ranks);
+  return {{"batch_wait", p.wait_ns.sum() * per_rank},
+          {"compute", p.compute_ns.sum() * per_rank},
+          {"barrier", p.barrier_ns.sum() * per_rank}};
+}
+
 json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
   return {{"steps_per_rank", p.steps},
           {"duration_seconds", p.duration},
@@ -185,6 +193,9 @@ json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
           {"device_read_bytes", p.device_read_known ? json(p.device_read_bytes) : json(nullptr)},
           {"served_from_page_cache", metrics::served_from_cache(p)},
           {"batch_wait_seconds", latency_json(p.wait_ns)},
+          {"compute_seconds", latency_json(p.compute_ns)},
+          {"barrier_seconds", latency_json(p.barrier_ns)},
+          {"step_seconds_per_rank", step_breakdown_json(p, context.ranks)},
           {"sample_read_seconds", latency_json(p.sample_ns)},
           {"io", io_json(p.io)},
           {"characterization", characterization_json(p.io)},

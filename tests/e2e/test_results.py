@@ -111,8 +111,13 @@ class ResultFilesTest(TrainioTest):
         self.assertEqual(len(t["context"]["cores_per_rank"]), 2)
         for e in t["epochs"]:
             p = e["train"]
-            for key in ("characterization", "stragglers", "client_cost", "io", "batch_wait_seconds", "sample_read_seconds"):
+            for key in ("characterization", "stragglers", "client_cost", "io", "batch_wait_seconds", "sample_read_seconds",
+                        "compute_seconds", "barrier_seconds"):
                 self.assertIn(key, p)
+            # 4 steps a rank of 1 ms compute each, at least; the breakdown is per rank.
+            self.assertEqual(p["compute_seconds"]["count"], 2 * 4)
+            self.assertGreaterEqual(p["step_seconds_per_rank"]["compute"], 4 * 0.001)
+            self.assertLess(p["step_seconds_per_rank"]["compute"], p["duration_seconds"])
             st = p["stragglers"]
             self.assertIn(st["slowest_rank"], (0, 1))
             self.assertGreaterEqual(st["slowest_rank_seconds"], st["fastest_rank_seconds"])
