@@ -33,7 +33,7 @@ void add_run_options(CLI::App* sub, RunCommand& cmd) {
   sub->add_option("workload_and_overrides", cmd.words, kWorkloadHelp);
   sub->add_flag("--force", cmd.force,
                 "generate into a data folder that is not empty and not a trainio dataset");
-  sub->add_flag("!--no-progress", cmd.progress, "no progress lines during generation");
+  sub->add_flag("!--no-progress", cmd.progress, "no progress lines during generation and long epochs");
   sub->add_option("--log-level", cmd.log_level, "trace, debug, info, warn, error or off (also TRAINIO_LOG)");
 }
 

@@ -52,4 +52,40 @@ void Progress::print(bool final) {
   std::fflush(stderr);
 }
 
+StepProgress::StepProgress(std::string label, std::uint64_t steps, double samples_per_step, bool enabled)
+    : label_(std::move(label)),
+      total_(steps),
+      samples_per_step_(samples_per_step),
+      enabled_(enabled),
+      tty_(isatty(STDERR_FILENO) != 0),
+      start_ns_(util::now_ns()),
+      last_print_ns_(start_ns_) {}
+
+void StepProgress::step(double compute_seconds) {
+  ++done_;
+  compute_ += compute_seconds;
+  if (!enabled_) return;
+  const std::int64_t now = util::now_ns();
+  constexpr std::int64_t kQuiet = 5'000'000'000;  // short phases print nothing
+  const std::int64_t every = tty_ ? 250'000'000 : 10'000'000'000;
+  if (now - start_ns_ < kQuiet || (printed_ && now - last_print_ns_ < every)) return;
+  last_print_ns_ = now;
+  printed_ = true;
+  const double elapsed = util::ns_to_s(now - start_ns_);
+  const double left = done_ ? elapsed * static_cast<double>(total_ - done_) / static_cast<double>(done_) : 0;
+  const std::string line = fmt::format("{}: step {}/{}  AU {:.1f}%  {:.1f} samples/s  ETA {}", label_, done_, total_,
+                                       100 * compute_ / elapsed, static_cast<double>(done_) * samples_per_step_ / elapsed,
+                                       util::format_duration(left));
+  if (tty_) std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  else std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+void StepProgress::finish() {
+  if (enabled_ && printed_ && tty_) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+}
+
 }  // namespace trainio::engine

@@ -25,4 +25,23 @@ class Progress {
   bool printed_ = false;
 };
 
+// Progress of a training or evaluation phase on rank 0, for epochs long enough to wonder about
+// (nothing is printed in the first 5 seconds): steps done, AU and samples/s so far, and the
+// time left. On a terminal the line updates itself and is cleared at the end, where the
+// epoch's line takes its place.
+class StepProgress {
+ public:
+  // `samples_per_step`: the whole job's (batch x ranks).
+  StepProgress(std::string label, std::uint64_t steps, double samples_per_step, bool enabled);
+  void step(double compute_seconds);
+  void finish();
+
+ private:
+  std::string label_;
+  std::uint64_t total_, done_ = 0;
+  double samples_per_step_, compute_ = 0;
+  bool enabled_, tty_, printed_ = false;
+  std::int64_t start_ns_, last_print_ns_;
+};
+
 }  // namespace trainio::engine

@@ -5,6 +5,7 @@
 #include "engine/cache_control.hpp"
 #include "engine/checkpointer.hpp"
 #include "engine/loader.hpp"
+#include "engine/progress.hpp"
 #include "engine/together.hpp"
 #include "metrics/trace.hpp"
 #include "plan/epoch_plan.hpp"
@@ -29,6 +30,8 @@ struct PhaseSpec {
   plan::TimeDraws compute;
   plan::TimeDraws preprocess;
   metrics::BlockAccumulator::DlioFormula formula;
+  std::string label;  // "epoch 2/5" or "evaluation 2/5", for progress lines
+  bool progress;
   // Called after each step unless the time limit ends the phase there (collective); returns
   // whether it took a checkpoint. The time it spends is the checkpoint's, not the training's, and
   // a checkpoint ends DLIO's block of steps.
@@ -69,6 +72,8 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                   static_cast<std::uint64_t>(w.output.exclude_end_steps));
   together(comm, [&] { loader.start({&plan, spec.split, spec.preprocess, spec.epoch, spec.run_seed}); });
+  StepProgress progress(spec.label, plan.steps(), static_cast<double>(spec.batch_size * static_cast<std::uint64_t>(comm.size())),
+                        spec.progress);
   bool stopped = false;
   block.start(util::now_ns());
   std::int64_t t_load = util::now_ns();
@@ -114,6 +119,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     out.step_load.push_back(static_cast<float>(util::ns_to_s(t_batch - t_load)));
     out.step_proc.push_back(static_cast<float>(util::ns_to_s(t_computed - t_load)));
     out.step_compute.push_back(static_cast<float>(util::ns_to_s(t_computed - t_batch)));
+    progress.step(util::ns_to_s(t_computed - t_batch));
     out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
     out.compute_ns.record(static_cast<std::uint64_t>(t_computed - t_batch));
     out.barrier_ns.record(static_cast<std::uint64_t>(t_done - t_computed));
@@ -135,6 +141,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   const std::int64_t phase_end = util::now_ns();
   block.end(phase_end);
   if (block_first < out.step_load.size() || out.blocks.empty()) close_block(phase_end, out.step_load.size());
+  progress.finish();
   loader.finish();
   loader.collect(out);
   out.end = util::wall_time_iso();
@@ -195,6 +202,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
         plan::TimeDraws(w.train.computation_time, plan::time_seed(options.run_seed, plan::TimePhase::compute, epoch, comm.rank())),
         plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch, comm.rank())),
         metrics::BlockAccumulator::DlioFormula::train,
+        fmt::format("epoch {}/{}", epoch, shape.epochs), options.progress,
         [&] {
           ++run_step;
           if (!by_steps || run_step != next_step) return false;
@@ -215,7 +223,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           plan::Split::eval, epoch, options.run_seed, eval_batch,
           plan::TimeDraws(w.evaluation.eval_time, plan::time_seed(options.run_seed, plan::TimePhase::eval, epoch, comm.rank())),
           plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch + (1ULL << 32), comm.rank())),
-          metrics::BlockAccumulator::DlioFormula::eval, nullptr};
+          metrics::BlockAccumulator::DlioFormula::eval, fmt::format("evaluation {}/{}", epoch, shape.epochs),
+          options.progress, nullptr};
       evict_dataset(w, layout, comm, plan::Split::eval);
       record.stopped_by_time_limit = run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, er.eval);
       er.evaluated = true;

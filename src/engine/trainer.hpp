@@ -15,6 +15,7 @@ namespace trainio::engine {
 
 struct TrainOptions {
   std::uint64_t run_seed = 0;
+  bool progress = false;  // progress lines during long phases (rank 0)
   // Called on every rank after each epoch (collective calls are allowed: all ranks call it).
   std::function<void(const metrics::EpochRecord&)> on_epoch;
   // Called on every rank after each checkpoint (collective calls are allowed).

@@ -38,6 +38,7 @@ metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& com
     if (has_files && !record.generate.ran) check_dataset(w, layout, comm);
     TrainOptions to;
     to.run_seed = choose_run_seed(w, comm);
+    to.progress = options.progress && comm.is_root();
     to.on_epoch = options.on_epoch;
     to.on_checkpoint = options.on_checkpoint;
     engine::train(w, layout, shape, comm, to, record);
