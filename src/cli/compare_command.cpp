@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "cli/commands.hpp"
@@ -17,7 +18,7 @@ double parse_threshold(const std::string& text) {
     std::size_t used = 0;
     const double v = std::stod(text, &used);
     const bool percent = used < text.size() && text.substr(used) == "%";
-    if ((used == text.size() || percent) && v >= 0) return percent || v >= 1 ? v / 100 : v;
+    if ((used == text.size() || percent) && std::isfinite(v) && v >= 0) return percent || v >= 1 ? v / 100 : v;
   } catch (const std::exception&) {
   }
   throw usage_error(fmt::format("--threshold '{}' is not a percentage", text), "write it as 5% (or 0.05)");
@@ -32,6 +33,8 @@ int compare_command(const CompareCommand& cmd) {
         if (cmd.format != "text" && cmd.format != "markdown" && cmd.format != "junit")
           throw usage_error(fmt::format("--format '{}' is not text, markdown or junit", cmd.format));
         const double threshold = parse_threshold(cmd.threshold);
+        if (!(cmd.alpha > 0 && cmd.alpha < 1))
+          throw usage_error(fmt::format("--alpha {} is not a significance level", cmd.alpha), "give a number between 0 and 1, e.g. 0.05");
         const auto baseline = report::load_runs(cmd.baseline);
         const auto candidate = report::load_runs(cmd.candidate);
         const report::Comparison c = report::compare_runs(baseline, candidate, cmd.metrics, threshold, cmd.alpha);

@@ -80,6 +80,8 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   // DLIO's blocks: checkpoints split the phase; each block is measured as DLIO measures it.
   std::int64_t block_start = t_load;
   std::uint64_t block_first = 0;
+  bool block_too_short = false;  // a block with too few steps for the exclusions
+  util::CpuTimes checkpoint_cpu;
   auto close_block = [&](std::int64_t end_ns, std::uint64_t end_step) {
     metrics::BlockAccumulator b(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                 static_cast<std::uint64_t>(w.output.exclude_end_steps));
@@ -87,6 +89,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     for (std::uint64_t i = block_first; i < end_step; ++i) b.add({out.step_load[i], out.step_compute[i], 0});
     b.end(end_ns);
     const metrics::BlockResult r = b.result(spec.batch_size, spec.formula);
+    block_too_short = block_too_short || r.degenerate;
     out.blocks.push_back({util::wall_time_iso_of(block_start), util::wall_time_iso_of(end_ns), end_step - block_first,
                           r.au, r.throughput_dlio});
     block_first = end_step;
@@ -125,10 +128,15 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     out.barrier_ns.record(static_cast<std::uint64_t>(t_done - t_computed));
     t_load = t_done;
     if (spec.after_step && !vote.stop) {
+      const util::CpuTimes cpu_at_step = util::process_cpu_times();
       const bool checkpointed = spec.after_step();
       t_load = util::now_ns();
       block.pause(t_load - t_done);
       if (checkpointed) {
+        // The checkpoint's time and CPU are its own, not the phase's.
+        const util::CpuTimes cpu_now = util::process_cpu_times();
+        checkpoint_cpu.user += cpu_now.user - cpu_at_step.user;
+        checkpoint_cpu.sys += cpu_now.sys - cpu_at_step.sys;
         close_block(t_done, step + 1);
         block_start = t_load;
       }
@@ -148,8 +156,8 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   metrics::trace::span(spec.split == plan::Split::train ? "train" : "eval", "epoch", phase_start, util::now_ns(),
                        fmt::format(R"("epoch":{})", spec.epoch));
   const util::CpuTimes cpu_after = util::process_cpu_times();
-  out.cpu_user = cpu_after.user - cpu_before.user;
-  out.cpu_sys = cpu_after.sys - cpu_before.sys;
+  out.cpu_user = cpu_after.user - cpu_before.user - checkpoint_cpu.user;
+  out.cpu_sys = cpu_after.sys - cpu_before.sys - checkpoint_cpu.sys;
   StorageCounters::now(device, comm.node_rank() == 0).since(before, out);
   out.block = block.result(spec.batch_size, spec.formula);
   std::vector<std::pair<std::uint64_t, double>> au, throughput;
@@ -159,6 +167,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   }
   out.block.au = metrics::step_weighted_mean(au);
   out.block.throughput_dlio = metrics::step_weighted_mean(throughput);
+  out.block.degenerate = out.block.degenerate || block_too_short;
   return stopped;
 }
 

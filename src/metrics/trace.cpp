@@ -90,7 +90,8 @@ void storage_call(const storage::OpEvent& e) {
   if (!enabled()) return;
   ThreadBuffer& b = local();
   if (b.calls++ % sink().every != 0) return;
-  std::string args = fmt::format(R"("fhash":{},"size":{})", e.file, e.bytes);
+  // The hash as a hex string: JSON readers hold numbers as doubles, exact only to 2^53.
+  std::string args = fmt::format(R"("fhash":"{:016x}","size":{})", e.file, e.bytes);
   if (e.has_offset) args += fmt::format(R"(,"offset":{})", e.offset);
   add(b, storage::op_name(e.op), "POSIX", e.start_ns, e.ns, args);
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -29,15 +30,22 @@ const std::set<std::string> kClosedKeys = {
 const std::set<std::string> kOpenKeys = {"framework", "model.framework", "dataset.format", "dataset.num_samples_per_file",
                                          "reader.data_loader"};
 
+// The figures MLPerf Storage reports as results: every run must have them, within 5% of each other.
+bool mlperf_result(const std::string& name) {
+  return name == "train_throughput_mean_samples_per_second" || name == "save_checkpoint_io_mean_GB_per_second" ||
+         name == "load_checkpoint_io_mean_GB_per_second";
+}
+
 // The division the runs' overrides allow: closed, open or none (then the keys that prevent it).
 void mlperf_division(const std::vector<const RunResult*>& runs, Aggregate& a) {
   std::set<std::string> open, neither;
   for (const auto* r : runs) {
-    const json t = r->summary.value("trainio", json::object());
-    for (const auto& text : t.value("workload", json::object()).value("overrides", json::array())) {
+    const nlohmann::json* overrides = node_at(r->summary, "trainio.workload.overrides");
+    if (!overrides || !overrides->is_array()) continue;
+    for (const auto& text : *overrides) {
       std::string key;
       try {
-        key = config::override_key(text.get<std::string>());
+        key = config::override_key(text.is_string() ? text.get<std::string>() : text.dump());
       } catch (const std::exception&) {
         key = text.dump();
       }
@@ -64,26 +72,24 @@ void mlperf_division(const std::vector<const RunResult*>& runs, Aggregate& a) {
 // Checks of MLPerf Storage's rules that the summaries can show.
 void mlperf_checks(const std::vector<const RunResult*>& runs, Aggregate& a) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const auto& m = runs[i]->summary["metric"];
-    if (m.contains("train_au_meet_expectation") && m["train_au_meet_expectation"] != "success")
+    const std::string au = text_at(runs[i]->summary, "metric.train_au_meet_expectation");
+    if (!au.empty() && au != "success")
       a.problems.push_back(fmt::format("run {} ({}) does not meet the AU expectation", i + 1, runs[i]->folder));
     if (i > 0 && !runs[i - 1]->end.empty() && runs[i]->start < runs[i - 1]->end)
       a.problems.push_back(fmt::format("run {} started before run {} ended: runs must follow each other", i + 1, i));
   }
   std::set<std::string> seeds;
   for (const auto* r : runs) {
-    const json t = r->summary.value("trainio", json::object());
-    const json reader = t.value("workload", json::object()).value("config", json::object()).value("reader", json::object());
-    const bool random = reader.value("file_shuffle", "") == "random" || reader.value("sample_shuffle", "") == "random";
-    const json train = t.value("workload", json::object()).value("config", json::object()).value("train", json::object());
-    seeds.insert(random ? r->folder : train.contains("seed") ? train["seed"].dump() : r->folder);
+    const std::string config = "trainio.workload.config.";
+    const bool random = text_at(r->summary, config + "reader.file_shuffle") == "random" ||
+                        text_at(r->summary, config + "reader.sample_shuffle") == "random";
+    const nlohmann::json* seed = node_at(r->summary, config + "train.seed");
+    seeds.insert(random || !seed ? r->folder : seed->dump());
   }
   if (seeds.size() < runs.size())
     a.problems.push_back("some runs share a seed: MLPerf asks for a new seed every run (set train.seed, or random shuffles)");
   for (const auto& f : a.figures)
-    if (!f.within_5_percent && (f.name == "train_throughput_mean_samples_per_second" ||
-                                f.name == "save_checkpoint_io_mean_GB_per_second" ||
-                                f.name == "load_checkpoint_io_mean_GB_per_second"))
+    if (!f.within_5_percent && mlperf_result(f.name))
       a.problems.push_back(fmt::format("{} varies by {:.1f}% between runs (MLPerf: within 5%)", f.name, f.spread * 100));
 }
 
@@ -119,13 +125,20 @@ Aggregate aggregate_runs(const std::vector<RunResult>& all, bool mlperf) {
     s.unit = f.unit;
     for (const auto* r : runs)
       if (auto v = figure_of(*r, f.name)) s.values.push_back(*v);
-    if (s.values.size() != runs.size() || s.values.empty()) continue;  // not measured in every run
+    if (s.values.empty()) continue;  // not measured in these runs
+    if (s.values.size() != runs.size()) {
+      a.missing.push_back(s.name);
+      continue;
+    }
     s.mean = metrics::mean_of(s.values);
     s.stdev = metrics::stdev_of(s.values);
     s.cv = metrics::cv_of(s.values);
     s.spread = metrics::spread_of(s.values);
     s.within_5_percent = s.spread <= kMlperfSpread;
     a.figures.push_back(std::move(s));
+  }
+  for (const auto& name : a.missing) {
+    (mlperf && mlperf_result(name) ? a.problems : a.notes).push_back(fmt::format("{} is missing from some runs: not aggregated", name));
   }
   if (mlperf) {
     mlperf_checks(runs, a);
@@ -168,23 +181,26 @@ std::string aggregate_json(const Aggregate& a) {
 
 std::string run_text(const RunResult& run) {
   const auto& s = run.summary;
+  const auto ranks = std::llround(number_at(s, "num_accelerators").value_or(0));
+  const auto hosts = std::llround(number_at(s, "num_hosts").value_or(0));
   std::string out = fmt::format("{} - {} rank{} on {} host{} ({} to {})\n", run.workload.empty() ? run.folder : run.workload,
-                                s.value("num_accelerators", 0), s.value("num_accelerators", 0) == 1 ? "" : "s",
-                                s.value("num_hosts", 0), s.value("num_hosts", 0) == 1 ? "" : "s", run.start, run.end);
-  const auto& m = s["metric"];
-  if (m.contains("train_au_mean_percentage"))
-    out += fmt::format("  {:<26} {:.2f}%  {}\n", "accelerator util. (AU)", m["train_au_mean_percentage"].get<double>(),
-                       m.value("train_au_meet_expectation", "") == "success" ? "PASS" : "FAIL");
+                                ranks, ranks == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", run.start, run.end);
+  if (auto au = number_at(s, "metric.train_au_mean_percentage")) {
+    const std::string verdict = text_at(s, "metric.train_au_meet_expectation");
+    out += fmt::format("  {:<26} {:.2f}%  {}\n", "accelerator util. (AU)", *au,
+                       verdict.empty() ? "" : verdict == "success" ? "PASS" : "FAIL");
+  }
   for (const auto& f : known_figures()) {
     if (std::string(f.name) == "train_au_mean_percentage") continue;
     if (auto v = figure_of(run, f.name)) out += fmt::format("  {:<42} {}\n", f.name, figure_text(*v, f.unit));
   }
-  const auto& t = s.value("trainio", nlohmann::json::object());
   int cached = 0, epochs = 0;
-  for (const auto& e : t.value("epochs", nlohmann::json::array())) {
-    ++epochs;
-    cached += e.value("train", nlohmann::json::object()).value("served_from_page_cache", false) ? 1 : 0;
-  }
+  if (const nlohmann::json* list = node_at(s, "trainio.epochs"); list && list->is_array())
+    for (const auto& e : *list) {
+      ++epochs;
+      const nlohmann::json* cache = node_at(e, "train.served_from_page_cache");
+      cached += cache && cache->is_boolean() && cache->get<bool>() ? 1 : 0;
+    }
   if (cached > 0) out += fmt::format("  caching: {} of {} epochs were served from the page cache\n", cached, epochs);
   return out;
 }

@@ -27,6 +27,7 @@ struct Aggregate {
   std::string division;               // --mlperf: "closed", "open" or "none", from the runs' overrides
   std::vector<std::string> problems;  // --mlperf checks that failed; also mixed workloads
   std::vector<std::string> notes;     // worth knowing, not failures
+  std::vector<std::string> missing;   // figures some runs have and others lack
 };
 
 // Runs are ordered by start time. Throws a usage error when --mlperf has too few runs.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "util/error.hpp"
 
@@ -24,6 +25,11 @@ std::string xml_escape(const std::string& s) {
     }
   }
   return out;
+}
+
+std::string change_text(const FigureComparison& f) {
+  if (!f.relative) return f.candidate_median == f.baseline_median ? "+0.00%" : "n/a";
+  return fmt::format("{:+.2f}%", f.change * 100);
 }
 
 std::string p_text(const FigureComparison& f) {
@@ -71,13 +77,24 @@ Comparison compare_runs(const std::vector<RunResult>& baseline, const std::vecto
                                       f.baseline.size() != baseline.size() ? "some baseline" : "some candidate"),
                           "name a figure every run has: trainio compare --help lists the known ones; a dotted path "
                           "into summary.json also works (metric.train_au_mean_percentage)");
+      // Measured on neither side: not this kind of run. On some runs only: say so.
+      if (!f.baseline.empty() || !f.candidate.empty())
+        c.notes.push_back(fmt::format("{} is missing from {} of {} baseline and {} of {} candidate runs: not compared",
+                                      name, baseline.size() - f.baseline.size(), baseline.size(),
+                                      candidate.size() - f.candidate.size(), candidate.size()));
       continue;
     }
     f.baseline_median = metrics::median_of(f.baseline);
     f.candidate_median = metrics::median_of(f.candidate);
-    f.change = f.baseline_median != 0 ? f.candidate_median / f.baseline_median - 1 : 0;
-    const bool worse = f.higher_is_better ? f.change < -threshold : f.change > threshold;
-    const bool better = f.higher_is_better ? f.change > threshold : f.change < -threshold;
+    // Relative to the baseline's size, so a negative baseline keeps the direction. From a zero
+    // baseline any change is beyond the threshold, and its size is not a percentage.
+    const double delta = f.candidate_median - f.baseline_median;
+    f.relative = f.baseline_median != 0;
+    f.change = f.relative ? delta / std::abs(f.baseline_median) : 0;
+    const double beyond = f.relative ? std::abs(f.change) : (delta != 0 ? HUGE_VAL : 0);
+    const bool up = delta > 0;
+    const bool worse = beyond > threshold && up != f.higher_is_better;
+    const bool better = beyond > threshold && up == f.higher_is_better;
     if (f.baseline.size() >= kMinRunsForTest && f.candidate.size() >= kMinRunsForTest) {
       f.test = metrics::mann_whitney_u(f.baseline, f.candidate);
       const bool significant = f.test->p < alpha;
@@ -113,8 +130,8 @@ std::string comparison_text(const Comparison& c) {
   std::string out = fmt::format("  {:<42} {:>16} {:>16} {:>9} {:>8}  {}\n", "figure", "baseline", "candidate", "change",
                                 "p", "verdict");
   for (const auto& f : c.figures)
-    out += fmt::format("  {:<42} {:>16} {:>16} {:>+8.2f}% {:>8}  {}\n", f.name, figure_text(f.baseline_median, f.unit),
-                       figure_text(f.candidate_median, f.unit), f.change * 100, p_text(f), verdict_name(f.verdict));
+    out += fmt::format("  {:<42} {:>16} {:>16} {:>9} {:>8}  {}\n", f.name, figure_text(f.baseline_median, f.unit),
+                       figure_text(f.candidate_median, f.unit), change_text(f), p_text(f), verdict_name(f.verdict));
   out += fmt::format("threshold {:.1f}%, alpha {}: {}\n", c.threshold * 100, c.alpha,
                      c.regression() ? "REGRESSION" : "no regression");
   for (const auto& n : c.notes) out += "note: " + n + "\n";
@@ -124,8 +141,8 @@ std::string comparison_text(const Comparison& c) {
 std::string comparison_markdown(const Comparison& c) {
   std::string out = "| figure | baseline | candidate | change | p | verdict |\n|---|---:|---:|---:|---:|---|\n";
   for (const auto& f : c.figures)
-    out += fmt::format("| `{}` | {} | {} | {:+.2f}% | {} | {} |\n", f.name, figure_text(f.baseline_median, f.unit),
-                       figure_text(f.candidate_median, f.unit), f.change * 100, p_text(f),
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", f.name, figure_text(f.baseline_median, f.unit),
+                       figure_text(f.candidate_median, f.unit), change_text(f), p_text(f),
                        f.verdict == Verdict::regressed ? "**REGRESSION**" : verdict_name(f.verdict));
   out += fmt::format("\nThreshold {:.1f}%, alpha {}: **{}**.\n", c.threshold * 100, c.alpha,
                      c.regression() ? "regression" : "no regression");
@@ -140,8 +157,8 @@ std::string comparison_junit(const Comparison& c) {
   out += fmt::format("<testsuites name=\"trainio compare\" tests=\"{}\" failures=\"{}\">\n", c.figures.size(), failures);
   out += fmt::format("  <testsuite name=\"trainio compare\" tests=\"{}\" failures=\"{}\">\n", c.figures.size(), failures);
   for (const auto& f : c.figures) {
-    const std::string detail = fmt::format("baseline {} candidate {} change {:+.2f}% p {} ({})", figure_text(f.baseline_median, f.unit),
-                                           figure_text(f.candidate_median, f.unit), f.change * 100, p_text(f), verdict_name(f.verdict));
+    const std::string detail = fmt::format("baseline {} candidate {} change {} p {} ({})", figure_text(f.baseline_median, f.unit),
+                                           figure_text(f.candidate_median, f.unit), change_text(f), p_text(f), verdict_name(f.verdict));
     out += fmt::format("    <testcase classname=\"trainio.compare\" name=\"{}\">\n", xml_escape(f.name));
     if (f.verdict == Verdict::regressed)
       out += fmt::format("      <failure message=\"{}\">{}</failure>\n", xml_escape(detail), xml_escape(detail));

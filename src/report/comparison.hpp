@@ -19,7 +19,8 @@ struct FigureComparison {
   bool higher_is_better = true;
   std::vector<double> baseline, candidate;
   double baseline_median = 0, candidate_median = 0;
-  double change = 0;  // candidate / baseline - 1
+  double change = 0;      // (candidate - baseline) / |baseline|
+  bool relative = true;   // false for a zero baseline: `change` has no meaning
   std::optional<metrics::UTest> test;
   enum class Verdict { same, improved, regressed, not_significant };
   Verdict verdict = Verdict::same;

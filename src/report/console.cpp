@@ -85,11 +85,11 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
     // The slowest rank over the run, and what reading cost the clients' CPUs.
     const metrics::PhaseSummary* worst = nullptr;
     double cpu = 0, bytes = 0, seconds = 0;
+    auto slowest_time = [](const metrics::PhaseSummary& p) {
+      return p.ranks[static_cast<std::size_t>(p.slowest_rank)].duration;
+    };
     for (const auto& e : run.epochs) {
-      if (!worst || e.train.ranks.empty() ||
-          e.train.ranks[static_cast<std::size_t>(e.train.slowest_rank)].duration >
-              worst->ranks[static_cast<std::size_t>(worst->slowest_rank)].duration)
-        worst = &e.train;
+      if (!e.train.ranks.empty() && (!worst || slowest_time(e.train) > slowest_time(*worst))) worst = &e.train;
       cpu += e.train.cpu_user + e.train.cpu_sys;
       bytes += static_cast<double>(e.train.bytes_read);
       seconds += e.train.duration;

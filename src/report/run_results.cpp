@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 
 #include "storage/fs.hpp"
 #include "util/error.hpp"
@@ -27,50 +29,60 @@ std::optional<RunResult> read_run(const std::string& folder) {
     throw usage_error(fmt::format("'{}' is not valid JSON: {}", path, e.what()),
                       "the run did not finish writing its results, or the file was edited: rerun it or leave it out");
   }
-  if (!r.summary.is_object() || !r.summary.contains("metric"))
+  if (!r.summary.is_object() || !r.summary.contains("metric") || !r.summary["metric"].is_object())
     throw usage_error(fmt::format("'{}' is not a trainio or DLIO summary (no \"metric\")", path),
                       "give results folders written by trainio run (or DLIO)");
-  const auto& t = r.summary.value("trainio", json::object());
-  r.workload = t.contains("workload") ? t["workload"].value("name", "") : "";
-  r.start = r.summary.value("start", "");
-  r.end = r.summary.value("end", "");
+  r.workload = text_at(r.summary, "trainio.workload.name");
+  r.start = text_at(r.summary, "start");
+  r.end = text_at(r.summary, "end");
   return r;
 }
 
 // The largest value of trainio.epochs[].train.<field>.<key> over the epochs.
 std::optional<double> worst_epoch(const RunResult& run, const char* field, const char* key) {
-  const auto& t = run.summary.value("trainio", json::object());
-  if (!t.contains("epochs")) return std::nullopt;
+  const json* epochs = node_at(run.summary, "trainio.epochs");
+  if (!epochs || !epochs->is_array()) return std::nullopt;
   std::optional<double> worst;
-  for (const auto& e : t["epochs"]) {
-    const auto& f = e.value("train", json::object()).value(field, json::object());
-    if (f.contains(key) && f[key].is_number()) worst = std::max(worst.value_or(f[key].get<double>()), f[key].get<double>());
-  }
+  for (const auto& e : *epochs)
+    if (auto v = number_at(e, fmt::format("train.{}.{}", field, key))) worst = std::max(worst.value_or(*v), *v);
   return worst;
 }
 
-std::optional<double> at_path(const json& root, const std::string& dotted) {
+}  // namespace
+
+const json* node_at(const json& root, const std::string& dotted) {
   const json* node = &root;
   std::size_t start = 0;
-  while (start <= dotted.size()) {
+  while (true) {
     const auto dot = dotted.find('.', start);
-    const std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (node->is_object() && node->contains(part)) {
-      node = &(*node)[part];
-    } else if (node->is_array() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit) &&
-               std::stoul(part) < node->size()) {
-      node = &(*node)[std::stoul(part)];
+    const std::string_view part = std::string_view(dotted).substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::size_t index = 0;
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), index);
+    if (node->is_object()) {
+      const auto it = node->find(std::string(part));
+      if (it == node->end()) return nullptr;
+      node = &*it;
+    } else if (node->is_array() && !part.empty() && error == std::errc() && end == part.data() + part.size() &&
+               index < node->size()) {
+      node = &(*node)[index];
     } else {
-      return std::nullopt;
+      return nullptr;
     }
-    if (dot == std::string::npos) break;
+    if (dot == std::string::npos) return node;
     start = dot + 1;
   }
-  if (node->is_number()) return node->get<double>();
+}
+
+std::optional<double> number_at(const json& root, const std::string& dotted) {
+  const json* node = node_at(root, dotted);
+  if (node && node->is_number()) return node->get<double>();
   return std::nullopt;
 }
 
-}  // namespace
+std::string text_at(const json& root, const std::string& dotted) {
+  const json* node = node_at(root, dotted);
+  return node && node->is_string() ? node->get<std::string>() : std::string();
+}
 
 std::vector<RunResult> load_runs(const std::string& path) {
   if (!storage::is_dir(path))
@@ -116,12 +128,12 @@ std::string figure_text(double value, const std::string& unit) {
 
 std::optional<double> figure_of(const RunResult& run, const std::string& name) {
   const auto& s = run.summary;
-  if (name == "read_bytes_per_second") return at_path(s, "trainio.train.read_bytes_per_second_mean");
+  if (name == "read_bytes_per_second") return number_at(s, "trainio.train.read_bytes_per_second_mean");
   if (name == "batch_wait_p99_seconds") return worst_epoch(run, "batch_wait_seconds", "p99");
   if (name == "sample_read_p99_seconds") return worst_epoch(run, "sample_read_seconds", "p99");
   for (const auto& f : known_figures())
-    if (name == f.name) return at_path(s, std::string("metric.") + f.name);
-  return at_path(s, name);
+    if (name == f.name) return number_at(s, std::string("metric.") + f.name);
+  return number_at(s, name);
 }
 
 bool higher_is_better(const std::string& name) {

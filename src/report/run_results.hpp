@@ -22,6 +22,13 @@ struct RunResult {
 // summary.json cannot be read or parsed.
 std::vector<RunResult> load_runs(const std::string& path);
 
+// Typed reads of a dotted path into a summary ("trainio.workload.name", "metric.x.0"): what is
+// absent or of another type reads as absent, so a hand-edited or foreign summary.json can never
+// crash a report.
+const nlohmann::json* node_at(const nlohmann::json& root, const std::string& dotted);
+std::optional<double> number_at(const nlohmann::json& root, const std::string& dotted);
+std::string text_at(const nlohmann::json& root, const std::string& dotted);  // "" when absent
+
 // A figure of a run that report and compare know by name.
 struct Figure {
   const char* name;
