@@ -8,9 +8,13 @@ import tempfile
 import time
 import unittest
 
+import jsonschema
+
 TRAINIO = os.environ.get("TRAINIO", os.path.join(os.path.dirname(__file__), "../../build/trainio"))
 SOURCE = os.environ.get("TRAINIO_SOURCE", os.path.join(os.path.dirname(__file__), "../.."))
 TMP_ROOT = os.environ.get("TRAINIO_TEST_TMP", tempfile.gettempdir())
+with open(os.path.join(SOURCE, "docs", "summary.schema.json")) as schema_file:
+    SUMMARY_SCHEMA = jsonschema.Draft202012Validator(json.load(schema_file))
 
 MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
@@ -71,7 +75,11 @@ class TrainioTest(unittest.TestCase):
         return r
 
     def summary(self, out_dir):
-        return self.read_json(out_dir, "summary.json")
+        """A run's summary.json, checked against docs/summary.schema.json."""
+        s = self.read_json(out_dir, "summary.json")
+        errors = [f"{'.'.join(map(str, e.path))}: {e.message[:200]}" for e in SUMMARY_SCHEMA.iter_errors(s)]
+        self.assertFalse(errors, "summary.json does not follow docs/summary.schema.json:\n" + "\n".join(errors[:10]))
+        return s
 
     def read_text(self, *parts):
         with open(self.path(*parts)) as f:
