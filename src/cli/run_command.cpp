@@ -19,6 +19,7 @@
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
+#include "util/host_info.hpp"
 #include "util/paths.hpp"
 #include "util/proc_stats.hpp"
 #include "util/units.hpp"
@@ -88,14 +89,17 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           spdlog::info("workload '{}' on {} rank{}; results in {}", w.name, comm.size(), comm.size() == 1 ? "" : "s", out_dir);
         }
 
-        // A launcher that binds ranks to fewer cores than their threads makes trainio measure itself.
-        const int threads = static_cast<int>(std::max<std::int64_t>(1, w.reader.read_threads)) + 1;
-        if (const int cores = static_cast<int>(comm.min(static_cast<std::int64_t>(util::cores_available())));
-            comm.is_root() && cores > 0 && cores < threads && w.workflow.train && !cmd.generate_only)
-          spdlog::warn("a rank may run on only {} core{} (its CPU binding) but runs {} reader threads and a training "
-                       "thread; bind ranks to more cores (OpenMPI: --bind-to none or --map-by slot:PE=<n>; Slurm: "
-                       "--cpus-per-task=<n>)",
-                       cores, cores == 1 ? "" : "s", threads - 1);
+        // A launcher that binds a rank to fewer cores than its reader threads makes trainio measure
+        // itself. (The training thread sleeps through the emulated compute; it needs no core of its
+        // own. A machine that simply has few cores is not a binding and is not warned about.)
+        const int readers = static_cast<int>(std::max<std::int64_t>(1, w.reader.read_threads));
+        const int mine = util::cores_available();
+        const bool bound = mine > 0 && mine < util::host_info().cpu_count && mine < readers;
+        if (const int cores = static_cast<int>(comm.min(static_cast<std::int64_t>(bound ? mine : readers)));
+            comm.is_root() && cores < readers && w.workflow.train && !cmd.generate_only)
+          spdlog::warn("a rank may run on only {} core{} (its CPU binding) but runs {} reader threads; bind ranks to "
+                       "more cores (OpenMPI: --bind-to none or --map-by slot:PE=<n>; Slurm: --cpus-per-task=<n>)",
+                       cores, cores == 1 ? "" : "s", readers);
 
         if (!cmd.generate_only && (cmd.trace || w.workflow.profiling))
           engine::together(comm, [&] {

@@ -2,6 +2,7 @@
 ends the whole job quickly with one message."""
 import glob
 import os
+import unittest
 
 from harness import TrainioTest
 
@@ -34,6 +35,17 @@ class MpiTest(TrainioTest):
 
     def test_three_ranks(self):
         self.check_counts(3)
+
+    @unittest.skipIf((os.cpu_count() or 1) < 2, "binding can only narrow a rank's cores on a machine with several")
+    def test_a_binding_narrower_than_the_reader_threads_is_warned_about(self):
+        # OpenMPI binds each of 2 ranks to one core: 2 reader threads would share it.
+        bound = self.ok("run", "default", *SMALL, "reader.read_threads=2", "--output", "b", ranks=2,
+                        env={"OMPI_MCA_hwloc_base_binding_policy": "core"})
+        self.assertIn("may run on only 1 core (its CPU binding) but runs 2 reader threads", bound.err)
+        self.assertEqual(self.summary("b")["trainio"]["context"]["cores_per_rank"], [1, 1])
+        free = self.ok("run", "default", *SMALL, "reader.read_threads=2", "--output", "f", ranks=2,
+                       env={"OMPI_MCA_hwloc_base_binding_policy": "none"})
+        self.assertNotIn("CPU binding", free.err)
 
     def test_unet3d_acceptance_command(self):
         r = self.ok("run", "workload=unet3d_h100", "++workload.dataset.num_files_train=16",
