@@ -88,6 +88,23 @@ int guarded(const std::function<int()>& body, const std::unique_ptr<Job>& job) {
   }
 }
 
+int guarded(const std::function<int()>& body) { return guarded(body, nullptr); }
+
+int run_workload_command(int& argc, char**& argv, const std::string& log_level, const std::vector<std::string>& words,
+                         const std::function<int(const mpi::Comm&, const config::Workload&)>& body) {
+  std::unique_ptr<Job> job;
+  return guarded(
+      [&] {
+        job = std::make_unique<Job>(&argc, &argv, mpi::launched_by_mpi());
+        const mpi::Comm& comm = job->comm();
+        setup_logging(comm, log_level);
+        const config::Workload w = load_workload(words, comm);
+        log_notes(w, comm);
+        return body(comm, w);
+      },
+      job);
+}
+
 std::string command_line(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) {

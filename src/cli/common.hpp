@@ -22,7 +22,6 @@ class Job {
  public:
   Job(int* argc, char*** argv, bool use_mpi);
   const mpi::Comm& comm() const { return comm_; }
-  bool mpi() const { return session_ != nullptr; }
 
  private:
   std::unique_ptr<mpi::Session> session_;
@@ -42,6 +41,14 @@ void log_notes(const config::Workload& w, const mpi::Comm& comm);
 // Runs a command body, turning any error into its message (printed once) and an exit code.
 // `job` is consulted when an error arrives (it may not exist yet).
 int guarded(const std::function<int()>& body, const std::unique_ptr<Job>& job);
+// The same for a command that runs in one process (no MPI job).
+int guarded(const std::function<int()>& body);
+
+// A command on every rank of the job: starts MPI when launched by mpirun/srun, sets up logging,
+// loads the workload named by `words` on every rank and logs its notes, then runs `body`;
+// errors become their message and an exit code, as `guarded`.
+int run_workload_command(int& argc, char**& argv, const std::string& log_level, const std::vector<std::string>& words,
+                         const std::function<int(const mpi::Comm&, const config::Workload&)>& body);
 
 // The command line as typed, for the results.
 std::string command_line(int argc, char** argv);

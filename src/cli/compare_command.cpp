@@ -27,7 +27,6 @@ double parse_threshold(const std::string& text) {
 }  // namespace
 
 int compare_command(const CompareCommand& cmd) {
-  std::unique_ptr<Job> no_job;
   return guarded(
       [&] {
         if (cmd.format != "text" && cmd.format != "markdown" && cmd.format != "junit")
@@ -43,8 +42,7 @@ int compare_command(const CompareCommand& cmd) {
                                                          : report::comparison_text(c);
         std::printf("%s", out.c_str());
         return c.regression() ? 1 : 0;
-      },
-      no_job);
+      });
 }
 
 }  // namespace trainio::cli

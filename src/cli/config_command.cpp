@@ -116,7 +116,6 @@ std::string derived(const config::Workload& w, int ranks) {
 }  // namespace
 
 int config_command(const ConfigCommand& cmd) {
-  std::unique_ptr<Job> no_job;
   return guarded(
       [&] {
         if (cmd.keys) {
@@ -133,8 +132,7 @@ int config_command(const ConfigCommand& cmd) {
         out += derived(w, ranks);
         std::printf("%s", out.c_str());
         return 0;
-      },
-      no_job);
+      });
 }
 
 int workloads_command() {

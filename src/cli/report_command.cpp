@@ -10,7 +10,6 @@
 namespace trainio::cli {
 
 int report_command(const ReportCommand& cmd) {
-  std::unique_ptr<Job> no_job;
   return guarded(
       [&] {
         std::vector<report::RunResult> runs;
@@ -25,8 +24,7 @@ int report_command(const ReportCommand& cmd) {
         storage::write_file_atomic(cmd.output, report::aggregate_json(a));
         std::printf("aggregate: %s\n", cmd.output.c_str());
         return cmd.mlperf && !a.problems.empty() ? 1 : 0;
-      },
-      no_job);
+      });
 }
 
 }  // namespace trainio::cli

@@ -60,14 +60,8 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
 }  // namespace
 
 int run_command(const RunCommand& cmd, int argc, char** argv) {
-  std::unique_ptr<Job> job;
-  return guarded(
-      [&] {
-        job = std::make_unique<Job>(&argc, &argv, mpi::launched_by_mpi());
-        const mpi::Comm& comm = job->comm();
-        setup_logging(comm, cmd.log_level);
-        const config::Workload w = load_workload(cmd.words, comm);
-        log_notes(w, comm);
+  return run_workload_command(
+      argc, argv, cmd.log_level, cmd.words, [&](const mpi::Comm& comm, const config::Workload& w) {
         const plan::DatasetLayout layout(w);
         storage::set_data_folders({layout.root(), plan::checkpoint_root(w)});
         engine::together(comm, [&] {
@@ -146,15 +140,14 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         }
 
         const report::RunContext context =
-            report::gather_context(layout, comm, job->mpi(), command_line(argc, argv), out_dir);
+            report::gather_context(layout, comm, mpi::launched_by_mpi(), command_line(argc, argv), out_dir);
         const std::string summary_path = util::join(out_dir, "summary.json");
         engine::together(comm, [&] {
           report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
         });
         if (comm.is_root()) std::printf("%s", report::final_table(w, layout, summary, summary_path).c_str());
         return 0;
-      },
-      job);
+      });
 }
 
 }  // namespace trainio::cli

@@ -11,14 +11,8 @@
 namespace trainio::cli {
 
 int validate_command(const ValidateCommand& cmd, int argc, char** argv) {
-  std::unique_ptr<Job> job;
-  return guarded(
-      [&] {
-        job = std::make_unique<Job>(&argc, &argv, mpi::launched_by_mpi());
-        const mpi::Comm& comm = job->comm();
-        setup_logging(comm, cmd.log_level);
-        const config::Workload w = load_workload(cmd.words, comm);
-        log_notes(w, comm);
+  return run_workload_command(
+      argc, argv, cmd.log_level, cmd.words, [&](const mpi::Comm& comm, const config::Workload& w) {
         engine::together(comm, [&] { format::make_writer(w); });  // the format is built
         const plan::DatasetLayout layout(w);
         const auto report = engine::validate_dataset(w, layout, comm, cmd.progress);
@@ -27,8 +21,7 @@ int validate_command(const ValidateCommand& cmd, int argc, char** argv) {
         std::printf("checked %s files in %s: %s\n", util::format_count(report.files_checked).c_str(), layout.root().c_str(),
                     report.problems.empty() ? "all good" : (util::format_count(report.problems.size()) + " problems").c_str());
         return report.problems.empty() ? 0 : 1;
-      },
-      job);
+      });
 }
 
 }  // namespace trainio::cli

@@ -21,7 +21,6 @@ class CsvWriter final : public ByteWriter {
   void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
 
  private:
-  util::Bytes buffer_;
   std::vector<unsigned char> values_;
 };
 

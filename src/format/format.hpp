@@ -13,6 +13,7 @@
 #include "mpi/comm.hpp"
 #include "plan/layout.hpp"
 #include "storage/file.hpp"
+#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
@@ -58,6 +59,7 @@ class ByteWriter : public FileWriter {
 
  protected:
   virtual void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) = 0;
+  util::Bytes buffer_;  // the write buffer (StreamWriter's), reused across files
 };
 
 // One sample to read: the file, the shape of its samples, how many it holds, which one.

@@ -30,7 +30,6 @@ class IndexedBinaryWriter final : public ByteWriter {
 
  private:
   void write_indexes(const plan::DataFile& file);
-  util::Bytes buffer_;
 };
 
 std::optional<std::string> validate_indexed_binary(const plan::DataFile& expected);

@@ -17,9 +17,6 @@ class NpyWriter final : public ByteWriter {
 
  protected:
   void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
-
- private:
-  util::Bytes buffer_;
 };
 
 class NpyReader final : public SampleReader {

@@ -27,7 +27,7 @@ class NpzWriter final : public ByteWriter {
  private:
   void write_deflated(const plan::DataFile& file, storage::File& out, ContentSource& content);
   int deflate_level_;
-  util::Bytes buffer_, input_;
+  util::Bytes input_;  // uncompressed bytes waiting for deflate
 };
 
 // What is wrong with an NPZ file (structure, CRCs, shapes), or nullopt.

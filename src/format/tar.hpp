@@ -28,9 +28,6 @@ class TarWriter final : public ByteWriter {
 
  protected:
   void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
-
- private:
-  util::Bytes buffer_;
 };
 
 // A reader with a shard index, as native WebDataset readers use: one read of a sample's header
