@@ -62,7 +62,7 @@ TEST_CASE("mlpstorage's training command line becomes a trainio run") {
   CHECK_FALSE(a.help);
 }
 
-TEST_CASE("--config-dir: DIR/workload/NAME.yaml first, then the shipped names") {
+TEST_CASE("a config folder: DIR/workload/NAME.yaml first, then the shipped names") {
   SECTION("separate word") {
     const DlioArgs a = translate({"workload=mine", "--config-dir", "cfg"}, {"cfg/workload/mine.yaml"});
     CHECK(a.words == std::vector<std::string>{"cfg/workload/mine.yaml"});
@@ -101,7 +101,7 @@ TEST_CASE("Hydra's own settings: run.dir and output_subdir used, the rest noted"
   CHECK(a.words == std::vector<std::string>{"workload=x"});
 }
 
-TEST_CASE("overrides keep their order and spelling; workload=NAME may come anywhere") {
+TEST_CASE("overrides keep their order and spelling, and workload=NAME may come anywhere") {
   const DlioArgs a = translate({"++workload.reader.batch_size=4", "workload.train.epochs=3", "workload=x",
                                 "~workload.dataset.format", "+workload.train.seed=9"});
   CHECK(a.words == std::vector<std::string>{"workload=x", "++workload.reader.batch_size=4", "workload.train.epochs=3",
@@ -120,7 +120,7 @@ TEST_CASE("what DLIO's entry point would not take, or trainio does not do of Hyd
   CHECK(contains(usage_failure({"dataset.num_files_train=4"}), "++workload.dataset.num_files_train=4"));
 }
 
-TEST_CASE("--help is answered, not run") {
+TEST_CASE("a request for help is answered, not run") {
   CHECK(translate({"--help"}).help);
   CHECK(translate({"workload=x", "-h"}).help);
 }
