@@ -50,6 +50,16 @@ std::string without_prefix(const std::string& word) {
                     "run trainio under its own name for more than DLIO's single runs ('trainio --help')");
 }
 
+// Hydra's files stay inside the results folder: a relative path without '..' ("null": none).
+std::string checked_subdir(const std::string& word, const std::string& value) {
+  if (value == "null") return {};
+  const std::string padded = "/" + value + "/";
+  if (value.empty() || value[0] == '/' || padded.find("/../") != std::string::npos)
+    throw usage_error(fmt::format("{}: '{}' would put Hydra's files outside the results folder", kName, word),
+                      "give hydra.output_subdir as a folder name inside hydra.run.dir, e.g. dlio_config (or null)");
+  return value;
+}
+
 }  // namespace
 
 bool invoked_as_dlio(const char* argv0) {
@@ -85,7 +95,7 @@ DlioArgs translate_dlio_args(const std::vector<std::string>& args,
       if (eq == std::string::npos) unsupported(word, "sets no value (write ++hydra.key=value)");
       const std::string key = bare.substr(0, eq), value = bare.substr(eq + 1);
       if (key == "hydra.run.dir") out.output = value;
-      else if (key == "hydra.output_subdir") out.hydra_subdir = value == "null" ? "" : value;
+      else if (key == "hydra.output_subdir") out.hydra_subdir = checked_subdir(word, value);
       else out.notes.push_back(fmt::format("{} is a Hydra setting without effect in trainio ('{}')", key, word));
       continue;
     }

@@ -116,6 +116,11 @@ TEST_CASE("what DLIO's entry point would not take, or trainio does not do of Hyd
   CHECK(contains(usage_failure({"--cfg", "job"}), "--cfg"));
   CHECK(contains(usage_failure({"run", "workload=a"}), "'run'"));
   CHECK(contains(usage_failure({"hydra.run.dir"}), "hydra.run.dir"));
+  // Hydra's files stay in the results folder.
+  CHECK(contains(usage_failure({"++hydra.output_subdir=/etc"}), "outside the results folder"));
+  CHECK(contains(usage_failure({"++hydra.output_subdir=a/../../x"}), "outside the results folder"));
+  CHECK(contains(usage_failure({"++hydra.output_subdir="}), "outside the results folder"));
+  CHECK(translate({"++hydra.output_subdir=cfg/hydra"}).hydra_subdir == "cfg/hydra");
   // Keys outside workload: and hydra: do not exist in DLIO's config.
   CHECK(contains(usage_failure({"dataset.num_files_train=4"}), "++workload.dataset.num_files_train=4"));
 }
