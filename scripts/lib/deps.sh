@@ -9,7 +9,7 @@ TRAINIO_BUILD_PACKAGES=(
 )
 # Tests also check files with the real Python libraries (PyTorch for checkpoints) and trace
 # system calls.
-TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema strace)
+TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema python3-yaml strace)
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.
 install_missing() {

@@ -14,6 +14,8 @@ struct RunCommand {
   bool progress = true;
   bool generate_only = false;      // `trainio generate`
   bool trace = false;              // --trace: as workflow.profiling
+  std::string hydra_subdir = ".hydra";  // Hydra's files in the results folder; empty: none
+  std::vector<std::string> notes;  // said once the log is up (DLIO's entry: Hydra settings without effect)
 };
 int run_command(const RunCommand& cmd, int argc, char** argv);
 

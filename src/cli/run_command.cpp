@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -15,6 +16,7 @@
 #include "plan/run_plan.hpp"
 #include "report/console.hpp"
 #include "report/context.hpp"
+#include "report/hydra_files.hpp"
 #include "report/results.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
@@ -27,6 +29,17 @@
 namespace trainio::cli {
 
 namespace {
+
+report::HydraRun hydra_run(const RunCommand& cmd, const std::string& out_dir, const std::string& program) {
+  report::HydraRun run;
+  run.run_dir = out_dir;
+  std::error_code ec;
+  run.cwd = std::filesystem::current_path(ec).string();
+  run.output_dir = std::filesystem::absolute(out_dir, ec).lexically_normal().string();
+  run.subdir = cmd.hydra_subdir;
+  run.job_name = program.substr(program.find_last_of('/') + 1);
+  return run;
+}
 
 void check_supported(const config::Workload& w, bool generate_only) {
   // Building a writer or reader is cheap and throws a clear error for what is not built yet.
@@ -62,6 +75,8 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
 int run_command(const RunCommand& cmd, int argc, char** argv) {
   return run_workload_command(
       argc, argv, cmd.log_level, cmd.words, [&](const mpi::Comm& comm, const config::Workload& w) {
+        if (comm.is_root())
+          for (const auto& note : cmd.notes) spdlog::warn("{}", note);
         const plan::DatasetLayout layout(w);
         storage::set_data_folders({layout.root(), plan::checkpoint_root(w)});
         engine::together(comm, [&] {
@@ -80,6 +95,10 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);
           if (comm.is_root()) add_log_file(util::join(out_dir, w.output.log_file));
+          // Hydra's record of the run, written before it starts as Hydra does (mlpstorage reads it).
+          engine::together(comm, [&] {
+            if (comm.is_root()) report::write_hydra_files(w, hydra_run(cmd, out_dir, argc > 0 ? argv[0] : "trainio"));
+          });
           spdlog::info("workload '{}' on {} rank{}; results in {}", w.name, comm.size(), comm.size() == 1 ? "" : "s", out_dir);
         }
 
@@ -128,13 +147,18 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         metrics::trace::finish();
         const metrics::RunSummary summary = metrics::summarize(record, comm);
 
-        if (cmd.generate_only) {
+        // A run that only generates data writes no summary and no per-rank files, as DLIO: tools
+        // that list runs by their summary.json (mlpstorage) must not count it as one.
+        if (cmd.generate_only || (!w.workflow.train && !w.workflow.checkpoint)) {
           if (comm.is_root()) {
             const auto& g = summary.generate;
-            std::printf("generated the dataset in %s: %s files written, %s kept, %s in %s (%s)\n", layout.root().c_str(),
-                        util::format_count(g.files_written).c_str(), util::format_count(g.files_kept).c_str(),
-                        util::format_bytes(static_cast<double>(g.bytes_written)).c_str(),
-                        util::format_duration(g.seconds).c_str(), util::format_rate(g.write_bandwidth).c_str());
+            const std::string line = fmt::format(
+                "generated the dataset in {}: {} files written, {} kept, {} in {} ({})", layout.root(),
+                util::format_count(g.files_written), util::format_count(g.files_kept),
+                util::format_bytes(static_cast<double>(g.bytes_written)), util::format_duration(g.seconds),
+                util::format_rate(g.write_bandwidth));
+            if (cmd.generate_only) std::printf("%s\n", line.c_str());
+            else spdlog::info("{}", line);  // also into the run's log file
           }
           return 0;
         }

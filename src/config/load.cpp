@@ -56,6 +56,57 @@ class Loader {
     }
   }
 
+  // DLIO 1.0's names (MLPerf Storage v1.0's files), which DLIO 2.0 ignores: read as DLIO 1.0
+  // reads them where the 2.0 key is absent, with a note; both given and different is an error.
+  void read_old_names(YAML::Node& root) {
+    struct OldName {
+      const char *section, *key, *new_section, *new_key;
+    };
+    static constexpr OldName kOldNames[] = {
+        {"dataset", "record_length", "dataset", "record_length_bytes"},
+        {"dataset", "record_length_stdev", "dataset", "record_length_bytes_stdev"},
+        {"dataset", "record_length_resize", "dataset", "record_length_bytes_resize"},
+        {"checkpoint", "model_size", "model", "model_size_bytes"},
+    };
+    for (const auto& o : kOldNames) {
+      const YAML::Node& const_root = root;  // lookups that must not add keys
+      const YAML::Node section = const_root[o.section];
+      // (A missing key gives an invalid node: ask IsDefined before anything else.)
+      if (!section.IsDefined() || !section.IsMap() || !section[o.key].IsDefined()) continue;
+      const YAML::Node value = section[o.key];
+      const std::string old_path = join(o.section, o.key), new_path = join(o.new_section, o.new_key);
+      std::string at;  // (assigning a YAML::Node would overwrite what it refers to: keep the text)
+      for (const auto& item : section)
+        if (item.first.Scalar() == o.key) at = where(old_path, item.first);
+      if (const YAML::Node model = const_root[o.new_section]; model.IsDefined() && model.IsScalar() &&
+                                                                std::string(o.new_section) == "model") {
+        YAML::Node expanded(YAML::NodeType::Map);  // `model: unet3d` is the model's name
+        expanded["name"] = model;
+        root[o.new_section] = expanded;
+      }
+      const YAML::Node target_section = const_root[o.new_section];
+      const YAML::Node current =
+          target_section.IsDefined() && target_section.IsMap() ? target_section[o.new_key] : YAML::Node();
+      if (current.IsDefined() && !current.IsNull()) {
+        if (detail::flow_text(current) != detail::flow_text(value))
+          throw config_error(fmt::format("{}: {} is {} but {} ({}) is {}: two values for one setting", at, old_path,
+                                         detail::flow_text(value), new_path, where(new_path, current),
+                                         detail::flow_text(current)),
+                             fmt::format("remove {} (DLIO 1.0's name of {}), or give both the same value", old_path,
+                                         new_path));
+        notes_.push_back({old_path, fmt::format("{} ({}): DLIO 1.0's name of {}, which has the same value", old_path,
+                                                at, new_path)});
+      } else {
+        root[o.new_section][o.new_key] = value;
+        if (const auto it = override_of_.find(old_path); it != override_of_.end()) override_of_[new_path] = it->second;
+        notes_.push_back({old_path, fmt::format("{} ({}): DLIO 1.0's name of {}; read as {} = {}, as DLIO 1.0 does "
+                                                "(DLIO 2.0 would ignore it)",
+                                                old_path, at, new_path, new_path, detail::flow_text(value))});
+      }
+      root[o.section].remove(o.key);
+    }
+  }
+
   const std::vector<Leaf>& leaves() const { return leaves_; }
   std::vector<ConfigNote>& notes() { return notes_; }
 
@@ -221,6 +272,7 @@ Workload build(const YAML::Node& root_in, const std::string& origin, const std::
   }
 
   Loader loader(origin, override_of);
+  loader.read_old_names(root);
   loader.collect(root, "");
 
   // Apply in catalogue order, so that e.g. computation_time_stdev refines computation_time

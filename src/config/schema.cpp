@@ -137,10 +137,10 @@ std::vector<Entry> build() {
     t.push_back(key("dataset.data_content", FIELD(dataset.data_content), content, active, "random (incompressible) bytes, or compressible ones for storage with inline compression/dedup", true));
   }
   t.push_back(key("dataset.compression_ratio", FIELD(dataset.compression_ratio), number(1, 1000), active, "how much compressible content shrinks (2 = to half); each 4 KiB block stays unique", true));
-  t.push_back(noted("dataset.record_length", ignored, "old name; DLIO ignores it and uses record_length_bytes' default 65536", "dataset.record_length_bytes"));
-  t.push_back(noted("dataset.record_length_stdev", ignored, "old name; DLIO ignores it", "dataset.record_length_bytes_stdev"));
+  t.push_back(noted("dataset.record_length", active, "DLIO 1.0's name; read as record_length_bytes when that is absent (DLIO 2.0 ignores it)", "dataset.record_length_bytes"));
+  t.push_back(noted("dataset.record_length_stdev", active, "DLIO 1.0's name; read as record_length_bytes_stdev when that is absent", "dataset.record_length_bytes_stdev"));
   t.push_back(noted("dataset.record_length_std", ignored, "misspelling found in DLIO files; DLIO ignores it", "dataset.record_length_bytes_stdev"));
-  t.push_back(noted("dataset.record_length_resize", ignored, "old name; DLIO ignores it", "dataset.record_length_bytes_resize"));
+  t.push_back(noted("dataset.record_length_resize", active, "DLIO 1.0's name; read as record_length_bytes_resize when that is absent", "dataset.record_length_bytes_resize"));
   t.push_back(noted("dataset.record_element_bytes", ignored, "DLIO derives it from record_element_type", "dataset.record_element_type"));
   t.push_back(noted("dataset.eval_num_samples_per_file", ignored, "DLIO ignores it; evaluation files hold num_samples_per_file samples"));
   t.push_back(noted("dataset.daos_pool", python_only, "DAOS fork of DLIO; no effect"));
@@ -211,7 +211,7 @@ std::vector<Entry> build() {
   t.push_back(noted("checkpoint.checkpoint_mechanism", python_only, "framework save routine; trainio writes the same files itself"));
   t.push_back(noted("checkpoint.checkpoint_mechanism_classname", python_only, "custom Python checkpoint class"));
   t.push_back(noted("checkpoint.ksm", python_only, "kernel same-page merging for DLIO's in-memory checkpoint; trainio streams from a small buffer", {}, true));
-  t.push_back(noted("checkpoint.model_size", ignored, "old name; DLIO ignores it", "model.model_size_bytes"));
+  t.push_back(noted("checkpoint.model_size", active, "DLIO 1.0's name; read as model.model_size_bytes when that is absent", "model.model_size_bytes"));
   t.push_back(noted("checkpoint.num_checkpoints", ignored, "old name; DLIO ignores it", "checkpoint.num_checkpoints_write"));
   t.push_back(noted("checkpoint.recovery_after_steps", ignored, "DLIO ignores it"));
   t.push_back(noted("checkpoint.model_datatype", ignored, "DLIO reads it under model:", "model.model_datatype"));

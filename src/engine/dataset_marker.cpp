@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "storage/fs.hpp"
@@ -12,6 +13,22 @@
 
 namespace trainio::engine {
 
+namespace {
+
+// True when the folder holds nothing but (possibly nested) empty folders: what a launcher like
+// mlpstorage prepares (train/, valid/, test/) before generation is an empty data folder.
+bool holds_no_files(const std::string& dir) {
+  for (const auto& name : storage::list_dir(dir)) {
+    const std::string path = util::join(dir, name);
+    std::error_code ec;
+    // A link is not followed: it could loop, or lead outside the folder.
+    if (std::filesystem::is_symlink(path, ec) || !storage::is_dir(path) || !holds_no_files(path)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 DataFolder inspect_data_folder(const std::string& root) {
   DataFolder f;
   if (!storage::is_dir(root)) {
@@ -21,7 +38,7 @@ DataFolder inspect_data_folder(const std::string& root) {
   }
   const auto marker = storage::read_small_file(util::join(root, kMarkerName));
   if (!marker) {
-    f.state = storage::list_dir(root).empty() ? DataFolder::State::empty : DataFolder::State::foreign;
+    f.state = holds_no_files(root) ? DataFolder::State::empty : DataFolder::State::foreign;
     return f;
   }
   f.state = DataFolder::State::trainio;

@@ -202,6 +202,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
     metrics::EpochRecord er;
     er.epoch = epoch;
     er.start = util::wall_time_iso();
+    er.host_meminfo = util::proc_key_values("/proc/meminfo");
     const auto cap = static_cast<std::int64_t>(plan::train_steps_in_epoch(shape, w, epoch));
     std::uint64_t blocks_ended = 0;  // by checkpoints in this epoch
     const plan::EpochPlan train_plan(layout, plan::Split::train, w, batch, epoch, comm.rank(), comm.size(),

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "metrics/block_stats.hpp"
@@ -51,6 +52,8 @@ struct ReadPhase {
 struct EpochRecord {
   std::uint64_t epoch = 0;  // 1-based
   std::string start, end;   // wall time, ISO 8601
+  // /proc/meminfo as the epoch started, which DLIO keeps per epoch in <rank>_output.json.
+  std::vector<std::pair<std::string, std::string>> host_meminfo;
   ReadPhase train;
   bool evaluated = false;
   ReadPhase eval;

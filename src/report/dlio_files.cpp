@@ -108,6 +108,9 @@ std::string dlio_output_json(const metrics::RankRecord& record, const RankHost& 
     je["throughput"] = throughput;
     je["au"] = au;
     je["compute"] = compute;
+    json meminfo = json::object();
+    for (const auto& [k, v] : e.host_meminfo) meminfo[k] = v;
+    je["host_meminfo"] = meminfo;
     je["end"] = e.end;
     o[std::to_string(e.epoch)] = je;
   }

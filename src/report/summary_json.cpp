@@ -215,7 +215,7 @@ void dlio_metrics(json& metric, const std::string& prefix, const std::vector<dou
   metric[prefix + "_throughput_stdev_samples_per_second"] = metrics::stdev_of(throughput);
   metric[prefix + "_io_mean_MB_per_second"] = metrics::mean_of(throughput) * record_bytes / kMiB;
   metric[prefix + "_io_stdev_MB_per_second"] = metrics::stdev_of(throughput) * record_bytes / kMiB;
-  if (prefix == "train") metric["train_au_meet_expectation"] = au_mean >= au_target * 100 ? "success" : "fail";
+  metric[prefix + "_au_meet_expectation"] = au_mean >= au_target * 100 ? "success" : "fail";
 }
 
 json checkpoint_json(const metrics::CheckpointSummary& c) {

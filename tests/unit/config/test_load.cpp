@@ -94,13 +94,14 @@ TEST_CASE("DLIO-style workload files load unchanged, with notes for keys DLIO ig
     bool noted = false;
     for (const auto& n : w.notes) noted = noted || (n.key == "checkpoint.model_size" && contains(n.message, "model.model_size_bytes"));
     CHECK(noted);
+    CHECK(w.model.model_size_bytes == 499153191);  // DLIO 1.0's checkpoint.model_size
   }
   SECTION("old default: scalar model, dlio_npz, dlio_pytorch, record_length, profiling") {
     const Workload w = load(dir + "default_old_style.yaml");
     CHECK(w.model.name == "default");
     CHECK(w.dataset.format == Format::npz);
     CHECK(w.reader.data_loader == DataLoader::pytorch);
-    CHECK(w.dataset.record_length_bytes == 65536);  // DLIO ignores record_length too
+    CHECK(w.dataset.record_length_bytes == 4096);  // DLIO 1.0's record_length
     CHECK(w.evaluation.eval_time.mean == Approx(0.5));
   }
   SECTION("bert with workflow.debug") { CHECK(load(dir + "bert_dlio_style.yaml").reader.transfer_size == 262144); }
@@ -254,4 +255,51 @@ TEST_CASE("keys DLIO only uses in Python are accepted with a note") {
   const Workload w = from("reader:\n  pin_memory: true\n  multiprocessing_context: spawn\n");
   CHECK(w.notes.size() == 2);
   CHECK(w.is_set("reader.pin_memory"));
+}
+
+TEST_CASE("DLIO 1.0's key names are read where the 2.0 name is absent, with a note") {
+  const auto noted = [](const Workload& w, const std::string& key, const std::string& part) {
+    for (const auto& n : w.notes)
+      if (n.key == key && contains(n.message, part)) return true;
+    return false;
+  };
+  SECTION("MLPerf Storage v1.0's unet3d: every old name, scalar model") {
+    const Workload w = from(
+        "model: unet3d\n"
+        "dataset:\n  record_length: 146600628\n  record_length_stdev: 68341808\n  record_length_resize: 2097152\n"
+        "checkpoint:\n  model_size: 499153191\n");
+    CHECK(w.model.name == "unet3d");
+    CHECK(w.dataset.record_length_bytes == 146600628);
+    CHECK(w.dataset.record_length_bytes_stdev == 68341808);
+    CHECK(w.dataset.record_length_bytes_resize == 2097152);
+    CHECK(w.model.model_size_bytes == 499153191);
+    CHECK(noted(w, "dataset.record_length", "dataset.record_length_bytes"));
+    CHECK(noted(w, "dataset.record_length", "test.yaml:3:3"));
+    CHECK(noted(w, "checkpoint.model_size", "model.model_size_bytes"));
+  }
+  SECTION("an override of the old name") {
+    const Workload w = from("", {"++workload.dataset.record_length=1000"});
+    CHECK(w.dataset.record_length_bytes == 1000);
+    CHECK(noted(w, "dataset.record_length", "override '++workload.dataset.record_length=1000'"));
+  }
+  SECTION("model as a mapping keeps its other keys") {
+    const Workload w = from("model:\n  name: m\n  type: cnn\ncheckpoint:\n  model_size: 77\n");
+    CHECK(w.model.name == "m");
+    CHECK(w.model.model_size_bytes == 77);
+  }
+  SECTION("both names with the same value: the 2.0 one, noted") {
+    const Workload w = from("dataset:\n  record_length_bytes: 4096\n  record_length: 4096\n");
+    CHECK(w.dataset.record_length_bytes == 4096);
+    CHECK(noted(w, "dataset.record_length", "same value"));
+  }
+  SECTION("both names with different values: an error naming both") {
+    const Error e = failure("dataset:\n  record_length_bytes: 4096\n  record_length: 8192\n");
+    CHECK(e.kind() == ErrorKind::config);
+    CHECK(contains(e.what(), "dataset.record_length"));
+    CHECK(contains(e.what(), "dataset.record_length_bytes"));
+    CHECK(contains(e.what(), "8192"));
+    CHECK(contains(e.what(), "4096"));
+    const Error m = failure("model:\n  model_size_bytes: 1\ncheckpoint:\n  model_size: 2\n");
+    CHECK(contains(m.what(), "checkpoint.model_size"));
+  }
 }
