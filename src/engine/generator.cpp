@@ -241,6 +241,11 @@ void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
       case DataFolder::State::trainio:
         break;
     }
+    if (!folder.damage.empty())
+      throw data_error(fmt::format("the dataset marker '{}' is damaged ({}): nothing says how these files were made",
+                                   util::join(root, kMarkerName), folder.damage),
+                       fmt::format("regenerate the dataset ('trainio generate {}' with the same overrides, or "
+                                   "workflow.generate_data=True): it replaces the files", w.name));
     if (!folder.complete)
       throw data_error(fmt::format("the dataset in '{}' is incomplete: its generation did not finish", root),
                        "run the generation again; it keeps the complete files and writes the rest");

@@ -141,3 +141,17 @@ class DurabilityTest(TrainioTest):
         # The marker's own rename is made durable by an fsync of its folder after it.
         self.assertTrue(any(re.search(r"\bfsync\(", line) for line in calls[marker_rename + 1:]),
                         "the marker's rename is not followed by an fsync of its folder\n" + text[-2000:])
+
+
+class DamagedMarkerTest(TrainioTest):
+    def test_a_damaged_marker_is_named_as_damaged(self):
+        self.ok("generate", "default", *SMALL)
+        with open(self.path("data", ".trainio-dataset.json"), "w") as f:
+            f.write('{"trainio_dataset": 1, "state": "comp')
+        r = self.run_trainio("run", "default", *SMALL, "workflow.generate_data=false", "--output", "o")
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("damaged", r.err)
+        self.assertIn(".trainio-dataset.json", r.err)
+        self.assertNotIn("did not finish", r.err)
+        self.assertIn("fix:", r.err)
+        self.assertFalse(os.path.exists(self.path("o", "summary.json")))
