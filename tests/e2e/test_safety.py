@@ -143,7 +143,7 @@ class DurabilityTest(TrainioTest):
                         "the marker's rename is not followed by an fsync of its folder\n" + text[-2000:])
 
 
-class DamagedMarkerTest(TrainioTest):
+class FailureReportingTest(TrainioTest):
     def test_a_damaged_marker_is_named_as_damaged(self):
         self.ok("generate", "default", *SMALL)
         with open(self.path("data", ".trainio-dataset.json"), "w") as f:
@@ -155,3 +155,10 @@ class DamagedMarkerTest(TrainioTest):
         self.assertNotIn("did not finish", r.err)
         self.assertIn("fix:", r.err)
         self.assertFalse(os.path.exists(self.path("o", "summary.json")))
+
+    def test_the_log_file_of_a_failed_run_holds_the_error(self):
+        r = self.run_trainio("run", "default", *SMALL, "workflow.generate_data=false", "--output", "o")
+        self.assertEqual(r.code, 1, r)
+        log = self.read_text("o", "dlio.log")
+        self.assertIn("no dataset in 'data'", log)
+        self.assertIn("fix:", log)
