@@ -88,3 +88,11 @@ class NamesStayInTheirFoldersTest(TrainioTest):
             self.assertIn("fix:", r.err)
         self.assertFalse(os.path.exists(self.path("abs.log")))
         self.assertFalse(os.path.exists(os.path.join(os.path.dirname(self.dir), escape)))
+
+    def test_a_results_folder_inside_the_data_folder_is_refused_before_any_write(self):
+        r = self.run_trainio("run", "default", *SMALL, "workflow.generate_data=true", "--output", "data/./o/",
+                             timeout=60)
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("inside the data folder", r.err)
+        self.assertIn("fix:", r.err)
+        self.assertFalse(os.path.exists(self.path("data")))
