@@ -38,10 +38,23 @@ void setup_logging(const mpi::Comm& comm, const std::string& level_option) {
   spdlog::set_level(level);
 }
 
+namespace {
+// The run's log file alone, so that an error printed to stderr also ends up in the log the
+// results folder keeps (a failed run's log must say why it failed).
+std::shared_ptr<spdlog::logger> log_file_only;
+
+void log_to_file(const std::string& text) {
+  if (!log_file_only) return;
+  log_file_only->error("{}", text);
+  log_file_only->flush();
+}
+}  // namespace
+
 void add_log_file(const std::string& path) {
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false);
   sink->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");
   spdlog::default_logger()->sinks().push_back(sink);
+  log_file_only = std::make_shared<spdlog::logger>("trainio-log-file", sink);
 }
 
 config::Workload load_workload(const std::vector<std::string>& words, const mpi::Comm& comm) {
@@ -70,19 +83,25 @@ int guarded(const std::function<int()>& body, const std::unique_ptr<Job>& job) {
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::peer) {
       spdlog::debug("{}", e.what());
+      log_to_file(fmt::format("the run failed on another rank (exit {}): its error is on standard error; {}",
+                              e.peer_exit_code(), e.what()));
       return e.peer_exit_code();
     }
     const mpi::Comm* comm = shared_comm();
     Error shown = e;
     if (comm) shown.with_rank(comm->rank());
     std::fflush(stdout);
-    std::fprintf(stderr, "%s\n", format_error(shown).c_str());
+    const std::string text = format_error(shown);
+    std::fprintf(stderr, "%s\n", text.c_str());
+    log_to_file(text);
     // An error that the ranks did not settle together would leave the others waiting: end the job.
     if (comm && !e.settled()) comm->abort(exit_code(e.kind()));
     return exit_code(e.kind());
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "%s\n", format_error(internal_error(e.what())).c_str());
+    const std::string text = format_error(internal_error(e.what()));
+    std::fprintf(stderr, "%s\n", text.c_str());
+    log_to_file(text);
     if (const mpi::Comm* comm = shared_comm()) comm->abort(1);
     return 1;
   }

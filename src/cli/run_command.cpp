@@ -65,6 +65,11 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
       dir = base;
       for (int n = 2; storage::is_dir(dir); ++n) dir = fmt::format("{}-{}", base, n);
     }
+    // Results inside the data folder would make it a folder that is not only the dataset's
+    // (generation then refuses it, and keep_files: false would delete around the results).
+    if (const std::string data = plan::DatasetLayout(w).root(); util::is_within(dir, data))
+      throw usage_error(fmt::format("the results folder '{}' is inside the data folder '{}'", dir, data),
+                        "choose a results folder (--output or output.folder) outside dataset.data_folder");
     storage::make_dirs(dir);
   });
   return comm.broadcast(dir);

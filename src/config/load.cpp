@@ -4,15 +4,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "config/codecs.hpp"
 #include "config/schema_table.hpp"
 #include "config/shipped_workloads.hpp"
 #include "config/suggest.hpp"
 #include "config/validate.hpp"
+#include "config/workload_file.hpp"
 #include "util/error.hpp"
 
 namespace trainio::config {
@@ -192,6 +191,11 @@ Override parse_override(const std::string& text) {
     throw usage_error(fmt::format("'{}' is not an override", text),
                       "write overrides as section.key=value, e.g. reader.batch_size=8");
   if (eq != std::string::npos) o.value = s.substr(eq + 1);
+  // `key=` with nothing after it would silently put the default back: say so instead.
+  if (eq != std::string::npos && o.value.empty() && !o.remove)
+    throw usage_error(fmt::format("override '{}' has no value", text),
+                      fmt::format("give a value ({}<value>), or drop the key with ~{}", s.substr(0, eq + 1),
+                                  s.substr(0, eq)));
   if (key.rfind("workload.", 0) == 0) key.erase(0, 9);
   o.path = split_path(key);
   const bool bad = o.path.empty() || std::any_of(o.path.begin(), o.path.end(), [](const std::string& p) {
@@ -234,16 +238,6 @@ void apply_override(YAML::Node& root, const Override& o) {
   else cur[o.path.back()] = parse_override_value(o);
 }
 
-std::string read_file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw usage_error(fmt::format("cannot read workload file '{}'", path),
-                      "check the path, or run 'trainio workloads' to list shipped workloads");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string stem_of(const std::string& path) {
   std::string name = path.substr(path.find_last_of('/') + 1);
   const auto dot = name.rfind('.');
@@ -251,16 +245,12 @@ std::string stem_of(const std::string& path) {
   return name;
 }
 
-bool file_exists(const std::string& path) {
-  std::ifstream in(path);
-  return static_cast<bool>(in);
-}
-
 Workload build(const YAML::Node& root_in, const std::string& origin, const std::string& name,
                const std::vector<std::string>& overrides) {
   YAML::Node root = root_in.IsNull() || !root_in.IsDefined() ? YAML::Node(YAML::NodeType::Map) : root_in;
   if (!root.IsMap())
-    throw config_error(fmt::format("{}: a workload file is a mapping of sections (model:, dataset:, ...)", origin));
+    throw config_error(fmt::format("{}: a workload file is a mapping of sections (model:, dataset:, ...)", origin),
+                       "start the file with sections such as 'dataset:' and 'reader:', keys indented below them");
 
   std::map<std::string, std::string> override_of;
   for (const auto& text : overrides) {
@@ -335,7 +325,7 @@ Workload load(const std::string& spec_in, const std::vector<std::string>& overri
   if (const ShippedWorkload* shipped = find_shipped(spec))
     return load_text(shipped->yaml, "workloads/" + spec + ".yaml", spec, overrides);
   for (const std::string& candidate : {spec, spec + ".yaml"}) {
-    if (file_exists(candidate)) return load_text(read_file_text(candidate), candidate, stem_of(candidate), overrides);
+    if (auto text = read_workload_file(candidate)) return load_text(*text, candidate, stem_of(candidate), overrides);
   }
   std::vector<std::string> names;
   for (const auto& w : shipped_workloads()) names.push_back(w.name);

@@ -27,14 +27,18 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_distance = static_cast<size_t>(-1);
+  const size_t allowed = std::max<size_t>(2, word.size() / 3);
   for (const auto& c : candidates) {
+    // The distance is at least the difference in length: skip what cannot be near, so a
+    // pasted 20,000-character key is rejected at once instead of after seconds of tables.
+    const size_t gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (gap > allowed) continue;
     const size_t dist = edit_distance(word, c);
     if (dist < best_distance) {
       best_distance = dist;
       best = c;
     }
   }
-  const size_t allowed = std::max<size_t>(2, word.size() / 3);
   return best_distance <= allowed ? best : std::string();
 }
 

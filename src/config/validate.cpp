@@ -14,11 +14,24 @@ void require(bool ok, const std::string& message, const std::string& hint) {
   if (!ok) throw config_error(message, hint);
 }
 
+// A name that becomes part of a path inside a configured folder: a '/' or '..' would put files
+// (or deletions, with keep_files: false) outside that folder.
+void require_plain_name(const std::string& key, const std::string& name, const std::string& inside) {
+  const bool plain = !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+                     name.find('\0') == std::string::npos;
+  require(plain, fmt::format("{} '{}' is not a plain file name: files must stay inside {}", key, name, inside),
+          fmt::format("give {} a name without '/' (and not '.' or '..'); to move the files, set {} instead", key,
+                      key == "output.log_file" ? "output.folder or --output" : "dataset.data_folder"));
+}
+
 }  // namespace
 
 void validate(Workload& w) {
   const auto& d = w.dataset;
   const auto& r = w.reader;
+
+  require_plain_name("dataset.file_prefix", d.file_prefix, "the data folder");
+  require_plain_name("output.log_file", w.output.log_file, "the results folder");
 
   // The framework picks the loader when the workload does not name one (DLIO's checkpoint-only
   // workloads say framework: pytorch and nothing about the reader).

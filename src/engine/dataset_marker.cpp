@@ -46,10 +46,11 @@ DataFolder inspect_data_folder(const std::string& root) {
     const auto j = nlohmann::ordered_json::parse(*marker);
     f.complete = j.at("state").get<std::string>() == "complete";
     for (const auto& [key, value] : j.at("fingerprint").items()) f.fingerprint.emplace_back(key, value.get<std::string>());
-  } catch (const nlohmann::json::exception&) {
+  } catch (const nlohmann::json::exception& e) {
     // An unreadable marker (e.g. hand-edited): still ours, but nothing in it can be trusted.
     f.complete = false;
     f.fingerprint.clear();
+    f.damage = e.what();
   }
   return f;
 }

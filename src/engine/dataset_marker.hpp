@@ -15,6 +15,7 @@ struct DataFolder {
   enum class State { missing, empty, trainio, foreign } state = State::missing;
   bool complete = false;            // generation finished (trainio folders only)
   plan::Fingerprint fingerprint;    // trainio folders only
+  std::string damage;               // why the marker cannot be read (e.g. hand-edited); empty if fine
 };
 
 DataFolder inspect_data_folder(const std::string& root);

@@ -123,6 +123,16 @@ void write_one(const config::Workload& w, format::FileWriter& writer, const plan
   }
 }
 
+// The marker says "complete" only once every rank's files are on stable storage: after a node
+// crash, a complete marker must not cover short or zero-filled files. Each rank syncs the file
+// system it wrote to (its node's dirty pages), then rank 0 writes the marker durably.
+void mark_complete(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm) {
+  together(comm, [&] { storage::sync_folder(layout.root(), storage::SyncScope::file_system); });
+  together(comm, [&] {
+    if (comm.is_root()) write_marker(layout.root(), plan::dataset_fingerprint(w), true);
+  });
+}
+
 metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::DatasetLayout& layout,
                                         const mpi::Comm& comm, format::FileWriter& writer, Existing existing,
                                         const GenerateOptions& options, metrics::GenerateRecord& record) {
@@ -158,9 +168,7 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
   progress.finish();
   record.seconds = util::ns_to_s(util::now_ns() - start);
   record.io = io;
-  together(comm, [&] {
-    if (comm.is_root()) write_marker(layout.root(), plan::dataset_fingerprint(w), true);
-  });
+  mark_complete(w, layout, comm);
   return record;
 }
 
@@ -210,9 +218,7 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   });
   record.seconds = util::ns_to_s(util::now_ns() - start);
   record.io = io;
-  together(comm, [&] {
-    if (comm.is_root()) write_marker(layout.root(), plan::dataset_fingerprint(w), true);
-  });
+  mark_complete(w, layout, comm);
   return record;
 }
 
@@ -235,6 +241,11 @@ void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
       case DataFolder::State::trainio:
         break;
     }
+    if (!folder.damage.empty())
+      throw data_error(fmt::format("the dataset marker '{}' is damaged ({}): nothing says how these files were made",
+                                   util::join(root, kMarkerName), folder.damage),
+                       fmt::format("regenerate the dataset ('trainio generate {}' with the same overrides, or "
+                                   "workflow.generate_data=True): it replaces the files", w.name));
     if (!folder.complete)
       throw data_error(fmt::format("the dataset in '{}' is incomplete: its generation did not finish", root),
                        "run the generation again; it keeps the complete files and writes the rest");

@@ -60,6 +60,24 @@ struct StorageCounters {
   }
 };
 
+// Finishes a loader when a scope ends, normally or by an exception (finish() is idempotent).
+class FinishOnExit {
+ public:
+  explicit FinishOnExit(Loader& loader) : loader_(loader) {}
+  ~FinishOnExit() {
+    try {
+      loader_.finish();
+    } catch (...) {
+      // Already unwinding from the error that matters; a second one would only hide it.
+    }
+  }
+  FinishOnExit(const FinishOnExit&) = delete;
+  FinishOnExit& operator=(const FinishOnExit&) = delete;
+
+ private:
+  Loader& loader_;
+};
+
 bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
                const mpi::Comm& comm, std::int64_t deadline_ns, const std::string& device, metrics::ReadPhase& out) {
   const auto before = StorageCounters::now(device, comm.node_rank() == 0);
@@ -72,6 +90,9 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                   static_cast<std::uint64_t>(w.output.exclude_end_steps));
   together(comm, [&] { loader.start({&plan, spec.split, spec.preprocess, spec.epoch, spec.run_seed}); });
+  // Whatever ends the phase — an error in a step, a checkpoint that fails, a stop — the reader
+  // threads stop before `plan` (the caller's) goes away: none may read it, or the storage, after.
+  const FinishOnExit finish_on_exit(loader);
   StepProgress progress(spec.label, plan.steps(), static_cast<double>(spec.batch_size * static_cast<std::uint64_t>(comm.size())),
                         spec.progress);
   bool stopped = false;

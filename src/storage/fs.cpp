@@ -1,6 +1,7 @@
 #include "storage/fs.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +48,17 @@ void rename_path(const std::string& from, const std::string& to) {
   const auto start = util::now_ns();
   if (::rename(from.c_str(), to.c_str()) != 0) throw fs_failed("rename", from + "' -> '" + to, errno);
   observe_path_op(Op::rename, to, start);
+}
+
+void sync_folder(const std::string& folder, SyncScope scope) {
+  const auto start = util::now_ns();
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw fs_failed("open", folder, errno);
+  const int rc = scope == SyncScope::file_system ? ::syncfs(fd) : ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw fs_failed(scope == SyncScope::file_system ? "syncfs" : "fsync", folder, err);
+  observe_path_op(Op::fsync, folder, start);
 }
 
 void remove_file(const std::string& path) {
@@ -121,6 +133,8 @@ void write_via_temp(const std::string& path, std::string_view content, bool sync
     if (sync) f.fsync();
     f.close();
     rename_path(temp, path);
+    // The rename is only durable once the folder's entry is: fsync the folder too.
+    if (sync) sync_folder(util::parent_of(path), SyncScope::folder_entries);
   } catch (...) {
     f = File();
     remove_file(temp);

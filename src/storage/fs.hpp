@@ -16,6 +16,12 @@ void make_dirs(const std::string& path);
 // rename(2): atomically replaces `to`.
 void rename_path(const std::string& from, const std::string& to);
 
+// Makes data durable. folder_entries: fsync(2) of the folder, so renames and creations in it
+// survive a crash. file_system: syncfs(2) of the file system holding the folder, so every file
+// written to it so far is on stable storage (one call instead of an fdatasync per file).
+enum class SyncScope { folder_entries, file_system };
+void sync_folder(const std::string& folder, SyncScope scope);
+
 // unlink(2); a missing file is not an error.
 void remove_file(const std::string& path);
 
@@ -37,7 +43,7 @@ std::vector<std::string> list_dir(const std::string& path);
 std::optional<std::string> read_small_file(const std::string& path);
 
 // Writes `content` to `path` so that a crash leaves either the old file or the new one, never a
-// half-written file: write a temporary sibling, fsync it, rename it over `path`.
+// half-written file: write a temporary sibling, fsync it, rename it over `path`, fsync the folder.
 void write_file_atomic(const std::string& path, std::string_view content);
 
 // Writes `content` to a temporary sibling and renames it over `path` (no fsync): a reader sees

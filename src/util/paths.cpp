@@ -1,5 +1,7 @@
 #include "util/paths.hpp"
 
+#include <filesystem>
+
 namespace trainio::util {
 
 std::string strip_trailing_slashes(std::string path) {
@@ -24,6 +26,15 @@ std::string parent_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return p.substr(0, slash);
+}
+
+bool is_within(const std::string& path, const std::string& folder) {
+  const auto normal = [](const std::string& p) {
+    auto n = std::filesystem::absolute(p).lexically_normal();
+    return n.has_filename() ? n : n.parent_path();  // "a/b/" names the folder "a/b"
+  };
+  const auto rel = normal(path).lexically_relative(normal(folder));
+  return !rel.empty() && *rel.begin() != "..";
 }
 
 }  // namespace trainio::util

@@ -13,6 +13,10 @@ std::string join(std::string_view a, std::string_view b);
 // The folder part of a path ("a/b/c.npz" -> "a/b"; "c.npz" -> ".").
 std::string parent_of(const std::string& path);
 
+// Whether `path` is `folder` or lies below it, compared as absolute, lexically normalised paths
+// ("data/./o/" is inside "./data"); symbolic links are not followed.
+bool is_within(const std::string& path, const std::string& folder);
+
 // Removes trailing slashes (but keeps "/").
 std::string strip_trailing_slashes(std::string path);
 

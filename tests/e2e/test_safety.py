@@ -2,7 +2,10 @@
 import glob
 import json
 import os
+import re
+import shutil
 import subprocess
+import unittest
 
 from harness import TrainioTest
 
@@ -108,3 +111,54 @@ class SafetyTest(TrainioTest):
             self.assertEqual(marker["state"], "generating")
         finally:
             subprocess.run(["umount", mount])
+
+
+@unittest.skipUnless(shutil.which("strace"), "strace is not installed")
+class DurabilityTest(TrainioTest):
+    """A dataset is marked complete only once its files are on stable storage: after a node
+    crash, a marker that says complete must not cover short or zero-filled files."""
+
+    def test_data_is_synced_before_the_marker_says_complete(self):
+        trace = self.path("gen.strace")
+        self.ok("generate", "default", *SMALL, wrapper=["strace", "-f", "-o", trace, "-e",
+                                                         "trace=rename,renameat,renameat2,syncfs,sync,fsync,fdatasync"])
+        calls = [line for line in open(trace) if "resumed>" not in line or "rename" in line or "sync" in line]
+        text = "".join(calls)
+
+        def last_index(pattern):
+            hits = [i for i, line in enumerate(calls) if re.search(pattern, line)]
+            return hits[-1] if hits else None
+
+        last_data_rename = last_index(r'rename.*img_\d+_of_\d+\.npz"')
+        data_sync = [i for i, line in enumerate(calls) if re.search(r"\b(syncfs|sync)\(", line)]
+        marker_rename = last_index(r'rename.*\.trainio-dataset\.json"')
+        self.assertIsNotNone(last_data_rename, text[-2000:])
+        self.assertIsNotNone(marker_rename, text[-2000:])
+        self.assertTrue(data_sync, "no syncfs or sync: the data files are never made durable\n" + text[-2000:])
+        self.assertTrue(any(last_data_rename < i < marker_rename for i in data_sync),
+                        "the data is not synced between the last data file's rename and the complete marker\n"
+                        + text[-3000:])
+        # The marker's own rename is made durable by an fsync of its folder after it.
+        self.assertTrue(any(re.search(r"\bfsync\(", line) for line in calls[marker_rename + 1:]),
+                        "the marker's rename is not followed by an fsync of its folder\n" + text[-2000:])
+
+
+class FailureReportingTest(TrainioTest):
+    def test_a_damaged_marker_is_named_as_damaged(self):
+        self.ok("generate", "default", *SMALL)
+        with open(self.path("data", ".trainio-dataset.json"), "w") as f:
+            f.write('{"trainio_dataset": 1, "state": "comp')
+        r = self.run_trainio("run", "default", *SMALL, "workflow.generate_data=false", "--output", "o")
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("damaged", r.err)
+        self.assertIn(".trainio-dataset.json", r.err)
+        self.assertNotIn("did not finish", r.err)
+        self.assertIn("fix:", r.err)
+        self.assertFalse(os.path.exists(self.path("o", "summary.json")))
+
+    def test_the_log_file_of_a_failed_run_holds_the_error(self):
+        r = self.run_trainio("run", "default", *SMALL, "workflow.generate_data=false", "--output", "o")
+        self.assertEqual(r.code, 1, r)
+        log = self.read_text("o", "dlio.log")
+        self.assertIn("no dataset in 'data'", log)
+        self.assertIn("fix:", log)
