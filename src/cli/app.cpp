@@ -81,6 +81,18 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("workloads", "List the shipped workloads");
 
+  DatasizeCommand datasize_cmd;
+  auto* datasize = app.add_subcommand("datasize", "MLPerf Storage's dataset size for a workload: the larger of 500 steps "
+                                                  "per accelerator and 5x the hosts' memory, as files, subfolders, bytes "
+                                                  "and the override to use");
+  datasize->add_option("workload_and_overrides", datasize_cmd.words, kWorkloadHelp)->required();
+  datasize->add_option("--accelerators,-n", datasize_cmd.accelerators, "simulated accelerators (ranks) in all")
+      ->required()->check(CLI::PositiveNumber);
+  datasize->add_option("--hosts", datasize_cmd.hosts, "client hosts (default 1)")->check(CLI::PositiveNumber);
+  datasize->add_option("--host-memory", datasize_cmd.host_memory,
+                       "each host's memory: a bare number is GiB (as mlpstorage), else a size like 128GiB "
+                       "(default: this host's)");
+
   ReportCommand report_cmd;
   auto* report = app.add_subcommand(
       "report", "Show a finished run; for several runs of a workload, MLPerf's aggregate (mean, stdev, CV, spread, "
@@ -119,6 +131,7 @@ int main(int argc, char** argv) {
   if (validate->parsed()) return validate_command(validate_cmd, argc, argv);
   if (report->parsed()) return report_command(report_cmd);
   if (compare->parsed()) return compare_command(compare_cmd);
+  if (datasize->parsed()) return datasize_command(datasize_cmd);
   return workloads_command();
 }
 

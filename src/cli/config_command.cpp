@@ -8,10 +8,12 @@
 #include "config/load.hpp"
 #include "config/schema.hpp"
 #include "config/shipped_workloads.hpp"
+#include "mlperf/rules.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"
 #include "util/error.hpp"
+#include "util/host_info.hpp"
 #include "util/units.hpp"
 
 namespace trainio::cli {
@@ -106,6 +108,13 @@ std::string derived(const config::Workload& w, int ranks) {
       line(fmt::format("to keep each accelerator busy: {} per rank ({} for all ranks)",
                        util::format_rate(mean_sample * static_cast<double>(batch) / compute),
                        util::format_rate(mean_sample * static_cast<double>(batch * r) / compute)));
+  }
+  if (const auto* b = mlperf::find_benchmark(w.name); b && b->kind == mlperf::Kind::training && w.workflow.train) {
+    // Planned on one host with this host's memory: `trainio datasize` takes other hosts.
+    const auto memory = util::host_info().memory_bytes;
+    const auto need = mlperf::required_dataset(w, r, 1, memory);
+    if (auto shortfall = mlperf::dataset_shortfall(w, need, r, 1, memory))
+      out += "# warning: " + *shortfall + " (or see 'trainio datasize " + w.name + "' for other hosts)\n";
   }
   std::string pending;
   for (const auto& key : config::pending_changes(w)) pending += (pending.empty() ? "" : ", ") + key;
