@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
   report->add_option("runs", report_cmd.runs, "results folders (or folders of them)")->required()->check(CLI::ExistingDirectory);
   report->add_flag("--mlperf", report_cmd.mlperf,
                    "MLPerf Storage's submission checks: the first run is the warm-up, then 5 runs, one after the other, "
-                   "each passing AU, within 5% of each other, each with its own seed, overriding only keys MLPerf's CLOSED "
-                   "or OPEN division allows (exit 1 when a check fails)");
+                   "each passing AU, within 5% of each other, each with its own seed, all of one configuration, each an MLPerf "
+                   "benchmark whose resolved values differ from MLPerf's only where CLOSED or OPEN allows (exit 1 when a "
+                   "check fails)");
   report->add_option("--output,-o", report_cmd.output, "where to write the aggregate (default aggregate.json)");
 
   CompareCommand compare_cmd;
