@@ -145,31 +145,9 @@ int config_command(const ConfigCommand& cmd) {
 }
 
 int workloads_command() {
-  // Name, then the whole description wrapped under it, so no description is cut mid-sentence.
-  constexpr std::size_t kIndent = 25, kWidth = 110;
-  for (const auto& w : config::shipped_workloads()) {
-    std::string out = fmt::format("{:<{}}", w.name, kIndent - 1);
-    std::size_t column = out.size();
-    if (column >= kIndent) {
-      out += "\n" + std::string(kIndent - 1, ' ');
-      column = kIndent - 1;
-    }
-    const std::string text = config::description_of(w);
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      auto end = text.find(' ', pos);
-      if (end == std::string::npos) end = text.size();
-      const std::string word = text.substr(pos, end - pos);
-      if (column + 1 + word.size() > kWidth && column > kIndent) {
-        out += "\n" + std::string(kIndent - 1, ' ');
-        column = kIndent - 1;
-      }
-      out += " " + word;
-      column += 1 + word.size();
-      pos = end + 1;
-    }
-    std::printf("%s\n", out.c_str());
-  }
+  // One line per workload, its whole description (never cut mid-sentence), so scripts can read it.
+  for (const auto& w : config::shipped_workloads())
+    std::printf("%-24s %s\n", w.name, config::description_of(w).c_str());
   return 0;
 }
 
