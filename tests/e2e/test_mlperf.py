@@ -176,3 +176,33 @@ class DatasizeTest(TrainioTest):
         r = self.ok("run", "unet3d_a100", *SMALL_UNET, "--output", "o")
         self.assertIn("MLPerf Storage asks for at least", r.err + r.out)
         self.assertIn("this dataset has 14 files", r.err + r.out)
+
+
+class MlperfCheckpointReportTest(TrainioTest):
+    def test_closed_process_counts(self):
+        llm = ["model.num_layers=2", "model.transformer.vocab_size=256", "model.transformer.hidden_size=64",
+               "model.transformer.ffn_hidden_size=128", "model.transformer.num_attention_heads=4",
+               "model.transformer.num_kv_heads=2", "checkpoint.num_checkpoints_write=1",
+               "checkpoint.num_checkpoints_read=1", "checkpoint.time_between_checkpoints=0"]
+        self.ok("run", "llama3_8b", *llm, "--output", "real")
+        base = self.summary("real")
+        config = base["trainio"]["workload"]["config"]
+        config["model"]["num_layers"] = 32
+        config["model"]["transformer"].update(vocab_size=128256, hidden_size=4096, ffn_hidden_size=14336,
+                                              num_attention_heads=32, num_kv_heads=8)
+        config["checkpoint"].update(num_checkpoints_write=10, num_checkpoints_read=10, time_between_checkpoints=5)
+        base["metric"].pop("train_au_meet_expectation", None)
+
+        def ranks(n):
+            def edit(i, s):
+                s["num_accelerators"] = n
+            return edit
+        write_runs(base, self.path("eight"), edit=ranks(8))
+        r = self.run_trainio("report", "--mlperf", self.path("eight"), "-o", self.path("eight.json"))
+        m = self.read_json("eight.json")["mlperf"]
+        self.assertEqual(m["division"], "closed", r)
+        self.assertEqual(r.code, 0, r)
+        write_runs(base, self.path("four"), edit=ranks(4))
+        r = self.run_trainio("report", "--mlperf", self.path("four"), "-o", self.path("four.json"))
+        self.assertEqual(self.read_json("four.json")["mlperf"]["division"], "open", r)
+        self.assertIn("4 ranks (CLOSED: 8", r.out)
