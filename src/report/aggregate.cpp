@@ -123,7 +123,8 @@ void mlperf_division(const std::vector<const RunResult*>& runs, Aggregate& a) {
 }
 
 // MLPerf's result is the mean of runs of one configuration: the same workload values (but the
-// per-run seed), on the same number of ranks and hosts.
+// per-run seed, where results go, and whether the run also generated its data first), on the same
+// number of ranks and hosts.
 void mlperf_same_configuration(const std::vector<const RunResult*>& runs, Aggregate& a) {
   const auto first = config_of(*runs.front());
   std::set<std::string> differ;
@@ -133,7 +134,8 @@ void mlperf_same_configuration(const std::vector<const RunResult*>& runs, Aggreg
     for (const auto& [k, v] : first) keys.insert(k);
     for (const auto& [k, v] : other) keys.insert(k);
     for (const auto& key : keys)
-      if (key != "train.seed" && key.rfind("output.", 0) != 0 && value_text(first, key) != value_text(other, key))
+      if (key != "train.seed" && key != "workflow.generate_data" && key.rfind("output.", 0) != 0 &&
+          value_text(first, key) != value_text(other, key))
         differ.insert(fmt::format("{} ({} in run 1, {} in run {})", key, value_text(first, key), value_text(other, key), i + 1));
     for (const char* figure : {"num_accelerators", "num_hosts"}) {
       const auto x = number_at(runs.front()->summary, figure), y = number_at(runs[i]->summary, figure);

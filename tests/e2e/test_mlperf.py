@@ -110,6 +110,10 @@ class MlperfReportTest(TrainioTest):
         r, m = self.report("threads")
         self.assertEqual(r.code, 1, r)
         self.assertIn("the runs mix configurations: reader.read_threads (4 in run 1, 8 in run 4)", r.out)
+        def generated_first(i, s):  # generating the data in the first run changes nothing measured
+            s["trainio"]["workload"]["config"]["workflow"]["generate_data"] = i == 1
+        write_runs(self.base, self.path("generated"), edit=generated_first)
+        self.assertEqual(self.report("generated")[0].code, 0)
         def ranks(i, s):
             if i == 2:
                 s["num_accelerators"] = 2
