@@ -81,6 +81,18 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("workloads", "List the shipped workloads");
 
+  DatasizeCommand datasize_cmd;
+  auto* datasize = app.add_subcommand("datasize", "MLPerf Storage's dataset size for a workload: the larger of 500 steps "
+                                                  "per accelerator and 5x the hosts' memory, as files, subfolders, bytes "
+                                                  "and the override to use");
+  datasize->add_option("workload_and_overrides", datasize_cmd.words, kWorkloadHelp)->required();
+  datasize->add_option("--accelerators,-n", datasize_cmd.accelerators, "simulated accelerators (ranks) in all")
+      ->required()->check(CLI::PositiveNumber);
+  datasize->add_option("--hosts", datasize_cmd.hosts, "client hosts (default 1)")->check(CLI::PositiveNumber);
+  datasize->add_option("--host-memory", datasize_cmd.host_memory,
+                       "each host's memory: a bare number is GiB (as mlpstorage), else a size like 128GiB "
+                       "(default: this host's)");
+
   ReportCommand report_cmd;
   auto* report = app.add_subcommand(
       "report", "Show a finished run; for several runs of a workload, MLPerf's aggregate (mean, stdev, CV, spread, "
@@ -88,8 +100,9 @@ int main(int argc, char** argv) {
   report->add_option("runs", report_cmd.runs, "results folders (or folders of them)")->required()->check(CLI::ExistingDirectory);
   report->add_flag("--mlperf", report_cmd.mlperf,
                    "MLPerf Storage's submission checks: the first run is the warm-up, then 5 runs, one after the other, "
-                   "each passing AU, within 5% of each other, each with its own seed, overriding only keys MLPerf's CLOSED "
-                   "or OPEN division allows (exit 1 when a check fails)");
+                   "each passing AU, within 5% of each other, each with its own seed, all of one configuration, each an MLPerf "
+                   "benchmark whose resolved values differ from MLPerf's only where CLOSED or OPEN allows (exit 1 when a "
+                   "check fails)");
   report->add_option("--output,-o", report_cmd.output, "where to write the aggregate (default aggregate.json)");
 
   CompareCommand compare_cmd;
@@ -119,6 +132,7 @@ int main(int argc, char** argv) {
   if (validate->parsed()) return validate_command(validate_cmd, argc, argv);
   if (report->parsed()) return report_command(report_cmd);
   if (compare->parsed()) return compare_command(compare_cmd);
+  if (datasize->parsed()) return datasize_command(datasize_cmd);
   return workloads_command();
 }
 

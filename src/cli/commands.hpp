@@ -35,6 +35,14 @@ int validate_command(const ValidateCommand& cmd, int argc, char** argv);
 
 int workloads_command();
 
+struct DatasizeCommand {
+  std::vector<std::string> words;  // workload and overrides
+  int accelerators = 0;
+  int hosts = 1;
+  std::string host_memory;         // empty: this host's memory
+};
+int datasize_command(const DatasizeCommand& cmd);
+
 struct ReportCommand {
   std::vector<std::string> runs;   // results folders, or folders of them
   bool mlperf = false;             // MLPerf Storage's submission checks

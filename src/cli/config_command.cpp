@@ -8,10 +8,12 @@
 #include "config/load.hpp"
 #include "config/schema.hpp"
 #include "config/shipped_workloads.hpp"
+#include "mlperf/rules.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"
 #include "util/error.hpp"
+#include "util/host_info.hpp"
 #include "util/units.hpp"
 
 namespace trainio::cli {
@@ -107,6 +109,13 @@ std::string derived(const config::Workload& w, int ranks) {
                        util::format_rate(mean_sample * static_cast<double>(batch) / compute),
                        util::format_rate(mean_sample * static_cast<double>(batch * r) / compute)));
   }
+  if (const auto* b = mlperf::find_benchmark(w.name); b && b->kind == mlperf::Kind::training && w.workflow.train) {
+    // Planned on one host with this host's memory: `trainio datasize` takes other hosts.
+    const auto memory = util::host_info().memory_bytes;
+    const auto need = mlperf::required_dataset(w, r, 1, memory);
+    if (auto shortfall = mlperf::dataset_shortfall(w, need, r, 1, memory))
+      out += "# warning: " + *shortfall + " (or see 'trainio datasize " + w.name + "' for other hosts)\n";
+  }
   std::string pending;
   for (const auto& key : config::pending_changes(w)) pending += (pending.empty() ? "" : ", ") + key;
   if (!pending.empty()) out += "# set but not acted on by this build (accepted, not yet used): " + pending + "\n";
@@ -136,8 +145,9 @@ int config_command(const ConfigCommand& cmd) {
 }
 
 int workloads_command() {
+  // One line per workload, its whole description (never cut mid-sentence), so scripts can read it.
   for (const auto& w : config::shipped_workloads())
-    std::printf("%-20s %s\n", w.name, config::description_of(w).c_str());
+    std::printf("%-24s %s\n", w.name, config::description_of(w).c_str());
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "format/format.hpp"
 #include "metrics/summary.hpp"
 #include "metrics/trace.hpp"
+#include "mlperf/rules.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/run_plan.hpp"
 #include "report/console.hpp"
@@ -118,6 +119,15 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           spdlog::warn("a rank may run on only {} core{} (its CPU binding) but runs {} reader threads; bind ranks to "
                        "more cores (OpenMPI: --bind-to none or --map-by slot:PE=<n>; Slurm: --cpus-per-task=<n>)",
                        cores, cores == 1 ? "" : "s", readers);
+
+        // MLPerf's dataset rule, for this job: every host is taken to have this host's memory.
+        if (const auto* b = mlperf::find_benchmark(w.name); comm.is_root() && trains && b && b->kind == mlperf::Kind::training) {
+          const auto ranks = static_cast<std::uint64_t>(comm.size());
+          const auto hosts = static_cast<std::uint64_t>(std::max(1, comm.num_hosts()));
+          const auto memory = util::host_info().memory_bytes;
+          if (auto shortfall = mlperf::dataset_shortfall(w, mlperf::required_dataset(w, ranks, hosts, memory), ranks, hosts, memory))
+            spdlog::warn("{} (a result below this size is not a valid MLPerf result)", *shortfall);
+        }
 
         if (!cmd.generate_only && (cmd.trace || w.workflow.profiling))
           engine::together(comm, [&] {

@@ -13,7 +13,7 @@ struct ShippedWorkload {
 
 const std::vector<ShippedWorkload>& shipped_workloads();
 
-// The workload's one-line description: the first comment line of its file.
+// The workload's description: the comment lines that open its file, joined into one text.
 std::string description_of(const ShippedWorkload& w);
 
 const ShippedWorkload* find_shipped(const std::string& name);

@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "config/load.hpp"
+#include "config/shipped_workloads.hpp"
+#include "mlperf/rules.hpp"
+#include "report/summary_json.hpp"
 #include "metrics/statistics.hpp"
 #include "metrics/summary.hpp"
 #include "util/error.hpp"
@@ -20,53 +24,127 @@ using json = nlohmann::ordered_json;
 constexpr std::size_t kMlperfRuns = 5;
 constexpr double kMlperfSpread = 0.05;
 
-// Keys MLPerf Storage's CLOSED division lets a submitter override; OPEN adds the second list.
-// Keys that only say where results go or which phases run change nothing measured.
-const std::set<std::string> kClosedKeys = {
-    "dataset.num_files_train", "dataset.num_subfolders_train", "dataset.data_folder", "reader.read_threads",
-    "reader.computation_threads", "reader.transfer_size", "reader.odirect", "reader.prefetch_size",
-    "checkpoint.checkpoint_folder", "storage.storage_type", "storage.storage_root", "output.folder", "output.log_file",
-    "workflow.generate_data", "workflow.train"};
-const std::set<std::string> kOpenKeys = {"framework", "model.framework", "dataset.format", "dataset.num_samples_per_file",
-                                         "reader.data_loader"};
-
 // The figures MLPerf Storage reports as results: every run must have them, within 5% of each other.
 bool mlperf_result(const std::string& name) {
   return name == "train_throughput_mean_samples_per_second" || name == "save_checkpoint_io_mean_GB_per_second" ||
          name == "load_checkpoint_io_mean_GB_per_second";
 }
 
-// The division the runs' overrides allow: closed, open or none (then the keys that prevent it).
+// A resolved config as dotted paths to values (lists kept whole), to compare key by key.
+void flatten(const nlohmann::json& node, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+  if (node.is_object() && !node.empty()) {
+    for (const auto& [key, value] : node.items()) flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  out[prefix] = node;
+}
+
+std::map<std::string, nlohmann::json> config_of(const RunResult& r) {
+  std::map<std::string, nlohmann::json> out;
+  if (const nlohmann::json* config = node_at(r.summary, "trainio.workload.config"); config && config->is_object())
+    flatten(*config, "", out);
+  return out;
+}
+
+std::string value_text(const std::map<std::string, nlohmann::json>& config, const std::string& key) {
+  const auto it = config.find(key);
+  return it == config.end() ? "absent" : it->second.dump();
+}
+
+std::string joined(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& k : items) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+// The division each run's resolved workload allows, found by comparing it with MLPerf's own values
+// for that benchmark (the shipped workload), whatever route the values took: overrides, an edited
+// YAML file or a --config-dir. Workloads that are not MLPerf benchmarks qualify for neither.
 void mlperf_division(const std::vector<const RunResult*>& runs, Aggregate& a) {
-  std::set<std::string> open, neither;
-  for (const auto* r : runs) {
-    const nlohmann::json* overrides = node_at(r->summary, "trainio.workload.overrides");
-    if (!overrides || !overrides->is_array()) continue;
-    for (const auto& text : *overrides) {
-      std::string key;
-      try {
-        key = config::override_key(text.is_string() ? text.get<std::string>() : text.dump());
-      } catch (const std::exception&) {
-        key = text.dump();
+  std::set<std::string> open, neither, foreign;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunResult& r = *runs[i];
+    const mlperf::Benchmark* benchmark = mlperf::find_benchmark(r.workload);
+    const config::ShippedWorkload* shipped = config::find_shipped(r.workload);
+    if (!benchmark || !shipped) {
+      foreign.insert(r.workload.empty() ? "(unnamed)" : r.workload);
+      continue;
+    }
+    const config::Workload canonical_workload = config::load_text(shipped->yaml, "shipped workload", r.workload);
+    std::map<std::string, nlohmann::json> canonical;
+    flatten(workload_config_json(canonical_workload), "", canonical);
+    const auto run = config_of(r);
+    if (run.empty()) {
+      a.problems.push_back(fmt::format("run {} ({}) has no resolved workload in its summary: its division is unknown",
+                                       i + 1, r.folder));
+      neither.insert("(no resolved workload)");
+      continue;
+    }
+    // Checkpointing: CLOSED fixes the process count (or 8 ranks writing a subset, which mlpstorage
+    // sets up with checkpoint.mode and model.parallelism.data); OPEN allows multiples of TP x PP.
+    bool subset = false;
+    if (benchmark->kind == mlperf::Kind::checkpointing) {
+      const auto ranks = std::llround(number_at(r.summary, "num_accelerators").value_or(0));
+      const auto& par = canonical_workload.model.parallelism;
+      const std::int64_t model_parallel = std::max<std::int64_t>(1, par.tensor * par.pipeline);
+      subset = ranks == 8 && ranks < benchmark->closed_ranks && value_text(run, "checkpoint.mode") == "\"subset\"";
+      if (ranks != benchmark->closed_ranks && !subset) {
+        const std::string what = fmt::format("{} ranks (CLOSED: {}, or 8 writing a subset)", ranks, benchmark->closed_ranks);
+        if (ranks > 0 && ranks % model_parallel == 0) open.insert(what);
+        else neither.insert(fmt::format("{}; OPEN allows multiples of {}", what, model_parallel));
       }
-      if (kOpenKeys.count(key)) open.insert(key);
-      else if (!kClosedKeys.count(key)) neither.insert(key);
+    }
+    std::set<std::string> keys;
+    for (const auto& [k, v] : canonical) keys.insert(k);
+    for (const auto& [k, v] : run) keys.insert(k);
+    for (const auto& key : keys) {
+      const std::string theirs = value_text(run, key), ours = value_text(canonical, key);
+      if (theirs == ours) continue;
+      if (subset && (key == "checkpoint.mode" || key == "model.parallelism.data")) continue;
+      const std::string division = mlperf::division_of_key(key);
+      if (division == "open") open.insert(key);
+      else if (division.empty()) neither.insert(fmt::format("{} = {} (MLPerf: {})", key, theirs, ours));
     }
   }
-  auto joined = [](const std::set<std::string>& keys) {
-    std::string out;
-    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
-    return out;
-  };
-  if (!neither.empty()) {
+  if (!foreign.empty())
+    a.problems.push_back("not an MLPerf Storage benchmark: " + joined(foreign) +
+                         " (MLPerf's: unet3d_a100/h100/b200, resnet50_a100/h100, cosmoflow_a100/h100, retinanet_b200, "
+                         "llama3_8b/70b/405b/1t)");
+  if (!neither.empty())
+    a.problems.push_back("changed from MLPerf's values where neither division allows it: " + joined(neither));
+  if (!foreign.empty() || !neither.empty()) {
     a.division = "none";
-    a.problems.push_back("overrides neither MLPerf division allows: " + joined(neither));
   } else if (!open.empty()) {
     a.division = "open";
-    a.notes.push_back("OPEN division: overrides " + joined(open));
+    a.notes.push_back("OPEN division: changes " + joined(open));
   } else {
     a.division = "closed";
   }
+}
+
+// MLPerf's result is the mean of runs of one configuration: the same workload values (but the
+// per-run seed, where results go, and whether the run also generated its data first), on the same
+// number of ranks and hosts.
+void mlperf_same_configuration(const std::vector<const RunResult*>& runs, Aggregate& a) {
+  const auto first = config_of(*runs.front());
+  std::set<std::string> differ;
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const auto other = config_of(*runs[i]);
+    std::set<std::string> keys;
+    for (const auto& [k, v] : first) keys.insert(k);
+    for (const auto& [k, v] : other) keys.insert(k);
+    for (const auto& key : keys)
+      if (key != "train.seed" && key != "workflow.generate_data" && key.rfind("output.", 0) != 0 &&
+          value_text(first, key) != value_text(other, key))
+        differ.insert(fmt::format("{} ({} in run 1, {} in run {})", key, value_text(first, key), value_text(other, key), i + 1));
+    for (const char* figure : {"num_accelerators", "num_hosts"}) {
+      const auto x = number_at(runs.front()->summary, figure), y = number_at(runs[i]->summary, figure);
+      if (x != y)
+        differ.insert(fmt::format("{} ({} in run 1, {} in run {})", figure, x ? fmt::format("{:g}", *x) : "absent",
+                                  y ? fmt::format("{:g}", *y) : "absent", i + 1));
+    }
+  }
+  if (!differ.empty()) a.problems.push_back("the runs mix configurations: " + joined(differ));
 }
 
 // Checks of MLPerf Storage's rules that the summaries can show.
@@ -87,7 +165,8 @@ void mlperf_checks(const std::vector<const RunResult*>& runs, Aggregate& a) {
     seeds.insert(random || !seed ? r->folder : seed->dump());
   }
   if (seeds.size() < runs.size())
-    a.problems.push_back("some runs share a seed: MLPerf asks for a new seed every run (set train.seed, or random shuffles)");
+    a.problems.push_back("some runs share a seed: MLPerf asks for a new seed every run (give each run its own train.seed=N: the benchmark's "
+                         "per-run seed, allowed in both divisions)");
   for (const auto& f : a.figures)
     if (!f.within_5_percent && mlperf_result(f.name))
       a.problems.push_back(fmt::format("{} varies by {:.1f}% between runs (MLPerf: within 5%)", f.name, f.spread * 100));
@@ -142,6 +221,7 @@ Aggregate aggregate_runs(const std::vector<RunResult>& all, bool mlperf) {
   }
   if (mlperf) {
     mlperf_checks(runs, a);
+    mlperf_same_configuration(runs, a);
     mlperf_division(runs, a);
   }
   return a;

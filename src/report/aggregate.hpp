@@ -2,7 +2,8 @@
 // `trainio report`: one run's table, or, for several runs of one workload, MLPerf Storage's view:
 // the mean of the runs with its spread, flagged when runs differ by more than 5%; with --mlperf,
 // the submission checks (a warm-up and 5 runs, one after the other, each passing AU, within 5%,
-// each with its own seed, overriding only what MLPerf's CLOSED or OPEN division allows).
+// each with its own seed, all of one configuration, each an MLPerf benchmark whose resolved values
+// differ from MLPerf's own only where the CLOSED or OPEN division allows).
 
 #include <string>
 #include <vector>
@@ -24,7 +25,7 @@ struct Aggregate {
   std::string warmup;             // --mlperf: the first run, left out
   std::vector<FigureStats> figures;
   bool mlperf = false;
-  std::string division;               // --mlperf: "closed", "open" or "none", from the runs' overrides
+  std::string division;               // --mlperf: "closed", "open" or "none", from the runs' resolved workloads
   std::vector<std::string> problems;  // --mlperf checks that failed; also mixed workloads
   std::vector<std::string> notes;     // worth knowing, not failures
   std::vector<std::string> missing;   // figures some runs have and others lack

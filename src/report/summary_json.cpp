@@ -266,6 +266,8 @@ void checkpoint_metrics(json& metric, const metrics::RunSummary& run, double siz
 
 }  // namespace
 
+nlohmann::ordered_json workload_config_json(const config::Workload& w) { return resolved_config(w); }
+
 std::string summary_json(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
                          const metrics::RunSummary& run, const RunContext& context) {
   std::vector<double> train_au, train_thr, eval_au, eval_thr, train_bw;

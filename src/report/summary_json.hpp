@@ -2,6 +2,7 @@
 // summary.json: DLIO's keys with DLIO's formulas (so MLPerf tooling reads it), then a "trainio"
 // block with what DLIO does not report: context, resolved config, measured bytes, latencies.
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "config/workload.hpp"
@@ -12,6 +13,9 @@
 namespace trainio::report {
 
 inline constexpr int kSchemaVersion = 1;
+
+// The workload's resolved values as summary.json's trainio.workload.config holds them.
+nlohmann::ordered_json workload_config_json(const config::Workload& w);
 
 std::string summary_json(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
                          const metrics::RunSummary& run, const RunContext& context);

@@ -212,32 +212,6 @@ class ReportCompareTest(TrainioTest):
         self.assertIn("SPREAD > 5%", r.out)
         self.assertFalse(self.read_json("b.json")["figures"]["train_throughput_mean_samples_per_second"]["within_5_percent"])
 
-    def test_report_mlperf_checks(self):
-        fake_runs(self.base, self.path("six"), [90, 100, 101, 99, 100, 100])
-        r = self.run_trainio("report", "--mlperf", self.path("six"), "-o", self.path("m.json"))
-        a = self.read_json("m.json")
-        self.assertTrue(a["warmup"].endswith("run0"))
-        self.assertEqual(len(a["runs"]), 5)
-        self.assertEqual(a["mlperf"]["pass"], r.code == 0, r)
-        # The real run overrides keys MLPerf lets no submitter change.
-        self.assertEqual(a["mlperf"]["division"], "none")
-        self.assertIn("train.computation_time", r.out)
-        fake_runs(self.base, self.path("closed"), [100, 100, 101, 99, 100, 100],
-                  overrides=["++workload.dataset.num_files_train=16", "reader.read_threads=4", "workflow.generate_data=False"])
-        r = self.run_trainio("report", "--mlperf", self.path("closed"), "-o", self.path("c.json"))
-        self.assertEqual(self.read_json("c.json")["mlperf"]["division"], "closed")
-        fake_runs(self.base, self.path("open"), [100, 100, 101, 99, 100, 100], overrides=["dataset.format=npy"])
-        r = self.run_trainio("report", "--mlperf", self.path("open"), "-o", self.path("o.json"))
-        self.assertEqual(self.read_json("o.json")["mlperf"]["division"], "open")
-        self.assertIn("OPEN division: overrides dataset.format", r.out)
-        fake_runs(self.base, self.path("same-seed"), [100] * 6, seeds=False)
-        r = self.run_trainio("report", "--mlperf", self.path("same-seed"), "-o", self.path("n.json"))
-        self.assertEqual(r.code, 1, r)
-        self.assertIn("share a seed", r.out)
-        r = self.run_trainio("report", "--mlperf", self.path("real"))
-        self.assertEqual(r.code, 2, r)
-        self.assertIn("warm-up", r.err)
-
     def test_compare_exit_codes(self):
         # The same run against itself: no change.
         self.assertEqual(self.run_trainio("compare", self.path("real"), self.path("real")).code, 0)
