@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "format/hdf5_api.hpp"
 #include "mpi/shared_file.hpp"
@@ -195,26 +198,7 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
   file.close("H5Fclose", path);
 }
 
-std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                               std::uint64_t sample) {
-  plan::DataFile f;
-  f.path = path;
-  f.sample = shape;
-  f.num_samples = samples_in_file;
-  const Hdf5Layout l = hdf5_layout(workload_, f);
-  const std::uint64_t per_sample = l.sample_bytes_per_dataset();
-  if (buffer_.size() < per_sample) buffer_.resize(per_sample);
-  std::lock_guard lock(storage::hdf5_lock());
-  h5::Id owned;  // the file when it is closed after this sample
-  hid_t file = -1;
-  if (const auto it = open_.find(path); keep_open_ && it != open_.end()) {
-    file = it->second;
-  } else {
-    h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
-    owned = h5::Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
-    file = owned;
-  }
-  std::uint64_t bytes = 0;
+void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, std::uint64_t sample, void* buffer) {
   for (int i = 0; i < l.datasets; ++i) {
     const std::string name = dataset_name(i);
     h5::Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
@@ -233,19 +217,114 @@ std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape&
     // h5py reads into an array of the sample's shape (the leading 1 dropped).
     h5::Id memory(H5Screate_simple(rank - 1, count.data() + 1, nullptr), H5Sclose, "H5Screate_simple", path);
     h5::Id type(H5Dget_type(dset), H5Tclose, "H5Dget_type", path);
-    h5::check(H5Dread(dset, type, memory, space, H5P_DEFAULT, buffer_.data()), "H5Dread", path);
-    bytes += per_sample;
+    h5::check(H5Dread(dset, type, memory, space, H5P_DEFAULT, buffer), "H5Dread", path);
   }
-  if (!keep_open_) {
-    owned.close("H5Fclose", path);
-  } else if (owned.get() >= 0) {
-    if (open_.size() >= kMaxOpen) {  // DLIO keeps every file open; trainio bounds the descriptors
-      H5Fclose(open_.begin()->second);
-      open_.erase(open_.begin());
+}
+
+Hdf5Reader::Hdf5Reader(const config::Workload& w, bool keep_open)
+    : workload_(w),
+      keep_open_(keep_open),
+      replayable_(w.dataset.hdf5.chunk_dims.empty() && w.dataset.hdf5.max_shape.empty() &&
+                  w.dataset.compression == config::Compression::none) {
+  static std::once_flag noted;
+  if (!replayable_ && w.reader.read_threads > 1)
+    std::call_once(noted, [] {
+      spdlog::info("HDF5: chunked or compressed datasets are read through libhdf5, which is not thread-safe here: "
+                   "reader threads take turns (one HDF5 read in flight per process)");
+    });
+}
+
+Hdf5Reader::Template& Hdf5Reader::template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file) {
+  const std::uint64_t bytes = shape.bytes();
+  for (Template& t : templates_)
+    if (t.samples == samples_in_file && t.sample_bytes == bytes) return t;
+  templates_.push_back({samples_in_file, bytes, std::nullopt});
+  return templates_.back();
+}
+
+void Hdf5Reader::keep(const std::string& path, storage::File file) {
+  if (files_.size() >= kMaxOpen) files_.erase(files_.begin());  // DLIO keeps every file open; trainio bounds the descriptors
+  files_.emplace(path, std::move(file));
+}
+
+void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l, std::uint64_t sample, Template* t) {
+  std::lock_guard lock(storage::hdf5_lock());
+  storage::DriverRecording recording;
+  recording.keep_file = keep_open_;
+  struct Stop {  // declared before the HDF5 ids: recording stops after they are closed
+    ~Stop() { storage::record_driver_calls(nullptr); }
+  } stop;
+  if (t) storage::record_driver_calls(&recording);
+  {
+    h5::Id owned;  // the file when it is closed after this sample
+    hid_t file = -1;
+    if (const auto it = open_.find(path); keep_open_ && !t && it != open_.end()) {
+      file = it->second;
+    } else {
+      h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
+      owned = h5::Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
+      file = owned;
     }
-    open_.emplace(path, owned.release());
+    hdf5_read_sample(file, path, l, sample, buffer_.data());
+    if (!keep_open_ || t) {
+      owned.close("H5Fclose", path);  // with keep_open and a recording the driver keeps the descriptor
+    } else if (owned.get() >= 0) {
+      if (open_.size() >= kMaxOpen) {
+        H5Fclose(open_.begin()->second);
+        open_.erase(open_.begin());
+      }
+      open_.emplace(path, owned.release());
+    }
   }
-  return bytes;
+  if (!t) return;
+  storage::record_driver_calls(nullptr);
+  if (keep_open_ && recording.kept.is_open()) keep(path, std::move(recording.kept));
+  const Hdf5ReplayShape shape{l.shape[0], l.sample_bytes_per_dataset(), l.datasets};
+  t->replay = Hdf5Replay::learn(recording, shape, sample);
+  if (!t->replay) {
+    static std::once_flag noted;
+    std::call_once(noted, [&] {
+      spdlog::warn("HDF5: libhdf5's calls on '{}' do not follow the contiguous model; its samples are read through "
+                   "libhdf5 under the process-wide lock (one HDF5 read in flight per process)", path);
+    });
+  }
+}
+
+std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                               std::uint64_t sample) {
+  Template* t = replayable_ ? &template_for(shape, samples_in_file) : nullptr;
+  if (t && t->replay) {
+    const Hdf5Replay& r = *t->replay;
+    const std::uint64_t bytes = r.shape().sample_bytes * static_cast<std::uint64_t>(r.shape().datasets);
+    if (keep_open_) {
+      if (const auto it = files_.find(path); it != files_.end()) {
+        r.run(it->second, path, sample, Hdf5Replay::Part::read, scratch_, buffer_.data());
+        return bytes;
+      }
+    }
+    storage::File file;
+    const auto part = keep_open_ ? Hdf5Replay::Part::open_read : Hdf5Replay::Part::open_read_close;
+    if (r.run(file, path, sample, part, scratch_, buffer_.data()) == Hdf5Replay::Outcome::done) {
+      if (keep_open_) keep(path, std::move(file));
+      return bytes;
+    }
+    // The file's metadata differs from the recorded file's: libhdf5 reads it (and is recorded).
+    file.close();
+    static std::once_flag noted;
+    std::call_once(noted, [&] {
+      spdlog::warn("HDF5: '{}' is laid out unlike the first file of its shape; its sample was read again through libhdf5", path);
+    });
+  }
+  plan::DataFile f;
+  f.path = path;
+  f.sample = shape;
+  f.num_samples = samples_in_file;
+  const Hdf5Layout l = hdf5_layout(workload_, f);
+  const std::uint64_t per_sample = l.sample_bytes_per_dataset();
+  const std::size_t need = std::max<std::size_t>(per_sample, Hdf5ReplayShape{}.sieve_bytes);
+  if (buffer_.size() < need) buffer_.resize(need);
+  read_through_hdf5(path, l, sample, t);
+  return per_sample * static_cast<std::uint64_t>(l.datasets);
 }
 
 Hdf5Reader::~Hdf5Reader() {

@@ -7,10 +7,14 @@
 #include <hdf5.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "format/format.hpp"
+#include "format/hdf5_replay.hpp"
+#include "storage/file.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -47,23 +51,45 @@ class Hdf5Writer final : public FileWriter {
 
 // DLIO's HDF5Reader through h5py: h5py.File(path, 'r'), then f['records_i'][sample] for every
 // dataset of the record, then close. libhdf5 itself makes the calls, through the trainio driver.
+// Contiguous datasets: libhdf5 runs once under the process-wide HDF5 lock to record its calls,
+// which are then replayed for every sample and file without the lock (hdf5_replay.hpp), so
+// reader threads read in parallel as DLIO's worker processes do. Chunked and compressed
+// datasets are read through libhdf5 under the lock: one HDF5 read at a time per process.
 class Hdf5Reader final : public SampleReader {
  public:
   // With `keep_open` (read_type: memory) the h5py.File objects stay open (DLIO keeps them in
   // open_file_map): the superblock and root reads happen once per file, samples then cost
   // dataset reads.
-  Hdf5Reader(const config::Workload& w, bool keep_open) : workload_(w), keep_open_(keep_open) {}
+  Hdf5Reader(const config::Workload& w, bool keep_open);
   ~Hdf5Reader() override;
   std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                      std::uint64_t sample) override;
 
  private:
+  struct Template {  // per file shape: the recorded calls, or none when they cannot be replayed
+    std::uint64_t samples = 0, sample_bytes = 0;
+    std::optional<Hdf5Replay> replay;
+  };
+  Template& template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file);
+  // Reads through libhdf5 under the lock, recording the calls into `t` when it is replayable.
+  void read_through_hdf5(const std::string& path, const Hdf5Layout& l, std::uint64_t sample, Template* t);
+  void keep(const std::string& path, storage::File file);
+
   const config::Workload& workload_;
   bool keep_open_;
-  std::map<std::string, hid_t> open_;  // keep_open: path -> file id (at most kMaxOpen)
+  bool replayable_;  // contiguous datasets (no chunks, no filters)
+  std::map<std::string, hid_t> open_;  // keep_open, through libhdf5: path -> file id (at most kMaxOpen)
+  std::unordered_map<std::string, storage::File> files_;  // keep_open, replayed: at most kMaxOpen
   static constexpr std::size_t kMaxOpen = 256;
+  std::vector<Template> templates_;
+  std::vector<unsigned char> scratch_;  // metadata read while replaying
   util::Bytes buffer_;
 };
+
+// Reads sample `sample` of every records_i dataset of an open file through libhdf5, as h5py's
+// f['records_i'][sample] does, into `buffer` (sample_bytes_per_dataset() bytes). The caller
+// holds storage::hdf5_lock().
+void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, std::uint64_t sample, void* buffer);
 
 std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::DataFile& expected);
 
