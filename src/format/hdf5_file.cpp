@@ -238,7 +238,7 @@ Hdf5Reader::Template& Hdf5Reader::template_for(const plan::SampleShape& shape, s
   const std::uint64_t bytes = shape.bytes();
   for (Template& t : templates_)
     if (t.samples == samples_in_file && t.sample_bytes == bytes) return t;
-  templates_.push_back({samples_in_file, bytes, std::nullopt});
+  templates_.push_back({samples_in_file, bytes, {}, true});
   return templates_.back();
 }
 
@@ -280,8 +280,10 @@ void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l,
   storage::record_driver_calls(nullptr);
   if (keep_open_ && recording.kept.is_open()) keep(path, std::move(recording.kept));
   const Hdf5ReplayShape shape{l.shape[0], l.sample_bytes_per_dataset(), l.datasets};
-  t->replay = Hdf5Replay::learn(recording, shape, sample);
-  if (!t->replay) {
+  auto learned = Hdf5Replay::learn(recording, shape, sample);
+  if (learned && t->replays.size() < kMaxLayouts) t->replays.push_back(std::move(*learned));
+  if (!learned) {
+    t->replayable = false;
     static std::once_flag noted;
     std::call_once(noted, [&] {
       spdlog::warn("HDF5: libhdf5's calls on '{}' do not follow the contiguous model; its samples are read through "
@@ -293,26 +295,29 @@ void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l,
 std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                                std::uint64_t sample) {
   Template* t = replayable_ ? &template_for(shape, samples_in_file) : nullptr;
-  if (t && t->replay) {
-    const Hdf5Replay& r = *t->replay;
-    const std::uint64_t bytes = r.shape().sample_bytes * static_cast<std::uint64_t>(r.shape().datasets);
+  if (t && !t->replayable) t = nullptr;
+  if (t && !t->replays.empty()) {
+    const Hdf5ReplayShape& s = t->replays.front().shape();
+    const std::uint64_t bytes = s.sample_bytes * static_cast<std::uint64_t>(s.datasets);
     if (keep_open_) {
       if (const auto it = files_.find(path); it != files_.end()) {
-        r.run(it->second, path, sample, Hdf5Replay::Part::read, scratch_, buffer_.data());
+        Hdf5Replay::run(t->replays, it->second, path, sample, Hdf5Replay::Part::read, scratch_, buffer_.data());
         return bytes;
       }
     }
     storage::File file;
     const auto part = keep_open_ ? Hdf5Replay::Part::open_read : Hdf5Replay::Part::open_read_close;
-    if (r.run(file, path, sample, part, scratch_, buffer_.data()) == Hdf5Replay::Outcome::done) {
+    if (Hdf5Replay::run(t->replays, file, path, sample, part, scratch_, buffer_.data())) {
       if (keep_open_) keep(path, std::move(file));
       return bytes;
     }
-    // The file's metadata differs from the recorded file's: libhdf5 reads it (and is recorded).
+    // The file's metadata differ from every recorded file of its shape: libhdf5 reads the sample
+    // (and is recorded), after the calls the replay made up to the first difference.
     file.close();
     static std::once_flag noted;
     std::call_once(noted, [&] {
-      spdlog::warn("HDF5: '{}' is laid out unlike the first file of its shape; its sample was read again through libhdf5", path);
+      spdlog::warn("HDF5: '{}' is laid out unlike the files read before it; its sample was read again through libhdf5 "
+                   "(once per reader thread and layout)", path);
     });
   }
   plan::DataFile f;

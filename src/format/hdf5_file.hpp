@@ -66,10 +66,12 @@ class Hdf5Reader final : public SampleReader {
                      std::uint64_t sample) override;
 
  private:
-  struct Template {  // per file shape: the recorded calls, or none when they cannot be replayed
+  struct Template {  // per file shape: the recorded calls (one per file layout met), or none
     std::uint64_t samples = 0, sample_bytes = 0;
-    std::optional<Hdf5Replay> replay;
+    std::vector<Hdf5Replay> replays;
+    bool replayable = true;  // false once libhdf5's calls did not fit the model
   };
+  static constexpr std::size_t kMaxLayouts = 8;  // recordings kept per file shape
   Template& template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file);
   // Reads through libhdf5 under the lock, recording the calls into `t` when it is replayable.
   void read_through_hdf5(const std::string& path, const Hdf5Layout& l, std::uint64_t sample, Template* t);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "util/error.hpp"
@@ -32,7 +33,7 @@ void read_like_driver(storage::File& file, unsigned char* out, std::uint64_t siz
 
 std::optional<Hdf5Replay> Hdf5Replay::learn(const storage::DriverRecording& r, const Hdf5ReplayShape& shape,
                                             std::uint64_t sample) {
-  if (shape.sample_bytes == 0 || shape.datasets < 1 || sample >= shape.samples) return std::nullopt;
+  if (shape.sample_bytes == 0 || shape.datasets < 0 || sample >= shape.samples) return std::nullopt;
   Hdf5Replay t;
   t.shape_ = shape;
   t.file_size_ = r.file_size;
@@ -77,7 +78,7 @@ std::optional<Hdf5Replay> Hdf5Replay::learn(const storage::DriverRecording& r, c
     }
     t.steps_.push_back(s);
   }
-  if (!opened || data_reads != shape.datasets || metadata_at != r.metadata.size()) return std::nullopt;
+  if (!opened || !stat_placed || data_reads != shape.datasets || metadata_at != r.metadata.size()) return std::nullopt;
   t.metadata_.assign(r.metadata.begin(), r.metadata.end());
   // The model must reproduce what libhdf5 read for the recorded sample.
   std::size_t i = 0;
@@ -104,16 +105,27 @@ Hdf5Replay::Read Hdf5Replay::data_read_at(std::uint64_t base, std::uint64_t samp
   return {offset, size};
 }
 
-Hdf5Replay::Outcome Hdf5Replay::run(storage::File& file, const std::string& path, std::uint64_t sample, Part part,
-                                    std::vector<unsigned char>& scratch, void* data) const {
+std::optional<std::size_t> Hdf5Replay::run(std::span<const Hdf5Replay> candidates, storage::File& file,
+                                           const std::string& path, std::uint64_t sample, Part part,
+                                           std::vector<unsigned char>& scratch, void* data) {
   const bool opening = part != Part::read;
-  for (const Step& s : steps_) {
+  // Candidates still in agreement with the file: a bit each (the reader keeps at most a few).
+  std::uint32_t live = candidates.size() >= 32 ? ~0u : (1u << candidates.size()) - 1;
+  auto first_live = [&] { return static_cast<std::size_t>(std::countr_zero(live)); };
+  if (live == 0) return std::nullopt;
+  for (std::size_t j = 0; j < candidates[first_live()].steps_.size(); ++j) {
+    const Hdf5Replay& t = candidates[first_live()];
+    const Step& s = t.steps_[j];
     switch (s.kind) {
-      case Kind::open:
+      case Kind::open: {
         if (!opening) break;
         file = storage::File::open(path, {.access = storage::Access::read, .close_on_exec = false});  // as sec2
-        if (file.stat().size != file_size_) return Outcome::mismatch;
+        const std::uint64_t size = file.stat().size;
+        for (std::size_t c = 0; c < candidates.size() && c < 32; ++c)
+          if (candidates[c].file_size_ != size) live &= ~(1u << c);
+        if (live == 0) return std::nullopt;
         break;
+      }
       case Kind::lock:
         if (opening && !file.try_lock(s.exclusive))
           throw io_error("'" + path + "' is locked by another process (HDF5 file locking)",
@@ -129,10 +141,19 @@ Hdf5Replay::Outcome Hdf5Replay::run(storage::File& file, const std::string& path
         if (!opening) break;
         if (scratch.size() < s.size) scratch.resize(s.size);
         read_like_driver(file, scratch.data(), s.size, s.offset);
-        if (std::memcmp(scratch.data(), metadata_.data() + s.metadata_at, s.size) != 0) return Outcome::mismatch;
+        for (std::size_t c = 0; c < candidates.size() && c < 32; ++c) {
+          if (!(live & (1u << c))) continue;
+          const auto& steps = candidates[c].steps_;
+          const bool same_call = j < steps.size() && steps[j].kind == Kind::metadata && steps[j].offset == s.offset &&
+                                 steps[j].size == s.size;  // always, for recordings of one libhdf5
+          const Step& other = same_call ? steps[j] : s;
+          if (!same_call || std::memcmp(scratch.data(), candidates[c].metadata_.data() + other.metadata_at, s.size) != 0)
+            live &= ~(1u << c);
+        }
+        if (live == 0) return std::nullopt;
         break;
       case Kind::data: {
-        const Read r = data_read_at(s.offset, sample);
+        const Read r = t.data_read_at(s.offset, sample);
         read_like_driver(file, static_cast<unsigned char*>(data), r.size, r.offset);
         break;
       }
@@ -141,7 +162,7 @@ Hdf5Replay::Outcome Hdf5Replay::run(storage::File& file, const std::string& path
         break;
     }
   }
-  return Outcome::done;
+  return first_live();
 }
 
 }  // namespace trainio::format

@@ -55,6 +55,7 @@ class Hdf5Replay {
 
   // The template of a recording of sample `sample`; nullopt when the recording is not a
   // contiguous read that this model predicts (its data reads are checked against the model).
+  // A recording without raw-data reads (shape.datasets == 0) is a template of opening the file.
   static std::optional<Hdf5Replay> learn(const storage::DriverRecording& r, const Hdf5ReplayShape& shape,
                                          std::uint64_t sample);
 
@@ -69,13 +70,16 @@ class Hdf5Replay {
   // and kept (read_type: memory, first sample of the file), or already open (later samples:
   // libhdf5's caches hold the metadata, so only the data reads remain).
   enum class Part { open_read_close, open_read, read };
-  enum class Outcome { done, mismatch };
-  // Issues the calls through storage::File (no lock); `file` is opened here unless Part::read,
-  // and left open with Part::open_read. `scratch` receives metadata, `data` the samples (at
-  // least max(S, V) bytes). On mismatch the calls made so far were libhdf5's too, and `file` is
-  // still open.
-  Outcome run(storage::File& file, const std::string& path, std::uint64_t sample, Part part,
-              std::vector<unsigned char>& scratch, void* data) const;
+  // Issues the calls of whichever of `candidates` (templates of one file shape, recorded from
+  // files whose metadata differ) the file's bytes agree with, through storage::File and without
+  // the HDF5 lock; returns that candidate's index. While their metadata bytes agree, candidates
+  // call alike (libhdf5 decides from those bytes), so each step is issued once and the candidates
+  // whose bytes differ drop out. `file` is opened here unless Part::read, and left open with
+  // Part::open_read. `scratch` receives metadata, `data` the samples (at least max(S, V) bytes).
+  // nullopt when none agrees: the calls made so far were libhdf5's too, and `file` is open.
+  static std::optional<std::size_t> run(std::span<const Hdf5Replay> candidates, storage::File& file,
+                                        const std::string& path, std::uint64_t sample, Part part,
+                                        std::vector<unsigned char>& scratch, void* data);
 
  private:
   Read data_read_at(std::uint64_t base, std::uint64_t sample) const;

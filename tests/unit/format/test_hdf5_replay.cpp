@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -58,7 +59,7 @@ Dataset make(const test::TempDir& dir, std::vector<std::string> overrides) {
   format::Hdf5Writer writer(d.w);
   for (std::uint64_t i = 0; i < 2; ++i) {
     plan::DataFile f = layout.file(plan::Split::train, i);
-    f.path = dir / ("f" + std::to_string(i) + ".hdf5");
+    f.path = dir / fmt::format("f{}.hdf5", i);
     Content content;
     writer.write(f, f.path, content);
     d.files.push_back(f);
@@ -151,8 +152,8 @@ TEST_CASE("HDF5 replay: run() issues libhdf5's calls through the storage layer, 
   std::vector<unsigned char> scratch;
   util::Bytes data(64 * 1024);
   storage::File file;
-  CHECK(t->run(file, d.files[1].path, 4, Hdf5Replay::Part::open_read_close, scratch, data.data()) ==
-        Hdf5Replay::Outcome::done);
+  CHECK(Hdf5Replay::run({&*t, 1}, file, d.files[1].path, 4, Hdf5Replay::Part::open_read_close, scratch,
+                        data.data()) == std::optional<std::size_t>(0));
   CHECK_FALSE(file.is_open());
   CHECK(seen.reads == libhdf5);
   // open, fstat, the superblock reads, H5Fopen's lstat of the path, then the object headers.
@@ -171,8 +172,7 @@ TEST_CASE("HDF5 replay: run() issues libhdf5's calls through the storage layer, 
   }
   seen.reads.clear();
   storage::File changed;
-  CHECK(t->run(changed, other, 0, Hdf5Replay::Part::open_read_close, scratch, data.data()) ==
-        Hdf5Replay::Outcome::mismatch);
+  CHECK_FALSE(Hdf5Replay::run({&*t, 1}, changed, other, 0, Hdf5Replay::Part::open_read_close, scratch, data.data()));
   CHECK(changed.is_open());
   // What was issued is a prefix of libhdf5's reads, ending before the data.
   const auto expected = predicted(*t, 0);
@@ -188,4 +188,33 @@ TEST_CASE("HDF5 replay: chunked datasets are not replayed", "[hdf5]") {
   const Dataset d = make(dir, {"dataset.record_dims=[64,64]", "dataset.hdf5.chunk_dims=[2,32,64]",
                                "dataset.num_samples_per_file=4"});
   CHECK_FALSE(Hdf5Replay::learn(record(d, d.files[0].path, 1), shape_of(d), 1));
+}
+
+TEST_CASE("HDF5 replay: of several recorded layouts of one file shape, the one the file's bytes agree with is replayed",
+          "[hdf5]") {
+  // 4000 bytes per sample, 3 samples per file, stored as (3, 4000) and as (3, 40, 100).
+  test::TempDir flat_dir("hdf5-replay-flat"), square_dir("hdf5-replay-square");
+  const Dataset flat = make(flat_dir, {"dataset.record_dims=[4000]", "dataset.num_samples_per_file=3"});
+  const Dataset square = make(square_dir, {"dataset.record_dims=[40,100]", "dataset.num_samples_per_file=3"});
+  REQUIRE(shape_of(flat).sample_bytes == shape_of(square).sample_bytes);
+  std::vector<Hdf5Replay> known;
+  known.push_back(*Hdf5Replay::learn(record(flat, flat.files[0].path, 0), shape_of(flat), 0));
+  std::vector<unsigned char> scratch;
+  util::Bytes data(64 * 1024);
+  storage::File file;
+  CHECK_FALSE(Hdf5Replay::run(known, file, square.files[1].path, 2, Hdf5Replay::Part::open_read_close, scratch,
+                              data.data()));
+  file.close();
+  known.push_back(*Hdf5Replay::learn(record(square, square.files[0].path, 0), shape_of(square), 0));
+  for (const auto& [d, expected] : {std::pair{&flat, 0}, std::pair{&square, 1}}) {
+    const auto libhdf5 = reads_of(record(*d, d->files[1].path, 2));
+    Reads seen;
+    std::optional<std::size_t> chosen;
+    {
+      storage::ScopedObserver observe(&seen);
+      chosen = Hdf5Replay::run(known, file, d->files[1].path, 2, Hdf5Replay::Part::open_read_close, scratch, data.data());
+    }
+    CHECK(chosen == std::optional<std::size_t>(expected));
+    CHECK(seen.reads == libhdf5);
+  }
 }
