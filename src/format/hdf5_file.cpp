@@ -221,16 +221,28 @@ void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, 
   }
 }
 
+namespace {
+
+// Which of the reader's datasets can be replayed without libhdf5 (see Hdf5Reader).
+bool contiguous(const config::Workload& w) {
+  return w.dataset.hdf5.chunk_dims.empty() && w.dataset.hdf5.max_shape.empty() &&
+         w.dataset.compression == config::Compression::none;
+}
+
+}  // namespace
+
 Hdf5Reader::Hdf5Reader(const config::Workload& w, bool keep_open)
     : workload_(w),
       keep_open_(keep_open),
-      replayable_(w.dataset.hdf5.chunk_dims.empty() && w.dataset.hdf5.max_shape.empty() &&
-                  w.dataset.compression == config::Compression::none) {
+      replay_(contiguous(w)                                                            ? Replay::contiguous
+              : w.dataset.compression == config::Compression::none && !keep_open ? Replay::per_sample
+                                                                                 : Replay::none) {
   static std::once_flag noted;
-  if (!replayable_ && w.reader.read_threads > 1)
-    std::call_once(noted, [] {
-      spdlog::info("HDF5: chunked or compressed datasets are read through libhdf5, which is not thread-safe here: "
-                   "reader threads take turns (one HDF5 read in flight per process)");
+  if (replay_ == Replay::none && w.reader.read_threads > 1)
+    std::call_once(noted, [&] {
+      spdlog::info("HDF5: {} datasets are read through libhdf5, which is not thread-safe here: reader threads take "
+                   "turns (one HDF5 read in flight per process)",
+                   w.dataset.compression != config::Compression::none ? "compressed" : "chunked (with read_type: memory)");
     });
 }
 
@@ -238,13 +250,13 @@ Hdf5Reader::Template& Hdf5Reader::template_for(const plan::SampleShape& shape, s
   const std::uint64_t bytes = shape.bytes();
   for (Template& t : templates_)
     if (t.samples == samples_in_file && t.sample_bytes == bytes) return t;
-  templates_.push_back({samples_in_file, bytes, {}, true});
+  templates_.push_back({samples_in_file, bytes, {}, {}, true});
   return templates_.back();
 }
 
-void Hdf5Reader::keep(const std::string& path, storage::File file) {
+void Hdf5Reader::keep(const std::string& path, storage::File file, std::size_t layout) {
   if (files_.size() >= kMaxOpen) files_.erase(files_.begin());  // DLIO keeps every file open; trainio bounds the descriptors
-  files_.emplace(path, std::move(file));
+  files_.emplace(path, Kept{std::move(file), layout});
 }
 
 void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l, std::uint64_t sample, Template* t) {
@@ -278,37 +290,55 @@ void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l,
   }
   if (!t) return;
   storage::record_driver_calls(nullptr);
-  if (keep_open_ && recording.kept.is_open()) keep(path, std::move(recording.kept));
   const Hdf5ReplayShape shape{l.shape[0], l.sample_bytes_per_dataset(), l.datasets};
-  auto learned = Hdf5Replay::learn(recording, shape, sample);
-  if (learned && t->replays.size() < kMaxLayouts) t->replays.push_back(std::move(*learned));
+  const auto model = replay_ == Replay::contiguous ? Hdf5Replay::Model::contiguous : Hdf5Replay::Model::this_sample;
+  auto learned = Hdf5Replay::learn(recording, shape, sample, model);
   if (!learned) {
     t->replayable = false;
     static std::once_flag noted;
     std::call_once(noted, [&] {
-      spdlog::warn("HDF5: libhdf5's calls on '{}' do not follow the contiguous model; its samples are read through "
-                   "libhdf5 under the process-wide lock (one HDF5 read in flight per process)", path);
+      spdlog::warn("HDF5: libhdf5's calls on '{}' do not follow the replay's model; samples of its shape are read "
+                   "through libhdf5 under the process-wide lock (one HDF5 read in flight per process)", path);
     });
+  }
+  auto& known = replay_ == Replay::contiguous ? t->replays : t->per_sample[sample];
+  const std::size_t layout = known.size();
+  if (learned && layout < kMaxLayouts && recordings_ < kMaxRecordings) {
+    known.push_back(std::move(*learned));
+    ++recordings_;
+  }
+  if (keep_open_ && recording.kept.is_open()) {
+    if (layout < known.size())
+      keep(path, std::move(recording.kept), layout);
+    else
+      recording.kept.close();  // not replayable: libhdf5 opens the file for its next sample again
   }
 }
 
 std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                                std::uint64_t sample) {
-  Template* t = replayable_ ? &template_for(shape, samples_in_file) : nullptr;
+  Template* t = replay_ != Replay::none ? &template_for(shape, samples_in_file) : nullptr;
   if (t && !t->replayable) t = nullptr;
-  if (t && !t->replays.empty()) {
-    const Hdf5ReplayShape& s = t->replays.front().shape();
+  if (t && replay_ == Replay::per_sample && t->per_sample.size() < samples_in_file) t->per_sample.resize(samples_in_file);
+  if (t && sample >= samples_in_file) t = nullptr;  // libhdf5 reports it
+  const std::span<const Hdf5Replay> known =
+      !t ? std::span<const Hdf5Replay>() : replay_ == Replay::contiguous ? t->replays : t->per_sample[sample];
+  if (!known.empty()) {
+    const Hdf5ReplayShape& s = known.front().shape();
     const std::uint64_t bytes = s.sample_bytes * static_cast<std::uint64_t>(s.datasets);
+    for (const Hdf5Replay& r : known)
+      if (buffer_.size() < r.data_bytes()) buffer_.resize(r.data_bytes());
     if (keep_open_) {
       if (const auto it = files_.find(path); it != files_.end()) {
-        Hdf5Replay::run(t->replays, it->second, path, sample, Hdf5Replay::Part::read, scratch_, buffer_.data());
+        Hdf5Replay::run(known.subspan(it->second.layout, 1), it->second.file, path, sample, Hdf5Replay::Part::read,
+                        scratch_, buffer_.data());
         return bytes;
       }
     }
     storage::File file;
     const auto part = keep_open_ ? Hdf5Replay::Part::open_read : Hdf5Replay::Part::open_read_close;
-    if (Hdf5Replay::run(t->replays, file, path, sample, part, scratch_, buffer_.data())) {
-      if (keep_open_) keep(path, std::move(file));
+    if (const auto layout = Hdf5Replay::run(known, file, path, sample, part, scratch_, buffer_.data())) {
+      if (keep_open_) keep(path, std::move(file), *layout);
       return bytes;
     }
     // The file's metadata differ from every recorded file of its shape: libhdf5 reads the sample

@@ -29,13 +29,47 @@ void read_like_driver(storage::File& file, unsigned char* out, std::uint64_t siz
   }
 }
 
+// Bytes of a version-2 object header (signature "OHDR") that differ between files of one layout
+// without changing what libhdf5 reads next: the access, modification, change and birth times
+// (flag 0x20), and the checksum of the first chunk, which covers them. Ranges are absolute.
+void ohdr_volatile_bytes(const unsigned char* p, std::uint64_t size, std::uint64_t offset,
+                         std::vector<Hdf5Replay::Read>& out) {
+  if (size < 7 || std::memcmp(p, "OHDR", 4) != 0 || p[4] != 2) return;
+  const unsigned flags = p[5];
+  std::uint64_t at = 6;
+  if (flags & 0x20) {
+    out.push_back({offset + at, 16});
+    at += 16;
+  }
+  if (flags & 0x10) at += 4;  // attribute storage phase change values
+  const unsigned width = 1u << (flags & 3);
+  if (at + width > size) return;
+  std::uint64_t chunk0 = 0;
+  for (unsigned i = 0; i < width; ++i) chunk0 |= static_cast<std::uint64_t>(p[at + i]) << (8 * i);
+  at += width;
+  out.push_back({offset + at + chunk0, 4});  // the checksum after the chunk's messages (maybe in a later read)
+}
+
 }  // namespace
 
+bool Hdf5Replay::agrees(const Step& s, const unsigned char* got) const {
+  const unsigned char* want = metadata_.data() + s.metadata_at;
+  std::uint64_t from = 0;  // compared up to here, relative to s.offset
+  for (const Read& v : volatile_) {
+    if (v.offset + v.size <= s.offset || v.offset >= s.offset + s.size) continue;
+    const std::uint64_t begin = v.offset > s.offset ? v.offset - s.offset : 0;
+    if (begin > from && std::memcmp(got + from, want + from, begin - from) != 0) return false;
+    from = std::max(from, std::min(s.size, v.offset + v.size - s.offset));
+  }
+  return from >= s.size || std::memcmp(got + from, want + from, s.size - from) == 0;
+}
+
 std::optional<Hdf5Replay> Hdf5Replay::learn(const storage::DriverRecording& r, const Hdf5ReplayShape& shape,
-                                            std::uint64_t sample) {
+                                            std::uint64_t sample, Model model) {
   if (shape.sample_bytes == 0 || shape.datasets < 0 || sample >= shape.samples) return std::nullopt;
   Hdf5Replay t;
   t.shape_ = shape;
+  t.exact_ = model == Model::this_sample;
   t.file_size_ = r.file_size;
   bool opened = false, stat_placed = false;
   int data_reads = 0;
@@ -62,7 +96,13 @@ std::optional<Hdf5Replay> Hdf5Replay::learn(const storage::DriverRecording& r, c
           t.steps_.push_back(stat);
           stat_placed = true;
         }
-        if (c.type == H5FD_MEM_DRAW) {
+        if (c.type == H5FD_MEM_DRAW && t.exact_) {
+          s.kind = Kind::data;
+          s.dataset = data_reads++;
+          s.offset = c.offset;
+          s.size = c.size;
+          t.data_bytes_ = std::max(t.data_bytes_, c.size);
+        } else if (c.type == H5FD_MEM_DRAW) {
           if (data_reads >= shape.datasets || c.offset < sample * shape.sample_bytes) return std::nullopt;
           s.kind = Kind::data;
           s.dataset = data_reads++;
@@ -78,8 +118,21 @@ std::optional<Hdf5Replay> Hdf5Replay::learn(const storage::DriverRecording& r, c
     }
     t.steps_.push_back(s);
   }
-  if (!opened || !stat_placed || data_reads != shape.datasets || metadata_at != r.metadata.size()) return std::nullopt;
+  if (!opened || !stat_placed || metadata_at != r.metadata.size()) return std::nullopt;
   t.metadata_.assign(r.metadata.begin(), r.metadata.end());
+  // libhdf5 reads object headers speculatively (512 bytes), so a read can hold the start of
+  // objects it never opens (the labels dataset): look for headers anywhere in each read.
+  for (const Step& m : t.steps_) {
+    if (m.kind != Kind::metadata) continue;
+    const unsigned char* p = t.metadata_.data() + m.metadata_at;
+    for (std::uint64_t at = 0; at + 4 <= m.size; ++at)
+      if (p[at] == 'O' && std::memcmp(p + at, "OHDR", 4) == 0)
+        ohdr_volatile_bytes(p + at, m.size - at, m.offset + at, t.volatile_);
+  }
+  std::sort(t.volatile_.begin(), t.volatile_.end(), [](const Read& a, const Read& b) { return a.offset < b.offset; });
+  if (t.exact_) return t;
+  if (data_reads != shape.datasets) return std::nullopt;
+  t.data_bytes_ = std::max(shape.sample_bytes, std::min(shape.sieve_bytes, shape.samples * shape.sample_bytes));
   // The model must reproduce what libhdf5 read for the recorded sample.
   std::size_t i = 0;
   for (const DriverCall& c : r.calls) {
@@ -91,7 +144,7 @@ std::optional<Hdf5Replay> Hdf5Replay::learn(const storage::DriverRecording& r, c
 
 Hdf5Replay::Read Hdf5Replay::data_read(int dataset, std::uint64_t sample) const {
   for (const Step& s : steps_)
-    if (s.kind == Kind::data && s.dataset == dataset) return data_read_at(s.offset, sample);
+    if (s.kind == Kind::data && s.dataset == dataset) return exact_ ? Read{s.offset, s.size} : data_read_at(s.offset, sample);
   throw internal_error(fmt::format("HDF5 replay: no dataset {}", dataset));
 }
 
@@ -147,13 +200,13 @@ std::optional<std::size_t> Hdf5Replay::run(std::span<const Hdf5Replay> candidate
           const bool same_call = j < steps.size() && steps[j].kind == Kind::metadata && steps[j].offset == s.offset &&
                                  steps[j].size == s.size;  // always, for recordings of one libhdf5
           const Step& other = same_call ? steps[j] : s;
-          if (!same_call || std::memcmp(scratch.data(), candidates[c].metadata_.data() + other.metadata_at, s.size) != 0)
+          if (!same_call || !candidates[c].agrees(other, scratch.data()))
             live &= ~(1u << c);
         }
         if (live == 0) return std::nullopt;
         break;
       case Kind::data: {
-        const Read r = t.data_read_at(s.offset, sample);
+        const Read r = t.exact_ ? Read{s.offset, s.size} : t.data_read_at(s.offset, sample);
         read_like_driver(file, static_cast<unsigned char*>(data), r.size, r.offset);
         break;
       }

@@ -9,15 +9,19 @@
 // the bytes it reads, the file's size and the request:
 //  - the metadata reads are issued at the recorded offsets and sizes, and their bytes compared
 //    with the recorded ones; while they agree (and the file has the recorded size) libhdf5 would
-//    have made the same decisions. At the first difference the replay stops (mismatch) and the
-//    caller reads the sample through libhdf5 instead;
+//    have made the same decisions. Object header times, and the checksums that cover them, are
+//    left out of the comparison: they differ between files written at different times and never
+//    steer libhdf5 (it verifies checksums; the replay does not, `trainio validate` does). At
+//    the first difference the replay stops (mismatch) and the caller reads the sample through
+//    libhdf5 instead;
 //  - the raw-data read of dataset i for sample k is the contiguous dataset's: at base_i + k·S,
 //    of S bytes when S exceeds the sieve buffer V (64 KiB), else one sieve fill of
 //    min(V, (N − k)·S, file end − offset) bytes (H5D__contig_readvv_sieve_cb);
 //  - H5Fopen's lstat of the path (made outside the driver) comes after the superblock reads.
-// Chunked and compressed datasets are not replayed: their reads depend on the chunk index and
-// the chunk cache, and compressed chunks need libhdf5's filters (the reader keeps them under
-// the lock).
+// Chunked datasets without filters are replayed sample by sample (Model::this_sample): their
+// reads depend on the chunk index and the chunk cache, so a recording of sample k serves
+// sample k of files whose metadata agree. Compressed chunks need libhdf5's filters to become
+// samples: the reader keeps them under the lock.
 
 #include <cstdint>
 #include <optional>
@@ -44,8 +48,8 @@ class Hdf5Replay {
     Kind kind = Kind::metadata;
     bool exclusive = false;         // lock
     int dataset = 0;                // data
-    std::uint64_t offset = 0;       // metadata: the offset; data: the dataset's base address
-    std::uint64_t size = 0;         // metadata
+    std::uint64_t offset = 0;       // metadata: the offset; data: the dataset's base address (or the read's)
+    std::uint64_t size = 0;         // metadata; data with Model::this_sample
     std::size_t metadata_at = 0;    // metadata: where its bytes start in metadata()
   };
   struct Read {
@@ -55,15 +59,22 @@ class Hdf5Replay {
 
   // The template of a recording of sample `sample`; nullopt when the recording is not a
   // contiguous read that this model predicts (its data reads are checked against the model).
+  // How the raw-data reads of other samples follow from the recorded ones:
+  //  - contiguous: the contiguous dataset's reads above (any sample);
+  //  - this_sample: as recorded (the template replays the recorded sample only, in files whose
+  //    metadata agree: chunked datasets, whose reads depend on the chunk index and cache).
+  enum class Model { contiguous, this_sample };
   // A recording without raw-data reads (shape.datasets == 0) is a template of opening the file.
   static std::optional<Hdf5Replay> learn(const storage::DriverRecording& r, const Hdf5ReplayShape& shape,
-                                         std::uint64_t sample);
+                                         std::uint64_t sample, Model model = Model::contiguous);
 
   // The raw-data read of `dataset` for `sample`, as libhdf5 issues it.
   Read data_read(int dataset, std::uint64_t sample) const;
   const std::vector<Step>& steps() const { return steps_; }
   std::span<const unsigned char> metadata(const Step& s) const { return {metadata_.data() + s.metadata_at, s.size}; }
   std::uint64_t file_size() const { return file_size_; }
+  // The largest raw-data read: the size run()'s `data` needs.
+  std::uint64_t data_bytes() const { return data_bytes_; }
   const Hdf5ReplayShape& shape() const { return shape_; }
 
   // How much of the sequence run() issues: a file opened for this sample only (on_demand), opened
@@ -83,9 +94,14 @@ class Hdf5Replay {
 
  private:
   Read data_read_at(std::uint64_t base, std::uint64_t sample) const;
+  // Whether the bytes `got` of metadata step `s` agree with the recorded ones, but for volatile_.
+  bool agrees(const Step& s, const unsigned char* got) const;
   Hdf5ReplayShape shape_;
+  bool exact_ = false;
+  std::uint64_t data_bytes_ = 0;
   std::vector<Step> steps_;
   std::vector<unsigned char> metadata_;
+  std::vector<Read> volatile_;  // object header times and checksums: may differ (sorted by offset)
   std::uint64_t file_size_ = 0;
 };
 

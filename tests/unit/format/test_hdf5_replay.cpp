@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -217,4 +219,34 @@ TEST_CASE("HDF5 replay: of several recorded layouts of one file shape, the one t
     CHECK(chosen == std::optional<std::size_t>(expected));
     CHECK(seen.reads == libhdf5);
   }
+}
+
+TEST_CASE("HDF5 replay: files written at different times (object header times differ) replay alike", "[hdf5]") {
+  test::TempDir early_dir("hdf5-replay-early"), late_dir("hdf5-replay-late");
+  const std::vector<std::string> overrides = {"dataset.record_length_bytes=100000", "dataset.num_samples_per_file=2"};
+  const Dataset early = make(early_dir, overrides);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // HDF5 stores times in seconds
+  const Dataset late = make(late_dir, overrides);
+  auto head = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes(2048, '\0');
+    in.read(bytes.data(), 2048);
+    return bytes;
+  };
+  REQUIRE(head(early.files[0].path) != head(late.files[0].path));  // the times differ
+  const auto t = Hdf5Replay::learn(record(early, early.files[0].path, 0), shape_of(early), 0);
+  REQUIRE(t);
+  const auto libhdf5 = reads_of(record(late, late.files[1].path, 1));
+  Reads seen;
+  std::vector<unsigned char> scratch;
+  util::Bytes data(t->data_bytes());
+  storage::File file;
+  std::optional<std::size_t> chosen;
+  {
+    storage::ScopedObserver observe(&seen);
+    chosen = Hdf5Replay::run({&*t, 1}, file, late.files[1].path, 1, Hdf5Replay::Part::open_read_close, scratch,
+                             data.data());
+  }
+  CHECK(chosen == std::optional<std::size_t>(0));
+  CHECK(seen.reads == libhdf5);
 }
