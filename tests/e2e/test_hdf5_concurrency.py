@@ -40,14 +40,15 @@ def most_in_flight(spans):
 
 
 class Hdf5ConcurrencyTest(TrainioTest):
-    def run_traced(self, *args):
+    def run_traced(self, *args, data_args=()):
         data = self.path("data")
-        self.ok("generate", "default", f"dataset.data_folder={data}", *DATA)
-        self.ok("run", "default", f"dataset.data_folder={data}", *DATA, "workflow.generate_data=false",
-                "reader.read_threads=4", "reader.batch_size=4", "train.epochs=1", "reader.evict=fadvise",
-                "train.computation_time=0", *args, "--trace", "--output", self.path("o"))
+        self.ok("generate", "default", f"dataset.data_folder={data}", *DATA, *data_args)
+        r = self.ok("run", "default", f"dataset.data_folder={data}", *DATA, *data_args, "workflow.generate_data=false",
+                    "reader.read_threads=4", "reader.batch_size=4", "train.epochs=1", "reader.evict=fadvise",
+                    "train.computation_time=0", *args, "--trace", "--output", self.path("o"))
         spans = read_spans(self.path("o", "trace-0-of-1.pfw"))
         self.assertGreaterEqual(len({t for _, _, t in spans}), 4, "four reader threads read")
+        self.log = r.out + r.err
         return spans
 
     def test_reads_of_different_threads_overlap(self):
@@ -57,6 +58,17 @@ class Hdf5ConcurrencyTest(TrainioTest):
     def test_reads_overlap_with_files_kept_open(self):
         spans = self.run_traced("reader.read_type=memory")
         self.assertGreaterEqual(most_in_flight(spans), 2, "at most one HDF5 read was ever in flight")
+
+    def test_chunked_reads_overlap(self):
+        spans = self.run_traced(data_args=["dataset.record_dims=[512,2048]", "dataset.hdf5.chunk_dims=[1,256,2048]"])
+        self.assertGreaterEqual(most_in_flight(spans), 2, "at most one HDF5 read was ever in flight")
+        self.assertNotIn("take turns", self.log)
+
+    def test_compressed_reads_take_turns_and_say_so(self):
+        spans = self.run_traced(data_args=["dataset.record_dims=[512,2048]", "dataset.compression=gzip",
+                                           "dataset.compression_level=1"])
+        self.assertEqual(most_in_flight(spans), 1)
+        self.assertEqual(self.log.count("compressed datasets are read through libhdf5"), 1, self.log)
 
     def test_the_helper_counts_overlap(self):
         self.assertEqual(most_in_flight([(0, 10, 1), (10, 20, 2)]), 1)
