@@ -306,6 +306,12 @@ void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l,
   if (learned && layout < kMaxLayouts && recordings_ < kMaxRecordings) {
     known.push_back(std::move(*learned));
     ++recordings_;
+  } else if (learned && recordings_ >= kMaxRecordings) {
+    static std::once_flag noted;
+    std::call_once(noted, [] {
+      spdlog::info("HDF5: a reader thread holds {} recordings of libhdf5's calls; samples not yet recorded are read "
+                   "through libhdf5 under the process-wide lock", kMaxRecordings);
+    });
   }
   if (keep_open_ && recording.kept.is_open()) {
     if (layout < known.size())
@@ -319,6 +325,15 @@ std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape&
                                std::uint64_t sample) {
   Template* t = replay_ != Replay::none ? &template_for(shape, samples_in_file) : nullptr;
   if (t && !t->replayable) t = nullptr;
+  if (t && replay_ == Replay::per_sample && samples_in_file > kMaxIndexedSamples) {
+    t->replayable = false;  // one slot per sample index would not stay small
+    t = nullptr;
+    static std::once_flag noted;
+    std::call_once(noted, [&] {
+      spdlog::info("HDF5: chunked files of more than {} samples are read through libhdf5 under the process-wide lock "
+                   "(one HDF5 read in flight per process)", kMaxIndexedSamples);
+    });
+  }
   if (t && replay_ == Replay::per_sample && t->per_sample.size() < samples_in_file) t->per_sample.resize(samples_in_file);
   if (t && sample >= samples_in_file) t = nullptr;  // libhdf5 reports it
   const std::span<const Hdf5Replay> known =

@@ -77,6 +77,7 @@ class Hdf5Reader final : public SampleReader {
   };
   static constexpr std::size_t kMaxLayouts = 8;          // recordings kept per file shape (and sample)
   static constexpr std::size_t kMaxRecordings = 4096;    // per reader thread: memory stays bounded
+  static constexpr std::uint64_t kMaxIndexedSamples = 65536;  // chunked files replayed by sample index
   struct Kept {  // a file kept open by the replay, and the layout it matched
     storage::File file;
     std::size_t layout = 0;
