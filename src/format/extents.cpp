@@ -5,8 +5,10 @@
 #include <list>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "format/hdf5_api.hpp"
+#include "format/hdf5_replay.hpp"
 #include "format/npy_file.hpp"
 #include "format/tar.hpp"
 #include "format/tfrecord.hpp"
@@ -80,33 +82,58 @@ class TarExtents final : public ExtentFinder {
   }
 };
 
-// Contiguous HDF5 datasets: the data address comes from the file's metadata, read once per file
-// (through libhdf5) and remembered.
+// Contiguous HDF5 datasets: the data address comes from the file's metadata, looked up once per
+// file through libhdf5 and remembered. libhdf5 runs under the process-wide HDF5 lock once per
+// file layout, recording its calls; other files are opened by replaying those calls without the
+// lock (hdf5_replay.hpp), their metadata bytes compared, so the address is the recorded one.
 class Hdf5Extents final : public ExtentFinder {
  public:
-  Extent find(const std::string& path, const plan::SampleShape& shape, std::uint64_t, std::uint64_t sample,
+  Extent find(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples, std::uint64_t sample,
               std::uint64_t) override {
     auto it = offsets_.find(path);
     if (it == offsets_.end()) {
       if (offsets_.size() >= 4096) offsets_.clear();
-      it = offsets_.emplace(path, data_offset(path)).first;
+      it = offsets_.emplace(path, data_offset(path, shape, samples)).first;
     }
     return {it->second + sample * shape.bytes(), shape.bytes()};
   }
 
  private:
-  static std::uint64_t data_offset(const std::string& path) {
+  std::uint64_t data_offset(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples) {
+    if (!known_.empty()) {
+      storage::File file;
+      if (const auto i = Hdf5Replay::run(known_, file, path, 0, Hdf5Replay::Part::open_read_close, scratch_, nullptr))
+        return addresses_[*i];
+      file.close();  // unlike any file seen: libhdf5 looks again
+    }
     std::lock_guard lock(storage::hdf5_lock());
-    h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
-    h5::Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
-    h5::Id dset(H5Dopen2(file, "records_0", H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
-    const haddr_t offset = H5Dget_offset(dset);
+    storage::DriverRecording recording;
+    struct Stop {
+      ~Stop() { storage::record_driver_calls(nullptr); }
+    } stop;
+    storage::record_driver_calls(&recording);
+    haddr_t offset = HADDR_UNDEF;
+    {
+      h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
+      h5::Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
+      h5::Id dset(H5Dopen2(file, "records_0", H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
+      offset = H5Dget_offset(dset);
+    }
+    storage::record_driver_calls(nullptr);
     if (offset == HADDR_UNDEF)
       throw data_error(fmt::format("'{}': records_0 is not stored contiguously", path),
                        "reader.access=sample needs contiguous HDF5 datasets (no chunk_dims, no compression)");
+    auto learned = Hdf5Replay::learn(recording, {samples, shape.bytes(), 0}, 0);
+    if (learned && known_.size() < 8) {
+      known_.push_back(std::move(*learned));
+      addresses_.push_back(offset);
+    }
     return offset;
   }
   std::unordered_map<std::string, std::uint64_t> offsets_;
+  std::vector<Hdf5Replay> known_;          // recorded opens, one per file layout met
+  std::vector<std::uint64_t> addresses_;   // records_0's address in each
+  std::vector<unsigned char> scratch_;
 };
 
 }  // namespace

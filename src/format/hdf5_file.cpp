@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "format/hdf5_api.hpp"
 #include "mpi/shared_file.hpp"
@@ -193,64 +194,6 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
   h5::check(H5Dwrite(labels, H5T_NATIVE_INT64, label_memory, label_space, dxpl, zeros.data()), "H5Dwrite", path);
   labels.close("H5Dclose", path);
   file.close("H5Fclose", path);
-}
-
-std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                               std::uint64_t sample) {
-  plan::DataFile f;
-  f.path = path;
-  f.sample = shape;
-  f.num_samples = samples_in_file;
-  const Hdf5Layout l = hdf5_layout(workload_, f);
-  const std::uint64_t per_sample = l.sample_bytes_per_dataset();
-  if (buffer_.size() < per_sample) buffer_.resize(per_sample);
-  std::lock_guard lock(storage::hdf5_lock());
-  h5::Id owned;  // the file when it is closed after this sample
-  hid_t file = -1;
-  if (const auto it = open_.find(path); keep_open_ && it != open_.end()) {
-    file = it->second;
-  } else {
-    h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
-    owned = h5::Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
-    file = owned;
-  }
-  std::uint64_t bytes = 0;
-  for (int i = 0; i < l.datasets; ++i) {
-    const std::string name = dataset_name(i);
-    h5::Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
-    h5::Id space(H5Dget_space(dset), H5Sclose, "H5Dget_space", path);
-    const int rank = H5Sget_simple_extent_ndims(space);
-    std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
-    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-    if (std::vector<std::uint64_t>(dims.begin(), dims.end()) != l.shape)
-      throw data_error(fmt::format("'{}': dataset '{}' has another shape than the workload expects", path, name),
-                       "the dataset was generated for another workload: regenerate it with 'trainio generate'");
-    std::vector<hsize_t> start(dims.size(), 0), count(dims);
-    start[0] = sample;
-    count[0] = 1;
-    h5::check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
-              "H5Sselect_hyperslab", path);
-    // h5py reads into an array of the sample's shape (the leading 1 dropped).
-    h5::Id memory(H5Screate_simple(rank - 1, count.data() + 1, nullptr), H5Sclose, "H5Screate_simple", path);
-    h5::Id type(H5Dget_type(dset), H5Tclose, "H5Dget_type", path);
-    h5::check(H5Dread(dset, type, memory, space, H5P_DEFAULT, buffer_.data()), "H5Dread", path);
-    bytes += per_sample;
-  }
-  if (!keep_open_) {
-    owned.close("H5Fclose", path);
-  } else if (owned.get() >= 0) {
-    if (open_.size() >= kMaxOpen) {  // DLIO keeps every file open; trainio bounds the descriptors
-      H5Fclose(open_.begin()->second);
-      open_.erase(open_.begin());
-    }
-    open_.emplace(path, owned.release());
-  }
-  return bytes;
-}
-
-Hdf5Reader::~Hdf5Reader() {
-  std::lock_guard lock(storage::hdf5_lock());
-  for (const auto& [path, id] : open_) H5Fclose(id);
 }
 
 std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::DataFile& f) {

@@ -7,10 +7,14 @@
 #include <hdf5.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "format/format.hpp"
+#include "format/hdf5_replay.hpp"
+#include "storage/file.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -47,23 +51,58 @@ class Hdf5Writer final : public FileWriter {
 
 // DLIO's HDF5Reader through h5py: h5py.File(path, 'r'), then f['records_i'][sample] for every
 // dataset of the record, then close. libhdf5 itself makes the calls, through the trainio driver.
+// libhdf5 runs under the process-wide HDF5 lock with the driver recording its calls, which are
+// then replayed without the lock (hdf5_replay.hpp), so reader threads read in parallel as DLIO's
+// worker processes do: contiguous datasets once per file layout, for every sample and file;
+// chunked datasets without filters once per sample index and layout (files opened per sample).
+// Compressed datasets, and chunked ones with read_type: memory, are read through libhdf5 under
+// the lock: one HDF5 read at a time per process.
 class Hdf5Reader final : public SampleReader {
  public:
   // With `keep_open` (read_type: memory) the h5py.File objects stay open (DLIO keeps them in
   // open_file_map): the superblock and root reads happen once per file, samples then cost
   // dataset reads.
-  Hdf5Reader(const config::Workload& w, bool keep_open) : workload_(w), keep_open_(keep_open) {}
+  Hdf5Reader(const config::Workload& w, bool keep_open);
   ~Hdf5Reader() override;
   std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                      std::uint64_t sample) override;
 
  private:
+  enum class Replay { contiguous, per_sample, none };
+  struct Template {  // per file shape: the recorded calls (one per file layout met)
+    std::uint64_t samples = 0, sample_bytes = 0;
+    std::vector<Hdf5Replay> replays;                  // contiguous: for any sample
+    std::vector<std::vector<Hdf5Replay>> per_sample;  // chunked: by sample index
+    bool replayable = true;  // false once libhdf5's calls did not fit the model
+  };
+  static constexpr std::size_t kMaxLayouts = 8;          // recordings kept per file shape (and sample)
+  static constexpr std::size_t kMaxRecordings = 4096;    // per reader thread: memory stays bounded
+  static constexpr std::uint64_t kMaxIndexedSamples = 65536;  // chunked files replayed by sample index
+  struct Kept {  // a file kept open by the replay, and the layout it matched
+    storage::File file;
+    std::size_t layout = 0;
+  };
+  Template& template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file);
+  // Reads through libhdf5 under the lock, recording the calls into `t` when it is replayable.
+  void read_through_hdf5(const std::string& path, const Hdf5Layout& l, std::uint64_t sample, Template* t);
+  void keep(const std::string& path, storage::File file, std::size_t layout);
+
   const config::Workload& workload_;
   bool keep_open_;
-  std::map<std::string, hid_t> open_;  // keep_open: path -> file id (at most kMaxOpen)
+  Replay replay_;
+  std::map<std::string, hid_t> open_;  // keep_open, through libhdf5: path -> file id (at most kMaxOpen)
+  std::unordered_map<std::string, Kept> files_;  // keep_open, replayed: at most kMaxOpen
   static constexpr std::size_t kMaxOpen = 256;
+  std::vector<Template> templates_;
+  std::size_t recordings_ = 0;
+  std::vector<unsigned char> scratch_;  // metadata read while replaying
   util::Bytes buffer_;
 };
+
+// Reads sample `sample` of every records_i dataset of an open file through libhdf5, as h5py's
+// f['records_i'][sample] does, into `buffer` (sample_bytes_per_dataset() bytes). The caller
+// holds storage::hdf5_lock().
+void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, std::uint64_t sample, void* buffer);
 
 std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::DataFile& expected);
 

@@ -1,15 +1,27 @@
 #include "storage/hdf5_vfd.hpp"
 
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstring>
 #include <new>
 
 #include "storage/file.hpp"
+#include "storage/io_observer.hpp"
+#include "util/clock.hpp"
 
 namespace trainio::storage {
 
 namespace {
 
 thread_local std::optional<Error> driver_error;
+thread_local DriverRecording* recording = nullptr;
+
+void note(DriverCall::Kind kind, H5FD_mem_t type = H5FD_MEM_DEFAULT, std::uint64_t offset = 0, std::uint64_t size = 0,
+          bool exclusive = false) {
+  if (recording) recording->calls.push_back({kind, type, exclusive, offset, size});
+}
 
 // HDF5 owns the H5FD_t at the start of this struct; the rest is ours.
 struct DriverFile {
@@ -52,6 +64,8 @@ H5FD_t* open_file(const char* name, unsigned flags, hid_t, haddr_t maxaddr) {
     f->device = st.device;
     f->inode = st.inode;
     f->fd = f->file.fd();
+    note(DriverCall::Kind::open);
+    if (recording) recording->file_size = st.size;
   });
   if (rc < 0) {
     delete f;
@@ -63,7 +77,13 @@ H5FD_t* open_file(const char* name, unsigned flags, hid_t, haddr_t maxaddr) {
 
 herr_t close_file(H5FD_t* file) {
   DriverFile* f = self(file);
-  const herr_t rc = guarded([&] { f->file.close(); });
+  const herr_t rc = guarded([&] {
+    note(DriverCall::Kind::close);
+    if (recording && recording->keep_file)
+      recording->kept = std::move(f->file);
+    else
+      f->file.close();
+  });
   delete f;
   return rc;
 }
@@ -96,10 +116,13 @@ herr_t get_handle(H5FD_t* file, hid_t, void** handle) {
   return 0;
 }
 
-herr_t read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, void* buffer) {
+herr_t read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, void* buffer) {
   DriverFile* f = self(file);
+  note(DriverCall::Kind::read, type, addr, size);
   return guarded([&] {
     auto* out = static_cast<unsigned char*>(buffer);
+    const auto* first = out;
+    const std::size_t wanted = size;
     while (size > 0) {
       const std::size_t n = f->file.pread_some(out, size, addr);
       if (n == 0) {  // past the end of the file, inside the address space: zeros, as sec2
@@ -110,6 +133,7 @@ herr_t read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, void* bu
       addr += n;
       size -= n;
     }
+    if (recording && type != H5FD_MEM_DRAW) recording->metadata.insert(recording->metadata.end(), first, first + wanted);
   });
 }
 
@@ -132,6 +156,7 @@ herr_t truncate(H5FD_t* file, hid_t, hbool_t) {
 
 herr_t lock(H5FD_t* file, hbool_t rw) {
   DriverFile* f = self(file);
+  note(DriverCall::Kind::lock, H5FD_MEM_DEFAULT, 0, 0, rw != 0);
   return guarded([&] {
     if (!f->file.try_lock(rw != 0))
       throw io_error("'" + f->file.path() + "' is locked by another process (HDF5 file locking)",
@@ -140,6 +165,7 @@ herr_t lock(H5FD_t* file, hbool_t rw) {
 }
 
 herr_t unlock(H5FD_t* file) {
+  note(DriverCall::Kind::unlock);
   return guarded([&] { self(file)->file.unlock(); });
 }
 
@@ -186,6 +212,17 @@ hid_t trainio_fapl() {
   const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl < 0 || H5Pset_driver(fapl, driver_id(), nullptr) < 0) throw internal_error("HDF5 refused the trainio driver");
   return fapl;
+}
+
+void record_driver_calls(DriverRecording* r) { recording = r; }
+
+void stat_link_as_hdf5(const std::string& path) {
+  const auto start = util::now_ns();
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0)
+    throw Error(ErrorKind::io, fmt::format("lstat('{}') failed: {}", path, std::strerror(errno)),
+                "check the path; generate the dataset first with 'trainio generate' if it is missing");
+  observe_path_op(Op::stat, path, start);
 }
 
 std::optional<Error> take_driver_error() {

@@ -7,9 +7,13 @@
 
 #include <hdf5.h>
 
+#include <cstdint>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "storage/file.hpp"
 #include "util/error.hpp"
 
 namespace trainio::storage {
@@ -18,8 +22,37 @@ namespace trainio::storage {
 // defaults h5py uses otherwise.
 hid_t trainio_fapl();
 
-// Debian's parallel HDF5 is not built thread-safe: every HDF5 call must hold this lock.
+// Debian's parallel HDF5 is not built thread-safe: every HDF5 call must hold this lock. Storage
+// calls replayed without libhdf5 (format/hdf5_replay.hpp) do not need it.
 std::mutex& hdf5_lock();
+
+// One storage call the driver made for libhdf5 (open includes its fstat).
+struct DriverCall {
+  enum class Kind : std::uint8_t { open, lock, unlock, read, close };
+  Kind kind = Kind::read;
+  H5FD_mem_t type = H5FD_MEM_DEFAULT;  // of a read: superblock, object header, raw data, ...
+  bool exclusive = false;              // of a lock
+  std::uint64_t offset = 0, size = 0;  // of a read
+};
+
+// What the driver did on one thread while recording: the calls in order, the bytes of every
+// metadata read (everything but raw data), and the file's size at open.
+struct DriverRecording {
+  std::vector<DriverCall> calls;
+  std::vector<unsigned char> metadata;
+  std::uint64_t file_size = 0;
+  // With keep_file the driver hands its descriptor over at H5Fclose instead of closing it (the
+  // caller keeps the file open, as h5py keeps a File object).
+  bool keep_file = false;
+  File kept;
+};
+
+// While `r` is set the driver appends the calls it makes on this thread to it; nullptr stops.
+void record_driver_calls(DriverRecording* r);
+
+// lstat(2) of the path, as H5Fopen makes it outside the driver (it resolves symbolic links to
+// name the file); checked and observed as a stat.
+void stat_link_as_hdf5(const std::string& path);
 
 // The storage error a driver callback met (HDF5 only sees "-1"), taken once.
 std::optional<Error> take_driver_error();

@@ -1,0 +1,207 @@
+// Hdf5Reader: libhdf5's calls recorded under the HDF5 lock and replayed without it (see
+// hdf5_file.hpp and hdf5_replay.hpp).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <mutex>
+#include <span>
+
+#include "format/hdf5_api.hpp"
+#include "format/hdf5_file.hpp"
+#include "storage/hdf5_vfd.hpp"
+#include "util/error.hpp"
+
+namespace trainio::format {
+
+namespace {
+
+std::string dataset_name(int i) { return fmt::format("records_{}", i); }
+
+}  // namespace
+
+void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, std::uint64_t sample, void* buffer) {
+  for (int i = 0; i < l.datasets; ++i) {
+    const std::string name = dataset_name(i);
+    h5::Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
+    h5::Id space(H5Dget_space(dset), H5Sclose, "H5Dget_space", path);
+    const int rank = H5Sget_simple_extent_ndims(space);
+    std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    if (std::vector<std::uint64_t>(dims.begin(), dims.end()) != l.shape)
+      throw data_error(fmt::format("'{}': dataset '{}' has another shape than the workload expects", path, name),
+                       "the dataset was generated for another workload: regenerate it with 'trainio generate'");
+    std::vector<hsize_t> start(dims.size(), 0), count(dims);
+    start[0] = sample;
+    count[0] = 1;
+    h5::check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+              "H5Sselect_hyperslab", path);
+    // h5py reads into an array of the sample's shape (the leading 1 dropped).
+    h5::Id memory(H5Screate_simple(rank - 1, count.data() + 1, nullptr), H5Sclose, "H5Screate_simple", path);
+    h5::Id type(H5Dget_type(dset), H5Tclose, "H5Dget_type", path);
+    h5::check(H5Dread(dset, type, memory, space, H5P_DEFAULT, buffer), "H5Dread", path);
+  }
+}
+
+namespace {
+
+// Which of the reader's datasets can be replayed without libhdf5 (see Hdf5Reader).
+bool contiguous(const config::Workload& w) {
+  return w.dataset.hdf5.chunk_dims.empty() && w.dataset.hdf5.max_shape.empty() &&
+         w.dataset.compression == config::Compression::none;
+}
+
+}  // namespace
+
+Hdf5Reader::Hdf5Reader(const config::Workload& w, bool keep_open)
+    : workload_(w),
+      keep_open_(keep_open),
+      replay_(contiguous(w)                                                            ? Replay::contiguous
+              : w.dataset.compression == config::Compression::none && !keep_open ? Replay::per_sample
+                                                                                 : Replay::none) {
+  static std::once_flag noted;
+  if (replay_ == Replay::none && w.reader.read_threads > 1)
+    std::call_once(noted, [&] {
+      spdlog::info("HDF5: {} datasets are read through libhdf5, which is not thread-safe here: reader threads take "
+                   "turns (one HDF5 read in flight per process)",
+                   w.dataset.compression != config::Compression::none ? "compressed" : "chunked (with read_type: memory)");
+    });
+}
+
+Hdf5Reader::Template& Hdf5Reader::template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file) {
+  const std::uint64_t bytes = shape.bytes();
+  for (Template& t : templates_)
+    if (t.samples == samples_in_file && t.sample_bytes == bytes) return t;
+  templates_.push_back({samples_in_file, bytes, {}, {}, true});
+  return templates_.back();
+}
+
+void Hdf5Reader::keep(const std::string& path, storage::File file, std::size_t layout) {
+  if (files_.size() >= kMaxOpen) files_.erase(files_.begin());  // DLIO keeps every file open; trainio bounds the descriptors
+  files_.emplace(path, Kept{std::move(file), layout});
+}
+
+void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l, std::uint64_t sample, Template* t) {
+  std::lock_guard lock(storage::hdf5_lock());
+  storage::DriverRecording recording;
+  recording.keep_file = keep_open_;
+  struct Stop {  // declared before the HDF5 ids: recording stops after they are closed
+    ~Stop() { storage::record_driver_calls(nullptr); }
+  } stop;
+  if (t) storage::record_driver_calls(&recording);
+  {
+    h5::Id owned;  // the file when it is closed after this sample
+    hid_t file = -1;
+    if (const auto it = open_.find(path); keep_open_ && !t && it != open_.end()) {
+      file = it->second;
+    } else {
+      h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
+      owned = h5::Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
+      file = owned;
+    }
+    hdf5_read_sample(file, path, l, sample, buffer_.data());
+    if (!keep_open_ || t) {
+      owned.close("H5Fclose", path);  // with keep_open and a recording the driver keeps the descriptor
+    } else if (owned.get() >= 0) {
+      if (open_.size() >= kMaxOpen) {
+        H5Fclose(open_.begin()->second);
+        open_.erase(open_.begin());
+      }
+      open_.emplace(path, owned.release());
+    }
+  }
+  if (!t) return;
+  storage::record_driver_calls(nullptr);
+  const Hdf5ReplayShape shape{l.shape[0], l.sample_bytes_per_dataset(), l.datasets};
+  const auto model = replay_ == Replay::contiguous ? Hdf5Replay::Model::contiguous : Hdf5Replay::Model::this_sample;
+  auto learned = Hdf5Replay::learn(recording, shape, sample, model);
+  if (!learned) {
+    t->replayable = false;
+    static std::once_flag noted;
+    std::call_once(noted, [&] {
+      spdlog::warn("HDF5: libhdf5's calls on '{}' do not follow the replay's model; samples of its shape are read "
+                   "through libhdf5 under the process-wide lock (one HDF5 read in flight per process)", path);
+    });
+  }
+  auto& known = replay_ == Replay::contiguous ? t->replays : t->per_sample[sample];
+  const std::size_t layout = known.size();
+  if (learned && layout < kMaxLayouts && recordings_ < kMaxRecordings) {
+    known.push_back(std::move(*learned));
+    ++recordings_;
+  } else if (learned && recordings_ >= kMaxRecordings) {
+    static std::once_flag noted;
+    std::call_once(noted, [] {
+      spdlog::info("HDF5: a reader thread holds {} recordings of libhdf5's calls; samples not yet recorded are read "
+                   "through libhdf5 under the process-wide lock", kMaxRecordings);
+    });
+  }
+  if (keep_open_ && recording.kept.is_open()) {
+    if (layout < known.size())
+      keep(path, std::move(recording.kept), layout);
+    else
+      recording.kept.close();  // not replayable: libhdf5 opens the file for its next sample again
+  }
+}
+
+std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
+                               std::uint64_t sample) {
+  Template* t = replay_ != Replay::none ? &template_for(shape, samples_in_file) : nullptr;
+  if (t && !t->replayable) t = nullptr;
+  if (t && replay_ == Replay::per_sample && samples_in_file > kMaxIndexedSamples) {
+    t->replayable = false;  // one slot per sample index would not stay small
+    t = nullptr;
+    static std::once_flag noted;
+    std::call_once(noted, [&] {
+      spdlog::info("HDF5: chunked files of more than {} samples are read through libhdf5 under the process-wide lock "
+                   "(one HDF5 read in flight per process)", kMaxIndexedSamples);
+    });
+  }
+  if (t && replay_ == Replay::per_sample && t->per_sample.size() < samples_in_file) t->per_sample.resize(samples_in_file);
+  if (t && sample >= samples_in_file) t = nullptr;  // libhdf5 reports it
+  const std::span<const Hdf5Replay> known =
+      !t ? std::span<const Hdf5Replay>() : replay_ == Replay::contiguous ? t->replays : t->per_sample[sample];
+  if (!known.empty()) {
+    const Hdf5ReplayShape& s = known.front().shape();
+    const std::uint64_t bytes = s.sample_bytes * static_cast<std::uint64_t>(s.datasets);
+    for (const Hdf5Replay& r : known)
+      if (buffer_.size() < r.data_bytes()) buffer_.resize(r.data_bytes());
+    if (keep_open_) {
+      if (const auto it = files_.find(path); it != files_.end()) {
+        Hdf5Replay::run(known.subspan(it->second.layout, 1), it->second.file, path, sample, Hdf5Replay::Part::read,
+                        scratch_, buffer_.data());
+        return bytes;
+      }
+    }
+    storage::File file;
+    const auto part = keep_open_ ? Hdf5Replay::Part::open_read : Hdf5Replay::Part::open_read_close;
+    if (const auto layout = Hdf5Replay::run(known, file, path, sample, part, scratch_, buffer_.data())) {
+      if (keep_open_) keep(path, std::move(file), *layout);
+      return bytes;
+    }
+    // The file's metadata differ from every recorded file of its shape: libhdf5 reads the sample
+    // (and is recorded), after the calls the replay made up to the first difference.
+    file.close();
+    static std::once_flag noted;
+    std::call_once(noted, [&] {
+      spdlog::warn("HDF5: '{}' is laid out unlike the files read before it; its sample was read again through libhdf5 "
+                   "(once per reader thread and layout)", path);
+    });
+  }
+  plan::DataFile f;
+  f.path = path;
+  f.sample = shape;
+  f.num_samples = samples_in_file;
+  const Hdf5Layout l = hdf5_layout(workload_, f);
+  const std::uint64_t per_sample = l.sample_bytes_per_dataset();
+  const std::size_t need = std::max<std::size_t>(per_sample, Hdf5ReplayShape{}.sieve_bytes);
+  if (buffer_.size() < need) buffer_.resize(need);
+  read_through_hdf5(path, l, sample, t);
+  return per_sample * static_cast<std::uint64_t>(l.datasets);
+}
+
+Hdf5Reader::~Hdf5Reader() {
+  std::lock_guard lock(storage::hdf5_lock());
+  for (const auto& [path, id] : open_) H5Fclose(id);
+}
+
+}  // namespace trainio::format
