@@ -45,6 +45,10 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // file would only slow generation down.
 void write_file_replace(const std::string& path, std::string_view content);
 
+// Bytes an unprivileged user may still write on the file system holding `path` (statvfs(3):
+// f_bavail x f_frsize).
+std::uint64_t free_bytes(const std::string& path);
+
 // "<dir>/.<name>.trainio-tmp": the in-progress name of a file being written. Hidden and
 // recognisable, so interrupted writes are found and cleaned up, and never read as data.
 std::string temp_path_for(const std::string& path);
