@@ -121,11 +121,14 @@ std::uint64_t bytes_to_write(const config::Workload& w, const format::FileWriter
 // on any host, and a node-local folder is judged by its own disk.
 void check_free_space(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm,
                       const format::FileWriter& writer, Existing existing, const std::vector<std::uint64_t>& mine) {
+  // Files take whole blocks: 1 KiB files on 4 KiB blocks take 4 KiB each.
+  const std::uint64_t block = std::max<std::uint64_t>(1, storage::fs_space(layout.root()).block_bytes);
   std::uint64_t bytes = 0, files = 0;
   for (const std::uint64_t k : mine) {
     const plan::DataFile file = layout.file_by_global_index(k);
     if (complete_already(writer, file, existing)) continue;
-    bytes = util::saturating_add(bytes, bytes_to_write(w, writer, file));
+    const std::uint64_t size = bytes_to_write(w, writer, file);
+    bytes = util::saturating_add(bytes, util::saturating_add(size, (block - size % block) % block));
     ++files;
   }
   std::vector<std::uint64_t> per_host(static_cast<std::size_t>(comm.num_hosts()) * 2, 0);
@@ -138,7 +141,7 @@ void check_free_space(const config::Workload& w, const plan::DatasetLayout& layo
     if (comm.node_rank() != 0) return;
     const std::uint64_t needed = per_host[static_cast<std::size_t>(comm.host_index()) * 2];
     const std::uint64_t count = per_host[static_cast<std::size_t>(comm.host_index()) * 2 + 1];
-    const std::uint64_t available = storage::free_bytes(layout.root());
+    const std::uint64_t available = storage::fs_space(layout.root()).free_bytes;
     if (needed <= available) return;
     throw io_error(
         fmt::format("the dataset does not fit: its {} files still to write need {} bytes ({}), but the file system of "
@@ -146,7 +149,8 @@ void check_free_space(const config::Workload& w, const plan::DatasetLayout& layo
                     count, needed, util::format_bytes(static_cast<double>(needed)), layout.root(), available,
                     util::format_bytes(static_cast<double>(available))),
         "free space there, point dataset.data_folder (or storage.storage_root) at a larger file system, or make the "
-        "dataset smaller (dataset.num_files_train, num_samples_per_file, record_length_bytes)");
+        "dataset smaller (dataset.num_files_train, num_samples_per_file, record_length_bytes); on a file system "
+        "that compresses or reports no free space, set dataset.check_free_space=false");
   });
 }
 
@@ -231,7 +235,7 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   std::vector<std::uint64_t> mine;
   if (!shared) mine = plan::files_to_generate(layout, comm.rank(), comm.size());
   else if (comm.is_root()) mine = plan::files_to_generate(layout, 0, 1);  // rank 0 counts the shared files
-  check_free_space(w, layout, comm, *writer, existing, mine);
+  if (w.dataset.check_free_space) check_free_space(w, layout, comm, *writer, existing, mine);
   if (shared) return generate_shared(w, layout, comm, *writer, existing, options, record);
   std::uint64_t my_bytes = 0;
   for (const auto k : mine) my_bytes += layout.file_by_global_index(k).data_bytes();

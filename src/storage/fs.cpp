@@ -140,10 +140,11 @@ std::string temp_path_for(const std::string& path) {
   return dir + "." + name + std::string(kTempSuffix);
 }
 
-std::uint64_t free_bytes(const std::string& path) {
+FsSpace fs_space(const std::string& path) {
   struct statvfs st;
   if (::statvfs(path.c_str(), &st) != 0) throw fs_failed("statvfs", path, errno);
-  return static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize);
+  return {static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize),
+          static_cast<std::uint64_t>(st.f_frsize)};
 }
 
 }  // namespace trainio::storage
