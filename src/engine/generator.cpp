@@ -114,6 +114,17 @@ std::uint64_t bytes_to_write(const config::Workload& w, const format::FileWriter
   return static_cast<std::uint64_t>(static_cast<double>(data) / std::max(1.0, w.dataset.compression_ratio));
 }
 
+// The nearest folder on `path` that exists: a rank on another host may not see the data folder
+// rank 0 made (node-local storage) before it writes its first file.
+std::string existing_folder(std::string path) {
+  while (!storage::is_dir(path)) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    path = slash == 0 ? "/" : path.substr(0, slash);
+  }
+  return path;
+}
+
 // Collective, before any data file is written: refuses a dataset whose files still to write
 // (files a resumed generation keeps are not counted) do not fit the free space of the data
 // folder's file system. Each host compares its ranks' bytes with the free space it sees: on a
@@ -121,16 +132,18 @@ std::uint64_t bytes_to_write(const config::Workload& w, const format::FileWriter
 // on any host, and a node-local folder is judged by its own disk.
 void check_free_space(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm,
                       const format::FileWriter& writer, Existing existing, const std::vector<std::uint64_t>& mine) {
-  // Files take whole blocks: 1 KiB files on 4 KiB blocks take 4 KiB each.
-  const std::uint64_t block = std::max<std::uint64_t>(1, storage::fs_space(layout.root()).block_bytes);
   std::uint64_t bytes = 0, files = 0;
-  for (const std::uint64_t k : mine) {
-    const plan::DataFile file = layout.file_by_global_index(k);
-    if (complete_already(writer, file, existing)) continue;
-    const std::uint64_t size = bytes_to_write(w, writer, file);
-    bytes = util::saturating_add(bytes, util::saturating_add(size, (block - size % block) % block));
-    ++files;
-  }
+  together(comm, [&] {
+    // Files take whole blocks: 1 KiB files on 4 KiB blocks take 4 KiB each.
+    const std::uint64_t block = std::max<std::uint64_t>(1, storage::fs_space(existing_folder(layout.root())).block_bytes);
+    for (const std::uint64_t k : mine) {
+      const plan::DataFile file = layout.file_by_global_index(k);
+      if (complete_already(writer, file, existing)) continue;
+      const std::uint64_t size = bytes_to_write(w, writer, file);
+      bytes = util::saturating_add(bytes, util::saturating_add(size, (block - size % block) % block));
+      ++files;
+    }
+  });
   std::vector<std::uint64_t> per_host(static_cast<std::size_t>(comm.num_hosts()) * 2, 0);
   per_host[static_cast<std::size_t>(comm.host_index()) * 2] = bytes;
   per_host[static_cast<std::size_t>(comm.host_index()) * 2 + 1] = files;
@@ -141,7 +154,7 @@ void check_free_space(const config::Workload& w, const plan::DatasetLayout& layo
     if (comm.node_rank() != 0) return;
     const std::uint64_t needed = per_host[static_cast<std::size_t>(comm.host_index()) * 2];
     const std::uint64_t count = per_host[static_cast<std::size_t>(comm.host_index()) * 2 + 1];
-    const std::uint64_t available = storage::fs_space(layout.root()).free_bytes;
+    const std::uint64_t available = storage::fs_space(existing_folder(layout.root())).free_bytes;
     if (needed <= available) return;
     throw io_error(
         fmt::format("the dataset does not fit: its {} files still to write need {} bytes ({}), but the file system of "

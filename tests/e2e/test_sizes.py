@@ -71,6 +71,12 @@ class SizesTest(TrainioTest):
         self.assertIn("data", r.err)
         self.assertIn("fix:", r.err)
         self.assertEqual(dataset_files(self.path("data")), [])
+        # Two ranks: each counts its own files; the job fails together, saying it once.
+        r = self.run_trainio("generate", "default", *NPZ, "dataset.num_files_train=4", f"dataset.record_dims=[{side},{side}]",
+                             ranks=2, timeout=60)
+        self.assertEqual(r.code, 1, r)
+        self.assertEqual(r.err.count("does not fit"), 1, r.err)
+        self.assertEqual(dataset_files(self.path("data")), [])
 
     def test_resumed_generation_counts_only_the_files_still_to_write(self):
         # A 64 MiB file system (tmpfs; needs root) and a dataset of 4 x 20 MiB: refused when empty,
