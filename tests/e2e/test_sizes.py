@@ -135,3 +135,13 @@ class SizesTest(TrainioTest):
         header = rows[0].split(",")
         first = dict(zip(header, rows[1].split(",")))
         self.assertEqual(first["dlio_throughput_samples_per_second"], "")
+        # `report` draws no verdict from it either, and MLPerf's checks count it as a problem.
+        rep = self.ok("report", "o")
+        self.assertIn("no verdict", rep.out)
+        self.assertNotIn("PASS", rep.out)
+        self.assertNotIn("FAIL", rep.out)
+        for i in range(6):  # MLPerf's warm-up and 5 runs: this one six times
+            shutil.copytree(self.path("o"), self.path("six", f"run{i}"))
+        m = self.run_trainio("report", "--mlperf", "six")
+        self.assertEqual(m.code, 1, m)
+        self.assertIn("has no AU verdict", m.out + m.err)
