@@ -103,6 +103,8 @@ std::string derived(const config::Workload& w, int ranks) {
                      shape.evaluations ? fmt::format(", {} evaluation{} of {} steps", shape.evaluations,
                                                      shape.evaluations == 1 ? "" : "s", shape.eval_steps)
                                        : std::string()));
+    if (const std::string warning = plan::few_steps_warning(shape, w); !warning.empty())
+      out += "# warning: " + warning + "\n";
     const double compute = w.train.computation_time.expected();
     if (compute > 0)
       line(fmt::format("to keep each accelerator busy: {} per rank ({} for all ranks)",

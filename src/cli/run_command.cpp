@@ -97,6 +97,8 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           if (w.workflow.checkpoint && !cmd.generate_only) plan::CheckpointPlan(w, comm.size());
         });
 
+        if (const auto warning = plan::few_steps_warning(shape, w); comm.is_root() && trains && !warning.empty())
+          spdlog::warn("{}", warning);
         std::string out_dir;
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "util/checked.hpp"
 #include "util/units.hpp"
 
 namespace trainio::config::detail {
@@ -29,12 +30,10 @@ bool parse_integer(const std::string& raw, std::int64_t& out) {
   if (ec == std::errc() && ptr == end && !s.empty()) return true;
   double d = 0;
   auto [dptr, dec] = std::from_chars(begin, end, d);
-  if (dec == std::errc() && dptr == end && std::isfinite(d) && d == std::floor(d) &&
-      std::fabs(d) < 9.2e18) {
-    out = static_cast<std::int64_t>(d);
-    return true;
-  }
-  return false;
+  if (dec != std::errc() || dptr != end) return false;
+  const auto whole = util::to_int64(d);  // refuses 1e300, 2.5, inf
+  if (whole) out = *whole;
+  return whole.has_value();
 }
 
 bool parse_double(const std::string& raw, double& out) {

@@ -118,6 +118,7 @@ std::vector<Entry> build() {
   t.push_back(key("dataset.keep_files", FIELD(dataset.keep_files), boolean(), active, "false: delete the generated dataset when the run ends"));
   t.push_back(key("dataset.record_element_type", FIELD(dataset.record_element_type), enumeration<ElementType>(), active, "element type of a sample (numpy dtype name)"));
   t.push_back(key("dataset.record_dims", FIELD(dataset.record_dims), unsigned_list(), active, "explicit sample shape; overrides record_length_bytes"));
+  t.push_back(key("dataset.check_free_space", FIELD(dataset.check_free_space), boolean(), active, "refuse to generate a dataset larger than the data folder's free space (false: for file systems that compress, or report no free space)", true));
   t.push_back(noted("dataset.generation_buffer_size", python_only, "DLIO's generation buffer; trainio streams files through a fixed small buffer"));
   t.push_back(key("dataset.hdf5.chunk_dims", FIELD(dataset.hdf5.chunk_dims), unsigned_list(), active, "HDF5 chunk shape (first along samples; a per-sample shape gets a leading 1)"));
   t.push_back(key("dataset.hdf5.num_dset_per_record", FIELD(dataset.hdf5.num_dset_per_record), integer(1), active, "HDF5 datasets a record is split across (records_0..k-1)"));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "config/sizes.hpp"
 #include "util/error.hpp"
 
 namespace trainio::config {
@@ -55,6 +56,7 @@ void validate(Workload& w) {
           "trainio supports samples of up to 8 dimensions");
   for (const auto dim : d.record_dims)
     require(dim > 0, "dataset.record_dims has a zero dimension", "every dimension must be at least 1");
+  if (uses_data) check_sizes(d);  // sizes and counts that overflow
   if (d.format == Format::jpeg || d.format == Format::png) {
     require(d.record_element_type == ElementType::uint8,
             fmt::format("dataset.format '{}' stores uint8 pixels, but record_element_type is '{}'",

@@ -79,6 +79,7 @@ struct DatasetSection {
   // trainio extensions
   DataContent data_content = DataContent::random;
   double compression_ratio = 2.0;  // target for data_content: compressible
+  bool check_free_space = true;    // refuse to generate a dataset larger than the free space
 };
 
 struct ReaderSection {

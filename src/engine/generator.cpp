@@ -13,10 +13,12 @@
 #include "plan/generation.hpp"
 #include "storage/file.hpp"
 #include "storage/fs.hpp"
+#include "util/checked.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #include "util/rng.hpp"
+#include "util/units.hpp"
 
 namespace trainio::engine {
 
@@ -103,6 +105,68 @@ bool complete_already(const format::FileWriter& writer, const plan::DataFile& fi
   return !expected || *size == *expected;
 }
 
+// Bytes a file will take: its exact size when the format knows it in advance, else (compressed
+// files) its sample data, divided by the target ratio for compressible content.
+std::uint64_t bytes_to_write(const config::Workload& w, const format::FileWriter& writer, const plan::DataFile& file) {
+  if (const auto size = writer.expected_size(file)) return *size;
+  const auto data = file.data_bytes();
+  if (w.dataset.data_content == config::DataContent::random) return data;
+  return static_cast<std::uint64_t>(static_cast<double>(data) / std::max(1.0, w.dataset.compression_ratio));
+}
+
+// The nearest folder on `path` that exists: a rank on another host may not see the data folder
+// rank 0 made (node-local storage) before it writes its first file.
+std::string existing_folder(std::string path) {
+  while (!storage::is_dir(path)) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    path = slash == 0 ? "/" : path.substr(0, slash);
+  }
+  return path;
+}
+
+// Collective, before any data file is written: refuses a dataset whose files still to write
+// (files a resumed generation keeps are not counted) do not fit the free space of the data
+// folder's file system. Each host compares its ranks' bytes with the free space it sees: on a
+// shared file system every host sees the same space, so this catches a dataset that cannot fit
+// on any host, and a node-local folder is judged by its own disk.
+void check_free_space(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm,
+                      const format::FileWriter& writer, Existing existing, const std::vector<std::uint64_t>& mine) {
+  std::uint64_t bytes = 0, files = 0;
+  together(comm, [&] {
+    // Files take whole blocks: 1 KiB files on 4 KiB blocks take 4 KiB each.
+    const std::uint64_t block = std::max<std::uint64_t>(1, storage::fs_space(existing_folder(layout.root())).block_bytes);
+    for (const std::uint64_t k : mine) {
+      const plan::DataFile file = layout.file_by_global_index(k);
+      if (complete_already(writer, file, existing)) continue;
+      const std::uint64_t size = bytes_to_write(w, writer, file);
+      bytes = util::saturating_add(bytes, util::saturating_add(size, (block - size % block) % block));
+      ++files;
+    }
+  });
+  std::vector<std::uint64_t> per_host(static_cast<std::size_t>(comm.num_hosts()) * 2, 0);
+  per_host[static_cast<std::size_t>(comm.host_index()) * 2] = bytes;
+  per_host[static_cast<std::size_t>(comm.host_index()) * 2 + 1] = files;
+  // The data is below 2^63 bytes (config::check_sizes): summed over ranks, headers included, it
+  // stays below 2^64.
+  per_host = comm.sum(per_host);
+  together(comm, [&] {
+    if (comm.node_rank() != 0) return;
+    const std::uint64_t needed = per_host[static_cast<std::size_t>(comm.host_index()) * 2];
+    const std::uint64_t count = per_host[static_cast<std::size_t>(comm.host_index()) * 2 + 1];
+    const std::uint64_t available = storage::fs_space(existing_folder(layout.root())).free_bytes;
+    if (needed <= available) return;
+    throw io_error(
+        fmt::format("the dataset does not fit: its {} files still to write need {} bytes ({}), but the file system of "
+                    "'{}' has {} bytes ({}) free",
+                    count, needed, util::format_bytes(static_cast<double>(needed)), layout.root(), available,
+                    util::format_bytes(static_cast<double>(available))),
+        "free space there, point dataset.data_folder (or storage.storage_root) at a larger file system, or make the "
+        "dataset smaller (dataset.num_files_train, num_samples_per_file, record_length_bytes); on a file system "
+        "that compresses or reports no free space, set dataset.check_free_space=false");
+  });
+}
+
 std::uint64_t content_seed(const plan::DataFile& file) {
   return util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index);
 }
@@ -187,9 +251,13 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   const auto writer = format::make_writer(w);
   // Fewer files than ranks: ranks write each file together (collective MPI-IO, parallel HDF5)
   // when the format allows it, as DLIO does; otherwise some ranks simply have nothing to write.
-  if (writer->writes_shared() && comm.size() > 1 && layout.total_files() < static_cast<std::uint64_t>(comm.size()))
-    return generate_shared(w, layout, comm, *writer, existing, options, record);
-  const std::vector<std::uint64_t> mine = plan::files_to_generate(layout, comm.rank(), comm.size());
+  const bool shared =
+      writer->writes_shared() && comm.size() > 1 && layout.total_files() < static_cast<std::uint64_t>(comm.size());
+  std::vector<std::uint64_t> mine;
+  if (!shared) mine = plan::files_to_generate(layout, comm.rank(), comm.size());
+  else if (comm.is_root()) mine = plan::files_to_generate(layout, 0, 1);  // rank 0 counts the shared files
+  if (w.dataset.check_free_space) check_free_space(w, layout, comm, *writer, existing, mine);
+  if (shared) return generate_shared(w, layout, comm, *writer, existing, options, record);
   std::uint64_t my_bytes = 0;
   for (const auto k : mine) my_bytes += layout.file_by_global_index(k).data_bytes();
 

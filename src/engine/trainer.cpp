@@ -181,7 +181,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   out.cpu_sys = cpu_after.sys - cpu_before.sys - checkpoint_cpu.sys;
   StorageCounters::now(device, comm.node_rank() == 0).since(before, out);
   out.block = block.result(spec.batch_size, spec.formula);
-  std::vector<std::pair<std::uint64_t, double>> au, throughput;
+  std::vector<std::pair<std::uint64_t, std::optional<double>>> au, throughput;
   for (const auto& b : out.blocks) {
     au.emplace_back(b.steps, b.au);
     throughput.emplace_back(b.steps, b.throughput);

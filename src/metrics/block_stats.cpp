@@ -42,25 +42,32 @@ BlockResult BlockAccumulator::result(std::uint64_t batch_size, DlioFormula formu
   r.window_steps = steps_ - excluded;
   r.window_time = r.duration - excluded_proc;
   r.window_compute = sum_compute_ - excluded_compute;
-  if (r.window_time > 0) {
-    r.au = r.window_compute / r.window_time;
-    r.throughput = static_cast<double>(r.window_steps * batch_size) / r.window_time;
-  }
+  // trainio's exact figure: over the whole block when nothing could be excluded.
+  if (r.window_time > 0) r.throughput = static_cast<double>(r.window_steps * batch_size) / r.window_time;
   const double batch = static_cast<double>(batch_size);
-  if (formula == DlioFormula::train && r.window_time > 0)
-    r.throughput_dlio = std::max(0.0, (static_cast<double>(steps_) - 2.0) * batch / r.window_time);
-  if (formula == DlioFormula::eval && r.duration > 0)
+  if (formula == DlioFormula::train) {
+    // DLIO's T leaves the excluded steps out; with nothing left, there is no T.
+    const bool window = !r.degenerate && r.window_steps > 0 && r.window_time > 0;
+    if (window) r.au = r.window_compute / r.window_time;
+    if (window && steps_ >= kMinDlioTrainSteps)
+      r.throughput_dlio = (static_cast<double>(steps_) - 2.0) * batch / r.window_time;
+  } else if (steps_ > 0 && r.duration > 0) {
+    // Evaluation: DLIO's AU over the window like training, throughput over the whole duration.
+    if (!r.degenerate && r.window_time > 0) r.au = r.window_compute / r.window_time;
     r.throughput_dlio = static_cast<double>(steps_) * batch / r.duration;
+  }
   return r;
 }
 
-double step_weighted_mean(const std::vector<std::pair<std::uint64_t, double>>& blocks) {
+std::optional<double> step_weighted_mean(const std::vector<std::pair<std::uint64_t, std::optional<double>>>& blocks) {
   double weighted = 0, steps = 0;
   for (const auto& [n, value] : blocks) {
-    weighted += static_cast<double>(n) * value;
+    if (!value) continue;
+    weighted += static_cast<double>(n) * *value;
     steps += static_cast<double>(n);
   }
-  return steps > 0 ? weighted / steps : 0.0;
+  if (steps > 0) return weighted / steps;
+  return std::nullopt;
 }
 
 }  // namespace trainio::metrics

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -24,10 +25,12 @@ struct BlockResult {
   double window_time = 0;    // duration minus the excluded steps' load+compute (DLIO's T)
   double window_compute = 0; // compute inside the window
   std::uint64_t window_steps = 0;
-  bool degenerate = false;   // too few steps for the exclusions: nothing was excluded
-  double au = 0;             // window_compute / window_time (a fraction)
-  double throughput_dlio = 0;// samples/s by DLIO's formula (see result()), never < 0
-  double throughput = 0;     // window_steps * batch / window_time
+  bool degenerate = false;   // too few steps for the exclusions: the window is empty
+  // DLIO's figures, absent where its formulas have no value: AU needs steps left after the
+  // exclusions and T > 0; training throughput needs more than 2 steps (DLIO's "steps - 2").
+  std::optional<double> au;              // window_compute / window_time (a fraction)
+  std::optional<double> throughput_dlio; // samples/s by DLIO's formula (see result())
+  double throughput = 0;     // trainio's: window_steps * batch / window_time (whole block when degenerate)
   double total_load = 0, total_compute = 0, total_barrier = 0;
 };
 
@@ -58,8 +61,11 @@ class BlockAccumulator {
   std::deque<StepTiming> tail_;               // last exclude_end steps
 };
 
-// DLIO's epoch value from its blocks: the blocks' values weighted by their step counts
-// (0 when there are no steps). Pairs of (steps, value).
-double step_weighted_mean(const std::vector<std::pair<std::uint64_t, double>>& blocks);
+// DLIO's epoch value from its blocks: the blocks' values weighted by their step counts. Blocks
+// without a value are left out; no value when no block has one. Pairs of (steps, value).
+std::optional<double> step_weighted_mean(const std::vector<std::pair<std::uint64_t, std::optional<double>>>& blocks);
+
+// The training figure's minimum steps: DLIO's (steps - 2) / T has no value below 3.
+inline constexpr std::uint64_t kMinDlioTrainSteps = 3;
 
 }  // namespace trainio::metrics

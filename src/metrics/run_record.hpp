@@ -3,6 +3,7 @@
 // the records of all ranks into the run's figures.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,8 +20,8 @@ namespace trainio::metrics {
 struct DlioBlock {
   std::string start, end;    // wall time, ISO 8601
   std::uint64_t steps = 0;
-  double au = 0;             // a fraction
-  double throughput = 0;     // samples/s, DLIO's formula
+  std::optional<double> au;          // a fraction; absent: no value (see BlockResult)
+  std::optional<double> throughput;  // samples/s, DLIO's formula; absent: no value
 };
 
 struct ReadPhase {

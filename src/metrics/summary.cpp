@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "mpi/comm.hpp"
@@ -78,8 +79,9 @@ IoRecorder reduce(const IoRecorder& io, const mpi::Comm& comm) {
 
 void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) {
   constexpr std::size_t kFields = 8;
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // a figure without a value
   const auto all = comm.all_gather({p.block.duration, static_cast<double>(p.samples), static_cast<double>(p.io.bytes_read()),
-                                    p.block.throughput_dlio, p.block.au, p.cpu_user, p.cpu_sys,
+                                    p.block.throughput_dlio.value_or(kNone), p.block.au.value_or(kNone), p.cpu_user, p.cpu_sys,
                                     static_cast<double>(comm.host_index())});
   for (std::size_t r = 0; r * kFields < all.size(); ++r) {
     const double* f = &all[r * kFields];
@@ -88,8 +90,8 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
     rf.duration = f[0];
     rf.samples = static_cast<std::uint64_t>(f[1]);
     rf.bytes_read = static_cast<std::uint64_t>(f[2]);
-    rf.throughput = f[3];
-    rf.au = f[4];
+    if (!std::isnan(f[3])) rf.throughput = f[3];
+    if (!std::isnan(f[4])) rf.au = f[4];
     rf.cpu_user = f[5];
     rf.cpu_sys = f[6];
     rf.host = static_cast<int>(f[7]);
@@ -119,13 +121,16 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
   const BlockResult& b = p.block;
   s.steps = comm.max(b.steps);
   s.duration = comm.max(b.duration);
-  const auto sums = comm.sum(std::vector<double>{b.au, b.throughput_dlio, b.throughput, b.degenerate ? 1.0 : 0.0});
-  s.au = sums[0] / comm.size();
-  s.throughput_dlio = sums[1];
+  const auto sums = comm.sum(std::vector<double>{b.au.value_or(0), b.throughput_dlio.value_or(0), b.throughput,
+                                                 b.degenerate ? 1.0 : 0.0, b.au ? 1.0 : 0.0, b.throughput_dlio ? 1.0 : 0.0});
+  // A mean or sum over some of the ranks would pass for one over all: a value only when every rank has one.
+  const double ranks = comm.size();
+  if (sums[4] == ranks) s.au = sums[0] / ranks;
+  if (sums[5] == ranks) s.throughput_dlio = sums[1];
   s.throughput = sums[2];
   s.degenerate = sums[3] > 0;
-  s.au_min = comm.min(b.au);
-  s.au_max = comm.max(b.au);
+  s.au_min = comm.min(b.au.value_or(0));
+  s.au_max = comm.max(b.au.value_or(0));
   const auto counts = comm.sum(std::vector<std::uint64_t>{p.samples, p.sample_bytes, p.io.bytes_read(), p.storage_read_bytes,
                                                          p.device_read_bytes, p.storage_read_known ? 1u : 0u,
                                                          p.device_read_known ? 1u : 0u});

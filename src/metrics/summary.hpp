@@ -3,6 +3,7 @@
 // throughput (sum over ranks), trainio's exact throughput, measured bytes and latencies.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,22 +24,23 @@ struct RankFigures {
   double duration = 0;        // seconds
   std::uint64_t samples = 0;
   std::uint64_t bytes_read = 0;
-  double throughput = 0;      // samples/s, DLIO's formula
-  double au = 0;              // fraction
+  std::optional<double> throughput;  // samples/s, DLIO's formula; absent: no value
+  std::optional<double> au;          // fraction; absent: no value
   double cpu_user = 0, cpu_sys = 0;
 };
 
 struct PhaseSummary {
   std::uint64_t steps = 0;            // per rank
   double duration = 0;                // slowest rank's phase wall time
-  double au = 0;                      // mean over ranks (fraction)
-  double throughput_dlio = 0;         // samples/s, sum over ranks, DLIO's formula
+  // DLIO's figures; absent when some rank's has no value (see BlockResult).
+  std::optional<double> au;           // mean over ranks (fraction)
+  std::optional<double> throughput_dlio;  // samples/s, sum over ranks, DLIO's formula
   double throughput = 0;              // samples/s, sum over ranks, exact window
   std::uint64_t samples = 0;          // over all ranks
   std::uint64_t sample_bytes = 0;     // over all ranks, sample data delivered
   std::uint64_t bytes_read = 0;       // over all ranks, bytes the storage calls returned
   double read_bandwidth = 0;          // bytes_read / duration
-  double au_min = 0, au_max = 0;      // spread over ranks
+  double au_min = 0, au_max = 0;      // spread over ranks (when au has a value)
   std::uint64_t storage_read_bytes = 0;  // page-cache misses, all ranks (/proc/self/io)
   bool storage_read_known = false;
   std::uint64_t device_read_bytes = 0;   // the data folder's block device, all nodes

@@ -1,5 +1,6 @@
 #include "plan/epoch_plan.hpp"
 
+#include "util/checked.hpp"
 #include "util/rng.hpp"
 
 namespace trainio::plan {
@@ -23,9 +24,12 @@ std::uint64_t epoch_seed(const config::Workload& w, std::uint64_t run_seed, std:
 std::uint64_t steps_per_epoch(Partition p, std::uint64_t files, std::uint64_t samples_per_file,
                               std::uint64_t batch_size, int ranks) {
   const auto r = static_cast<std::uint64_t>(ranks);
-  if (batch_size == 0 || r == 0) return 0;
+  // files x samples_per_file is bounded by config::check_sizes(); batch x ranks is not: a step
+  // of more samples than trainio can count is no step.
+  const auto per_step = util::checked_mul(batch_size, r);
+  if (batch_size == 0 || r == 0 || !per_step) return 0;
   switch (p) {
-    case Partition::strided: return files * samples_per_file / (batch_size * r);
+    case Partition::strided: return files * samples_per_file / *per_step;
     case Partition::local_files: return files / r * samples_per_file / batch_size;       // the rank with fewest files
     case Partition::contiguous: return files * samples_per_file / r / batch_size;        // the smallest slice
     case Partition::file_streams:

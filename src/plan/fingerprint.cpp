@@ -4,6 +4,8 @@
 
 #include <optional>
 
+#include "config/sizes.hpp"
+
 namespace trainio::plan {
 
 namespace {
@@ -25,7 +27,9 @@ Fingerprint dataset_fingerprint(const config::Workload& w) {
       {"dataset.num_files_train", std::to_string(d.num_files_train)},
       {"dataset.num_files_eval", std::to_string(d.num_files_eval)},
       {"dataset.num_samples_per_file", std::to_string(d.num_samples_per_file)},
-      {"dataset.record_length_bytes", number(d.record_length_bytes)},
+      // The size the samples have: with record_dims, record_length_bytes is ignored (and DLIO
+      // derives it from them), so a change of it must not mark the dataset as different.
+      {"dataset.record_length_bytes", number(config::nominal_record_bytes(d))},
       {"dataset.record_length_bytes_stdev", number(d.record_length_bytes_stdev)},
       {"dataset.record_dims", list(d.record_dims)},
       {"dataset.record_element_type", std::string(config::to_string(d.record_element_type))},

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "config/sizes.hpp"
 #include "util/paths.hpp"
 #include "util/rng.hpp"
 
@@ -42,8 +43,9 @@ DatasetLayout::DatasetLayout(const config::Workload& w)
       samples_per_file_(static_cast<std::uint64_t>(w.dataset.num_samples_per_file)),
       subfolders_train_(static_cast<std::uint64_t>(w.dataset.num_subfolders_train)),
       subfolders_eval_(static_cast<std::uint64_t>(w.dataset.num_subfolders_eval)),
-      nominal_record_bytes_(w.dataset.record_length_bytes),
+      nominal_record_bytes_(config::nominal_record_bytes(w.dataset)),
       stdev_bytes_(w.dataset.record_length_bytes_stdev),
+      sides_(config::sample_sides(w.dataset)),
       record_dims_(w.dataset.record_dims),
       dtype_(w.dataset.record_element_type) {
   root_ = util::strip_trailing_slashes(util::join(w.storage.storage_root, w.dataset.data_folder));
@@ -57,15 +59,13 @@ SampleShape DatasetLayout::sample_shape(Split s, std::uint64_t index) const {
     return shape;
   }
   // DLIO's generators: a d x d sample with d = floor(sqrt(record_length)); with a stdev each file
-  // draws both sides from normal(d, stdev / 2 / sqrt(record_length)), truncated, at least 1.
-  const double elements = nominal_record_bytes_ / config::element_size(dtype_);
-  const double side = std::floor(std::sqrt(std::max(1.0, elements)));
-  std::uint64_t d1 = static_cast<std::uint64_t>(side), d2 = d1;
-  if (stdev_bytes_ > 0) {
-    const double side_stdev = stdev_bytes_ / 2.0 / std::sqrt(nominal_record_bytes_);
+  // draws both sides from normal(d, stdev / 2 / sqrt(record_length)), truncated, at least 1 and at
+  // most the bound config::check_sizes() proved representable (see config/sizes.hpp).
+  std::uint64_t d1 = static_cast<std::uint64_t>(sides_.side), d2 = d1;
+  if (sides_.stdev > 0) {
     util::Rng rng(util::derive_seed(kSizeSeed, static_cast<std::uint64_t>(s), index));
     auto draw = [&] {
-      const double v = side + side_stdev * rng.normal();
+      const double v = std::min(sides_.side + sides_.stdev * rng.normal(), sides_.max_side);
       return v < 1.0 ? std::uint64_t{1} : static_cast<std::uint64_t>(v);
     };
     d1 = draw();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/sizes.hpp"
 #include "config/workload.hpp"
 
 namespace trainio::plan {
@@ -57,7 +58,8 @@ class DatasetLayout {
 
   // Sample shape of file `index` (all its samples share it).
   SampleShape sample_shape(Split s, std::uint64_t index) const;
-  // Nominal record size (record_length_bytes), the basis of DLIO's MB/s figures.
+  // Nominal record size, the basis of DLIO's MB/s figures: record_dims x element size when
+  // record_dims is set, else record_length_bytes.
   double nominal_record_bytes() const { return nominal_record_bytes_; }
   // Whether files differ in size (a stdev without explicit record_dims).
   bool sizes_vary() const { return stdev_bytes_ > 0 && record_dims_.empty(); }
@@ -85,6 +87,7 @@ class DatasetLayout {
   std::uint64_t subfolders_eval_;
   double nominal_record_bytes_;
   double stdev_bytes_;
+  config::SampleSides sides_;
   std::vector<std::uint64_t> record_dims_;
   config::ElementType dtype_;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "plan/epoch_plan.hpp"
+#include "util/checked.hpp"
 #include "util/error.hpp"
 
 namespace trainio::plan {
@@ -45,15 +46,57 @@ RunShape shape_run(const config::Workload& w, const DatasetLayout& layout, int r
           "raise dataset.num_files_eval, lower reader.batch_size_eval, or set workflow.evaluation=false");
   }
   if (!w.workflow.train) return s;
+  // In closed form: a run of 10^12 epochs is planned at once, not epoch by epoch.
   const auto epochs = static_cast<std::uint64_t>(w.train.epochs);
-  for (std::uint64_t e = 1; e <= epochs; ++e) {
-    const std::uint64_t steps = train_steps_in_epoch(s, w, e);
-    if (steps == 0) break;
-    ++s.epochs;
-    s.total_train_steps += steps;
-    if (evaluates_after(w, e)) ++s.evaluations;
+  const std::uint64_t per_epoch = s.train_steps_per_epoch;
+  if (w.train.total_training_steps > 0) {
+    const auto cap = static_cast<std::uint64_t>(w.train.total_training_steps);
+    const std::uint64_t epochs_to_cap = cap / per_epoch + (cap % per_epoch ? 1 : 0);
+    s.epochs = std::min(epochs, epochs_to_cap);
+    s.total_train_steps = s.epochs == epochs_to_cap ? cap : s.epochs * per_epoch;  // below cap: no overflow
+  } else {
+    const auto total = util::checked_mul(per_epoch, epochs);
+    if (!total)
+      throw config_error(fmt::format("train.epochs = {} x {} steps per epoch per rank is more steps than trainio can "
+                                     "count (2^63 - 1)",
+                                     epochs, per_epoch),
+                         "use fewer epochs, or cap the run with train.total_training_steps");
+    s.epochs = epochs;
+    s.total_train_steps = *total;
+  }
+  // Evaluations after epochs first, first + every, ... up to the last epoch (evaluates_after).
+  if (w.workflow.evaluation) {
+    const auto first = static_cast<std::uint64_t>(w.evaluation.eval_after_epoch);
+    const auto every = static_cast<std::uint64_t>(w.evaluation.epochs_between_evals);
+    s.evaluations = s.epochs >= first ? (s.epochs - first) / every + 1 : 0;
   }
   return s;
+}
+
+std::string few_steps_warning(const RunShape& shape, const config::Workload& w) {
+  if (!w.workflow.train || shape.epochs == 0) return {};
+  // The shortest epoch (a step cap can shorten the last), and the blocks checkpoints cut it into.
+  std::uint64_t steps = std::min(shape.train_steps_per_epoch, train_steps_in_epoch(shape, w, shape.epochs));
+  const bool by_checkpoints = w.workflow.checkpoint && w.checkpoint.steps_between_checkpoints > 0 &&
+                              static_cast<std::uint64_t>(w.checkpoint.steps_between_checkpoints) < steps;
+  if (by_checkpoints) steps = static_cast<std::uint64_t>(w.checkpoint.steps_between_checkpoints);
+  const auto excluded = static_cast<std::uint64_t>(w.output.exclude_start_steps + w.output.exclude_end_steps);
+  if (steps > 2 + excluded) return {};
+  const std::string what = by_checkpoints ? fmt::format("{} training steps per block between checkpoints", steps)
+                                          : fmt::format("{} training steps per epoch per rank", steps);
+  if (steps <= 2)
+    return fmt::format("{}: DLIO's throughput (steps - 2) x batch / T has no value below 3 steps, so "
+                       "train_throughput_*, train_io_* and train_au_meet_expectation will be null (no verdict){}; "
+                       "use more samples, a smaller reader.batch_size or fewer ranks",
+                       what, steps <= excluded ? ", and with output.metric.exclude_*_steps = " + std::to_string(excluded) +
+                                                     " no step is left for AU either"
+                                               : "");
+  if (steps <= excluded)
+    return fmt::format("{}, no more than output.metric.exclude_*_steps = {}: no step is left for DLIO's AU, so "
+                       "train_au_* and train_au_meet_expectation will be null; use more steps or exclude fewer",
+                       what, excluded);
+  return fmt::format("{}, {} of them left out (output.metric.exclude_*_steps): DLIO's AU and throughput rest on {} step{}",
+                     what, excluded, steps - excluded, steps - excluded == 1 ? "" : "s");
 }
 
 std::uint64_t train_steps_in_epoch(const RunShape& shape, const config::Workload& w, std::uint64_t epoch) {

@@ -4,6 +4,7 @@
 // show the derived figures before any I/O.
 
 #include <cstdint>
+#include <string>
 
 #include "config/workload.hpp"
 #include "plan/layout.hpp"
@@ -29,6 +30,12 @@ RunShape shape_run(const config::Workload& w, const DatasetLayout& layout, int r
 
 // Training steps of epoch `epoch` (1-based) on every rank, after the run's step cap.
 std::uint64_t train_steps_in_epoch(const RunShape& shape, const config::Workload& w, std::uint64_t epoch);
+
+// A warning when DLIO's training figures will rest on too few steps: with 2 or fewer steps in
+// an epoch (or in a block between checkpoints) DLIO's throughput (steps - 2) / T has no value; with
+// no more steps than output.metric.exclude_*_steps, AU has none; a few more, and they rest on a
+// step or two. Empty when the steps are enough.
+std::string few_steps_warning(const RunShape& shape, const config::Workload& w);
 
 // Whether evaluation runs after epoch `epoch` (1-based), as DLIO schedules it.
 bool evaluates_after(const config::Workload& w, std::uint64_t epoch);

@@ -153,6 +153,9 @@ void mlperf_checks(const std::vector<const RunResult*>& runs, Aggregate& a) {
     const std::string au = text_at(runs[i]->summary, "metric.train_au_meet_expectation");
     if (!au.empty() && au != "success")
       a.problems.push_back(fmt::format("run {} ({}) does not meet the AU expectation", i + 1, runs[i]->folder));
+    if (const auto* verdict = node_at(runs[i]->summary, "metric.train_au_meet_expectation"); verdict && verdict->is_null())
+      a.problems.push_back(fmt::format("run {} ({}) has no AU verdict (too few steps: see its trainio.notes)", i + 1,
+                                       runs[i]->folder));
     if (i > 0 && !runs[i - 1]->end.empty() && runs[i]->start < runs[i - 1]->end)
       a.problems.push_back(fmt::format("run {} started before run {} ended: runs must follow each other", i + 1, i));
   }
@@ -267,8 +270,12 @@ std::string run_text(const RunResult& run) {
                                 ranks, ranks == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", run.start, run.end);
   if (auto au = number_at(s, "metric.train_au_mean_percentage")) {
     const std::string verdict = text_at(s, "metric.train_au_meet_expectation");
+    const auto* verdict_node = node_at(s, "metric.train_au_meet_expectation");
     out += fmt::format("  {:<26} {:.2f}%  {}\n", "accelerator util. (AU)", *au,
-                       verdict.empty() ? "" : verdict == "success" ? "PASS" : "FAIL");
+                       verdict_node && verdict_node->is_null() ? "no verdict (see trainio.notes)"
+                       : verdict.empty()                       ? ""
+                       : verdict == "success"                  ? "PASS"
+                                                               : "FAIL");
   }
   for (const auto& f : known_figures()) {
     if (std::string(f.name) == "train_au_mean_percentage") continue;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "report/dlio_figures.hpp"
 #include "util/units.hpp"
 
 namespace trainio::report {
@@ -17,17 +18,24 @@ std::string latency_row(const char* label, const metrics::Histogram& h) {
                      d(h.quantile(0.99)), d(h.max()));
 }
 
+// A figure that may have no value: "-" then.
+std::string maybe(const std::optional<double>& v, const char* format, double scale = 1) {
+  return v ? fmt::format(fmt::runtime(format), *v * scale) : std::string("-");
+}
+
 }  // namespace
 
 std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, double nominal_record_bytes) {
   const auto& t = e.train;
-  std::string line = fmt::format("epoch {}/{}: {} steps in {}  AU {:.1f}%  {:.1f} samples/s  {} (read {})", e.epoch,
-                                 epochs, t.steps, util::format_duration(t.duration), t.au * 100, t.throughput_dlio,
-                                 util::format_rate(t.throughput_dlio * nominal_record_bytes),
+  const std::optional<double> nominal =
+      t.throughput_dlio ? std::optional<double>(*t.throughput_dlio * nominal_record_bytes) : std::nullopt;
+  std::string line = fmt::format("epoch {}/{}: {} steps in {}  AU {}%  {} samples/s  {} (read {})", e.epoch, epochs,
+                                 t.steps, util::format_duration(t.duration), maybe(t.au, "{:.1f}", 100),
+                                 maybe(t.throughput_dlio, "{:.1f}"), nominal ? util::format_rate(*nominal) : "-",
                                  util::format_rate(t.read_bandwidth));
   if (e.evaluated)
-    line += fmt::format("; eval {} steps, AU {:.1f}%, {:.1f} samples/s", e.eval.steps, e.eval.au * 100,
-                        e.eval.throughput_dlio);
+    line += fmt::format("; eval {} steps, AU {}%, {} samples/s", e.eval.steps, maybe(e.eval.au, "{:.1f}", 100),
+                        maybe(e.eval.throughput_dlio, "{:.1f}"));
   return line;
 }
 
@@ -52,12 +60,10 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                        run.generate.files_kept, util::format_bytes(static_cast<double>(run.generate.bytes_written)),
                        util::format_duration(run.generate.seconds), util::format_rate(run.generate.write_bandwidth));
   if (!run.epochs.empty()) {
-    std::vector<double> au, thr, bw, exact;
+    std::vector<double> bw, exact;
     metrics::Histogram wait, sample, compute, barrier;
     bool degenerate = false;
     for (const auto& e : run.epochs) {
-      au.push_back(e.train.au * 100);
-      thr.push_back(e.train.throughput_dlio);
       exact.push_back(e.train.throughput);
       bw.push_back(e.train.read_bandwidth);
       wait.merge(e.train.wait_ns);
@@ -66,15 +72,22 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
       barrier.merge(e.train.barrier_ns);
       degenerate = degenerate || e.train.degenerate;
     }
-    const double au_mean = metrics::mean_of(au);
-    const bool pass = au_mean >= w.metric.au * 100;
-    const double record = layout.nominal_record_bytes();
-    out += fmt::format("  {:<22} {:.2f}% (stdev {:.2f})   {} (needs >= {:.0f}%)\n", "accelerator util. (AU)", au_mean,
-                       metrics::stdev_of(au), pass ? "PASS" : "FAIL", w.metric.au * 100);
-    out += fmt::format("  {:<22} {:.2f} samples/s (stdev {:.2f}); exact window: {:.2f}\n", "throughput (DLIO)",
-                       metrics::mean_of(thr), metrics::stdev_of(thr), metrics::mean_of(exact));
+    // DLIO's figures, and MLPerf's verdict only where there is a result to judge.
+    const DlioFigures f = dlio_figures(run, "train", layout.nominal_record_bytes(), w);
+    if (f.au_mean && f.au_meets)
+      out += fmt::format("  {:<22} {:.2f}% (stdev {:.2f})   {} (needs >= {:.0f}%)\n", "accelerator util. (AU)", *f.au_mean,
+                         *f.au_stdev, *f.au_meets ? "PASS" : "FAIL", w.metric.au * 100);
+    else
+      out += fmt::format("  {:<22} {}   no verdict: {}\n", "accelerator util. (AU)",
+                         f.au_mean ? fmt::format("{:.2f}% (stdev {:.2f})", *f.au_mean, *f.au_stdev) : std::string("-"),
+                         f.verdict_cause);
+    out += fmt::format("  {:<22} {}; exact window: {:.2f}\n", "throughput (DLIO)",
+                       f.throughput_mean ? fmt::format("{:.2f} samples/s (stdev {:.2f})", *f.throughput_mean, *f.throughput_stdev)
+                                         : std::string("- (no value, see trainio.notes in summary.json)"),
+                       metrics::mean_of(exact));
     out += fmt::format("  {:<22} {} nominal (DLIO's MB/s); {} measured reads\n", "I/O",
-                       util::format_rate(metrics::mean_of(thr) * record), util::format_rate(metrics::mean_of(bw)));
+                       f.throughput_mean ? util::format_rate(*f.throughput_mean * layout.nominal_record_bytes()) : "-",
+                       util::format_rate(metrics::mean_of(bw)));
     out += latency_row("sample read", sample);
     out += latency_row("batch wait", wait);
     // Where the steps' time went: waiting for data, computing, waiting for the other ranks.
@@ -111,16 +124,12 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                          "(set reader.evict, or a dataset larger than memory)\n",
                          cached, run.epochs.size());
     if (degenerate)
-      out += "  note: some epochs had too few steps to leave out output.metric.exclude_*_steps; nothing was excluded\n";
-    std::vector<double> eau, ethr;
-    for (const auto& e : run.epochs) {
-      if (!e.evaluated) continue;
-      eau.push_back(e.eval.au * 100);
-      ethr.push_back(e.eval.throughput_dlio);
-    }
-    if (!eau.empty())
-      out += fmt::format("  {:<22} AU {:.2f}%, {:.2f} samples/s over {} evaluation{}\n", "evaluation", metrics::mean_of(eau),
-                         metrics::mean_of(ethr), eau.size(), eau.size() == 1 ? "" : "s");
+      out += "  note: some blocks of steps had no more steps than output.metric.exclude_*_steps: they have no AU or "
+             "DLIO throughput (see trainio.notes in summary.json)\n";
+    const DlioFigures ef = dlio_figures(run, "eval", layout.nominal_record_bytes(), w);
+    if (!ef.au.empty())
+      out += fmt::format("  {:<22} AU {}%, {} samples/s over {} evaluation{}\n", "evaluation", maybe(ef.au_mean, "{:.2f}"),
+                         maybe(ef.throughput_mean, "{:.2f}"), ef.au.size(), ef.au.size() == 1 ? "" : "s");
   }
   for (const auto kind : {metrics::CheckpointRecord::Kind::save, metrics::CheckpointRecord::Kind::load}) {
     std::vector<double> bw, seconds;

@@ -21,6 +21,9 @@ json key_values(const std::string& path) {
   return o;
 }
 
+// A figure that may have no value: null then (as in summary.json, whose notes say why).
+json maybe(const std::optional<double>& v, double scale = 1) { return v ? json(*v * scale) : json(nullptr); }
+
 json floats(const std::vector<float>& v, std::size_t first, std::size_t last) {
   json a = json::array();
   for (std::size_t i = first; i < last; ++i) a.push_back(static_cast<double>(v[i]));
@@ -92,16 +95,16 @@ std::string dlio_output_json(const metrics::RankRecord& record, const RankHost& 
       load[key] = floats(e.train.step_load, first, last);
       proc[key] = floats(e.train.step_proc, first, last);
       compute[key] = floats(e.train.step_compute, first, last);
-      throughput[key] = block.throughput;
-      au[key] = block.au * 100;
+      throughput[key] = maybe(block.throughput);
+      au[key] = maybe(block.au, 100);
       first = last;
     }
     if (e.evaluated) {
       load["eval"] = floats(e.eval.step_load, 0, e.eval.step_load.size());
       proc["eval"] = floats(e.eval.step_proc, 0, e.eval.step_proc.size());
       compute["eval"] = floats(e.eval.step_compute, 0, e.eval.step_compute.size());
-      throughput["eval"] = e.eval.block.throughput_dlio;
-      au["eval"] = e.eval.block.au * 100;
+      throughput["eval"] = maybe(e.eval.block.throughput_dlio);
+      au["eval"] = maybe(e.eval.block.au, 100);
     }
     je["load"] = load;
     je["proc"] = proc;

@@ -9,6 +9,7 @@
 #include "config/dump.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "report/dlio_files.hpp"
+#include "report/dlio_figures.hpp"
 #include "storage/io_observer.hpp"
 #include "util/build_info.hpp"
 #include "util/proc_stats.hpp"
@@ -85,6 +86,9 @@ json io_json(const metrics::IoRecorder& io) {
   }
   return o;
 }
+
+// A figure that may have no value: null then (summary.json's notes say why).
+json maybe(const std::optional<double>& v, double scale = 1) { return v ? json(*v * scale) : json(nullptr); }
 
 json proc_json(const std::string& path) {
   json o = json::object();
@@ -179,11 +183,11 @@ json step_breakdown_json(const metrics::PhaseSummary& p, int ranks) {
 json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
   return {{"steps_per_rank", p.steps},
           {"duration_seconds", p.duration},
-          {"au_percentage", p.au * 100},
-          {"au_min_rank_percentage", p.au_min * 100},
-          {"au_max_rank_percentage", p.au_max * 100},
+          {"au_percentage", maybe(p.au, 100)},
+          {"au_min_rank_percentage", p.au ? json(p.au_min * 100) : json(nullptr)},
+          {"au_max_rank_percentage", p.au ? json(p.au_max * 100) : json(nullptr)},
           {"throughput_samples_per_second", p.throughput},
-          {"dlio_throughput_samples_per_second", p.throughput_dlio},
+          {"dlio_throughput_samples_per_second", maybe(p.throughput_dlio)},
           {"too_few_steps_to_exclude", p.degenerate},
           {"samples", p.samples},
           {"sample_bytes", p.sample_bytes},
@@ -203,19 +207,20 @@ json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
           {"client_cost", client_cost_json(p)}};
 }
 
-// DLIO's metric block for one phase ("train" or "eval").
-void dlio_metrics(json& metric, const std::string& prefix, const std::vector<double>& au,
-                  const std::vector<double>& throughput, double record_bytes, double au_target) {
-  const double au_mean = metrics::mean_of(au);
+// DLIO's metric block for one phase ("train" or "eval"); figures without a value are null.
+void dlio_metrics(json& metric, const std::string& prefix, const DlioFigures& f) {
+  json au = json::array(), throughput = json::array();
+  for (const auto& v : f.au) au.push_back(maybe(v));
+  for (const auto& v : f.throughput) throughput.push_back(maybe(v));
   metric[prefix + "_au_percentage"] = au;
-  metric[prefix + "_au_mean_percentage"] = au_mean;
-  metric[prefix + "_au_stdev_percentage"] = metrics::stdev_of(au);
+  metric[prefix + "_au_mean_percentage"] = maybe(f.au_mean);
+  metric[prefix + "_au_stdev_percentage"] = maybe(f.au_stdev);
   metric[prefix + "_throughput_samples_per_second"] = throughput;
-  metric[prefix + "_throughput_mean_samples_per_second"] = metrics::mean_of(throughput);
-  metric[prefix + "_throughput_stdev_samples_per_second"] = metrics::stdev_of(throughput);
-  metric[prefix + "_io_mean_MB_per_second"] = metrics::mean_of(throughput) * record_bytes / kMiB;
-  metric[prefix + "_io_stdev_MB_per_second"] = metrics::stdev_of(throughput) * record_bytes / kMiB;
-  metric[prefix + "_au_meet_expectation"] = au_mean >= au_target * 100 ? "success" : "fail";
+  metric[prefix + "_throughput_mean_samples_per_second"] = maybe(f.throughput_mean);
+  metric[prefix + "_throughput_stdev_samples_per_second"] = maybe(f.throughput_stdev);
+  metric[prefix + "_io_mean_MB_per_second"] = maybe(f.io_mean);
+  metric[prefix + "_io_stdev_MB_per_second"] = maybe(f.io_stdev);
+  metric[prefix + "_au_meet_expectation"] = f.au_meets ? json(*f.au_meets ? "success" : "fail") : json(nullptr);
 }
 
 json checkpoint_json(const metrics::CheckpointSummary& c) {
@@ -270,20 +275,20 @@ nlohmann::ordered_json workload_config_json(const config::Workload& w) { return 
 
 std::string summary_json(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
                          const metrics::RunSummary& run, const RunContext& context) {
-  std::vector<double> train_au, train_thr, eval_au, eval_thr, train_bw;
-  for (const auto& e : run.epochs) {
-    train_au.push_back(e.train.au * 100);
-    train_thr.push_back(e.train.throughput_dlio);
-    train_bw.push_back(e.train.read_bandwidth);
-    if (e.evaluated) {
-      eval_au.push_back(e.eval.au * 100);
-      eval_thr.push_back(e.eval.throughput_dlio);
-    }
-  }
+  std::vector<double> train_bw;
+  for (const auto& e : run.epochs) train_bw.push_back(e.train.read_bandwidth);
   json metric = json::object();
+  std::vector<FigureNote> figure_notes;
+  std::optional<DlioFigures> train_figures;
   if (!run.epochs.empty()) {
-    dlio_metrics(metric, "train", train_au, train_thr, layout.nominal_record_bytes(), w.metric.au);
-    if (!eval_au.empty()) dlio_metrics(metric, "eval", eval_au, eval_thr, layout.nominal_record_bytes(), w.metric.au);
+    train_figures = dlio_figures(run, "train", layout.nominal_record_bytes(), w);
+    dlio_metrics(metric, "train", *train_figures);
+    figure_notes = train_figures->notes;
+    const DlioFigures eval = dlio_figures(run, "eval", layout.nominal_record_bytes(), w);
+    if (!eval.au.empty()) {
+      dlio_metrics(metric, "eval", eval);
+      figure_notes.insert(figure_notes.end(), eval.notes.begin(), eval.notes.end());
+    }
   }
 
   std::optional<plan::CheckpointPlan> checkpoint_plan;
@@ -378,7 +383,7 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
     std::vector<double> exact;
     for (const auto& e : run.epochs) exact.push_back(e.train.throughput);
     t["train"] = {{"stopped_by_time_limit", run.stopped_by_time_limit},
-                  {"au_mean_percentage", metrics::mean_of(train_au)},
+                  {"au_mean_percentage", maybe(train_figures->au_mean)},
                   {"au_target_percentage", w.metric.au * 100},
                   {"throughput_mean_samples_per_second", metrics::mean_of(exact)},
                   {"throughput_stdev_samples_per_second", metrics::stdev_of(exact)},
@@ -403,6 +408,10 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
                        {"largest_rank_bytes", checkpoint_plan->max_rank_bytes()},
                        {"checkpoints", list}};
   }
+  // Figures of this summary without a value (null), or with a value from some epochs only, and why.
+  json figure_notes_json = json::array();
+  for (const auto& n : figure_notes) figure_notes_json.push_back({{"figure", n.figure}, {"cause", n.cause}});
+  t["notes"] = figure_notes_json;
   s["trainio"] = t;
   return s.dump(4) + "\n";
 }

@@ -8,6 +8,11 @@ namespace {
 
 double seconds(std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; }
 
+// A figure that may have no value: an empty cell then.
+std::string cell(const std::optional<double>& v, double scale = 1) {
+  return v ? fmt::format("{:.4f}", *v * scale) : std::string();
+}
+
 template <typename Row>
 void each_phase(const metrics::RunSummary& run, Row&& row) {
   for (const auto& e : run.epochs) {
@@ -25,8 +30,8 @@ std::string per_epoch_csv(const metrics::RunSummary& run) {
       "storage_read_bytes,served_from_page_cache,batch_wait_p50_seconds,batch_wait_p99_seconds,"
       "sample_read_p50_seconds,sample_read_p99_seconds,slowest_rank,fastest_rank,cpu_user_seconds,cpu_sys_seconds\n";
   each_phase(run, [&](std::uint64_t epoch, const char* phase, const metrics::PhaseSummary& p) {
-    out += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{:.4f},{},{},{},{:.1f},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{:.3f},{:.3f}\n",
-                       epoch, phase, p.steps, p.duration, p.au * 100, p.throughput, p.throughput_dlio, p.samples,
+    out += fmt::format("{},{},{},{:.6f},{},{:.4f},{},{},{},{},{:.1f},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{:.3f},{:.3f}\n",
+                       epoch, phase, p.steps, p.duration, cell(p.au, 100), p.throughput, cell(p.throughput_dlio), p.samples,
                        p.sample_bytes, p.bytes_read, p.read_bandwidth,
                        p.storage_read_known ? std::to_string(p.storage_read_bytes) : std::string(),
                        metrics::served_from_cache(p) ? 1 : 0, seconds(p.wait_ns.quantile(0.5)),
@@ -44,10 +49,10 @@ std::string per_rank_csv(const metrics::RunSummary& run, const RunContext& conte
     for (const auto& r : p.ranks) {
       const auto h = static_cast<std::size_t>(r.host);
       const std::string host = h < context.hosts.size() ? context.hosts[h].hostname : std::to_string(r.host);
-      out += fmt::format("{},{},{},{},{:.6f},{},{},{:.1f},{:.4f},{:.4f},{:.3f},{:.3f}\n", epoch, phase, r.rank, host,
+      out += fmt::format("{},{},{},{},{:.6f},{},{},{:.1f},{},{},{:.3f},{:.3f}\n", epoch, phase, r.rank, host,
                          r.duration, r.samples, r.bytes_read,
-                         r.duration > 0 ? static_cast<double>(r.bytes_read) / r.duration : 0.0, r.throughput,
-                         r.au * 100, r.cpu_user, r.cpu_sys);
+                         r.duration > 0 ? static_cast<double>(r.bytes_read) / r.duration : 0.0, cell(r.throughput),
+                         cell(r.au, 100), r.cpu_user, r.cpu_sys);
     }
   });
   return out;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -151,6 +152,13 @@ std::string temp_path_for(const std::string& path) {
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   return dir + "." + name + std::string(kTempSuffix);
+}
+
+FsSpace fs_space(const std::string& path) {
+  struct statvfs st;
+  if (::statvfs(path.c_str(), &st) != 0) throw fs_failed("statvfs", path, errno);
+  return {static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize),
+          static_cast<std::uint64_t>(st.f_frsize)};
 }
 
 }  // namespace trainio::storage

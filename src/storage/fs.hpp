@@ -51,6 +51,14 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // file would only slow generation down.
 void write_file_replace(const std::string& path, std::string_view content);
 
+// The file system holding `path` (statvfs(3)): bytes an unprivileged user may still write
+// (f_bavail x f_frsize), and the block size files are allocated in (f_frsize).
+struct FsSpace {
+  std::uint64_t free_bytes = 0;
+  std::uint64_t block_bytes = 0;
+};
+FsSpace fs_space(const std::string& path);
+
 // "<dir>/.<name>.trainio-tmp": the in-progress name of a file being written. Hidden and
 // recognisable, so interrupted writes are found and cleaned up, and never read as data.
 std::string temp_path_for(const std::string& path);

@@ -15,6 +15,12 @@ RUN = ["dataset.data_folder=data", "dataset.num_files_train=16", "dataset.num_fi
        "train.epochs=2", "reader.batch_size=2"]
 
 
+def weighted(values, steps):
+    """The step-weighted mean of the values that exist (None when none does)."""
+    pairs = [(n, v) for n, v in zip(steps, values) if v is not None]
+    return sum(n * v for n, v in pairs) / sum(n for n, _ in pairs) if pairs else None
+
+
 def lines_of_trace(path):
     with open(path) as f:
         lines = f.read().splitlines()
@@ -73,13 +79,19 @@ class ResultFilesTest(TrainioTest):
                 self.assertEqual(keys, ["block1", "save_ckpt1", "block2"])
                 self.assertLessEqual(stats[epoch]["block1"]["end"], stats[epoch]["save_ckpt1"]["start"])
                 self.assertLessEqual(stats[epoch]["save_ckpt1"]["end"], stats[epoch]["block2"]["start"])
-                # DLIO's epoch value: the blocks' values weighted by their steps.
-                per_rank_au[epoch].append(sum(n * e["au"][f"block{b}"] for b, n in zip((1, 2), sizes)) / 4)
-                per_rank_thr[epoch].append(sum(n * e["throughput"][f"block{b}"] for b, n in zip((1, 2), sizes)) / 4)
+                # DLIO's epoch value: the blocks' values weighted by their steps, over the blocks
+                # that have one (a block of 1 step has no AU; of 2 or fewer, no DLIO throughput).
+                per_rank_au[epoch].append(weighted([e["au"][f"block{b}"] for b in (1, 2)], sizes))
+                per_rank_thr[epoch].append(weighted([e["throughput"][f"block{b}"] for b in (1, 2)], sizes))
         for i, epoch in enumerate(("1", "2")):
             self.assertAlmostEqual(summary["metric"]["train_au_percentage"][i], sum(per_rank_au[epoch]) / 2, places=3)
-            self.assertAlmostEqual(summary["metric"]["train_throughput_samples_per_second"][i], sum(per_rank_thr[epoch]),
-                                   places=2)
+        # Epoch 1's block1 has 3 steps: a throughput; epoch 2's blocks have 2: none, and a note says so.
+        self.assertAlmostEqual(summary["metric"]["train_throughput_samples_per_second"][0], sum(per_rank_thr["1"]), places=2)
+        self.assertEqual(per_rank_thr["2"], [None, None])
+        self.assertIsNone(summary["metric"]["train_throughput_samples_per_second"][1])
+        figures = [n["figure"] for n in summary["trainio"]["notes"]]
+        self.assertIn("metric.train_throughput_samples_per_second[1]", figures)
+        self.assertIn("metric.train_throughput_mean_samples_per_second", figures)  # over 1 of 2 epochs
         steps = [c["step"] for c in summary["trainio"]["checkpoint"]["checkpoints"]]
         self.assertEqual(steps, [3, 6])
         # Epoch 1's block2 has one step: nothing to leave out of it, and the epoch says so.

@@ -68,6 +68,26 @@ TEST_CASE("a failure on one rank stops every rank at the same point, reported on
   CHECK(c.agree(true) == -1);
 }
 
+TEST_CASE("a DLIO figure that some rank lacks has no value across ranks") {
+  const auto& c = world();
+  metrics::RankRecord rec;
+  metrics::EpochRecord e;
+  e.epoch = 1;
+  e.train.block.steps = 2;
+  e.train.block.duration = 1.0;
+  e.train.block.au = 0.5;
+  if (c.rank() != 0) e.train.block.throughput_dlio = 100;  // rank 0's has no value
+  rec.epochs.push_back(e);
+  const auto s = metrics::summarize(rec, c);
+  const auto& t = s.epochs[0].train;
+  CHECK_FALSE(t.throughput_dlio);  // not a sum over some of the ranks
+  REQUIRE(t.au);
+  CHECK(*t.au == Approx(0.5));
+  REQUIRE(t.ranks.size() == static_cast<std::size_t>(c.size()));
+  CHECK_FALSE(t.ranks[0].throughput);
+  if (c.size() > 1) CHECK(t.ranks[1].throughput == Approx(100));
+}
+
 TEST_CASE("run figures combine across ranks as DLIO combines them") {
   const auto& c = world();
   metrics::RankRecord rec;

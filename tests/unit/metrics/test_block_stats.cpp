@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include "metrics/block_stats.hpp"
 #include "metrics/summary.hpp"
 
@@ -50,12 +52,25 @@ TEST_CASE("barrier time counts against AU but is in no step's proc time") {
   CHECK(r.total_barrier == Approx(2));
 }
 
-TEST_CASE("too few steps to exclude: nothing is excluded and it is flagged") {
+TEST_CASE("too few steps to exclude: AU and throughput have no value, and it is flagged") {
+  // One step, and the first is left out: T has nothing in it (DLIO's sums would be over nothing).
   const auto r = run_block({{0.2, 1, 0}}, 1, 0, 4, BlockAccumulator::DlioFormula::train);
   CHECK(r.degenerate);
-  CHECK(r.au == Approx(1.0 / 1.2));
-  CHECK(r.throughput_dlio == 0);  // DLIO's (1 - 2) would be negative
-  CHECK(r.throughput == Approx(4 / 1.2));
+  CHECK_FALSE(r.au);
+  CHECK_FALSE(r.throughput_dlio);  // DLIO's (1 - 2) would be negative
+  CHECK(r.throughput == Approx(4 / 1.2));  // trainio's exact figure over the whole block
+}
+
+TEST_CASE("two steps: DLIO's (steps - 2) throughput has no value, AU over the step left has one") {
+  const auto r = run_block({{0.5, 1, 0}, {0.1, 1, 0}}, 1, 0, 4, BlockAccumulator::DlioFormula::train);
+  CHECK_FALSE(r.degenerate);
+  CHECK_FALSE(r.throughput_dlio);
+  REQUIRE(r.au);
+  CHECK(*r.au == Approx(1.0 / 1.1));
+  // Three steps: (3 - 2) steps' worth over T.
+  const auto three = run_block({{0.5, 1, 0}, {0.1, 1, 0}, {0.1, 1, 0}}, 1, 0, 4, BlockAccumulator::DlioFormula::train);
+  REQUIRE(three.throughput_dlio);
+  CHECK(*three.throughput_dlio == Approx(1 * 4 / 2.2));
 }
 
 TEST_CASE("evaluation throughput is steps x batch over the whole duration, as DLIO") {
@@ -74,6 +89,9 @@ TEST_CASE("an epoch's DLIO value is the mean of its blocks weighted by their ste
   // A checkpoint after step 3 of 4: block 1 (3 steps) at 90% AU, block 2 (1 step) at 50%.
   CHECK(step_weighted_mean({{3, 0.9}, {1, 0.5}}) == Approx((3 * 0.9 + 1 * 0.5) / 4));
   CHECK(step_weighted_mean({{5, 0.7}}) == Approx(0.7));
-  CHECK(step_weighted_mean({}) == 0.0);
-  CHECK(step_weighted_mean({{0, 0.7}}) == 0.0);
+  CHECK_FALSE(step_weighted_mean({}));
+  CHECK_FALSE(step_weighted_mean({{0, 0.7}}));
+  // Blocks without a value (too few steps) are left out; none with a value: no value.
+  CHECK(step_weighted_mean({{3, 0.9}, {1, std::nullopt}}) == Approx(0.9));
+  CHECK_FALSE(step_weighted_mean({{2, std::nullopt}, {2, std::nullopt}}));
 }

@@ -94,3 +94,13 @@ TEST_CASE("pad_index pads to the digits of the count") {
   CHECK(pad_index(7, 9) == "7");
   CHECK(pad_index(99, 100) == "099");
 }
+
+TEST_CASE("the nominal sample size comes from record_dims x element size when they are set (as DLIO)") {
+  CHECK(DatasetLayout(workload({"dataset.record_dims=[10,20]"})).nominal_record_bytes() == 200);
+  CHECK(DatasetLayout(workload({"dataset.record_dims=[10,20]", "dataset.record_length_bytes=4096"}))
+            .nominal_record_bytes() == 200);
+  CHECK(DatasetLayout(workload({"dataset.record_dims=[10,20]", "dataset.record_element_type=float32"}))
+            .nominal_record_bytes() == 800);
+  // Without record_dims, record_length_bytes as given (DLIO's MB/s uses it, not the d x d sample).
+  CHECK(DatasetLayout(workload({"dataset.record_length_bytes=114660.07"})).nominal_record_bytes() == 114660.07);
+}
