@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks trainio against fio on this machine (not part of the tests): builds trainio, then
-# prints figures and ratios per case. Usage: scripts/bench.sh [--quick] [--repeat N] [--dir DIR]
+# prints figures and ratios per case, and the per-step barrier against MPI_Barrier.
+# Usage: scripts/bench.sh [--quick] [--repeat N] [--dir DIR] [--barrier-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh

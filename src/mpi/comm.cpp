@@ -1,36 +1,79 @@
 #include "mpi/comm.hpp"
 
 #include <mpi.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
+#include "mpi/wait_policy.hpp"
+#include "util/clock.hpp"
 #include "util/error.hpp"
 
 namespace trainio::mpi {
 
 namespace {
 
-void check(int rc, const char* call) {
-  if (rc == MPI_SUCCESS) return;
+// MPI's text for an error code, or the bare code when MPI cannot describe it.
+std::string describe(int rc) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
-  MPI_Error_string(rc, text, &len);
-  throw internal_error(std::string(call) + " failed: " + std::string(text, len));
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS || len <= 0) return "MPI error code " + std::to_string(rc);
+  return std::string(text, static_cast<size_t>(len));
 }
 
-// Waits for a non-blocking collective while giving the core away: a few quick polls for the
-// common case where every rank is already there, then sleeps that grow to at most 200 us.
+void check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  throw internal_error(std::string(call) + " failed: " + describe(rc));
+}
+
+// Whether the MPI library's progress engine already yields the core when it finds nothing to do
+// (OpenMPI's mpi_yield_when_idle: set by the user, or by OpenMPI itself when ranks outnumber the
+// cores). Read through the MPI tool interface; any library without that variable, or any failure
+// to read it, counts as "no", and trainio's wait then yields by itself.
+bool probe_mpi_yields_when_idle() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+  bool yields = false;
+  int index = -1;
+  if (MPI_T_cvar_get_index("mpi_yield_when_idle", &index) == MPI_SUCCESS) {
+    int name_len = 0, desc_len = 0, verbosity = 0, bind = 0, scope = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_T_enum enumtype;
+    MPI_T_cvar_handle handle;
+    int count = 0;
+    if (MPI_T_cvar_get_info(index, nullptr, &name_len, &verbosity, &type, &enumtype, nullptr, &desc_len, &bind,
+                            &scope) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      alignas(8) unsigned char value[16] = {};
+      if (count == 1 && MPI_T_cvar_read(handle, value) == MPI_SUCCESS) {
+        if (type == MPI_C_BOOL) yields = *reinterpret_cast<const bool*>(value);
+        else if (type == MPI_INT) yields = *reinterpret_cast<const int*>(value) != 0;
+      }
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  return yields;
+}
+
+bool mpi_yields_when_idle = false;  // probed once, in Session
+
+// Waits for a non-blocking collective: polls, yields, then sleeps, as mpi/wait_policy.hpp decides
+// from how long the wait has lasted. Completion is only noticed at a poll (MPI_Test also drives the
+// collective's progress), so the policy's phases bound both latency and CPU.
 void wait_politely(MPI_Request& request) {
   int done = 0;
-  for (int i = 0; i < 64 && !done; ++i) check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-  auto pause = std::chrono::microseconds(5);
+  check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  const std::int64_t start = done ? 0 : util::now_ns();
   while (!done) {
-    std::this_thread::sleep_for(pause);
-    if (pause < std::chrono::microseconds(200)) pause *= 2;
+    const WaitStep step = wait_step(util::now_ns() - start, mpi_yields_when_idle);
+    if (step.mode == WaitMode::yield) sched_yield();
+    else if (step.mode == WaitMode::sleep) util::sleep_until_ns(util::now_ns() + step.sleep_ns);
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
   }
 }
@@ -63,7 +106,8 @@ int env_int(const char* name) {
 
 std::string local_hostname() {
   char name[256] = {};
-  gethostname(name, sizeof name - 1);
+  if (gethostname(name, sizeof name - 1) != 0)
+    throw internal_error(std::string("gethostname failed: ") + std::strerror(errno));
   return name;
 }
 
@@ -75,13 +119,23 @@ Session::Session(int* argc, char*** argv) {
   int provided = 0;
   check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   // Errors come back as codes and become trainio errors instead of MPI's default abort.
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  mpi_yields_when_idle = probe_mpi_yields_when_idle();
 }
 
 Session::~Session() {
+  if (aborted) return;
   int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && !aborted) MPI_Finalize();
+  if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
+  // A destructor cannot throw: a failed finalize is reported here and fails the process, after
+  // everything it printed so far is out.
+  if (const int rc = MPI_Finalize(); rc != MPI_SUCCESS) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "trainio: error: MPI_Finalize failed: %s\n  fix: check the MPI installation and the launcher's messages\n",
+                 describe(rc).c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
 }
 
 bool launched_by_mpi() { return launcher_world_size() > 0; }
@@ -99,7 +153,7 @@ int launcher_world_size() {
 std::string library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
-  MPI_Get_library_version(text, &len);
+  check(MPI_Get_library_version(text, &len), "MPI_Get_library_version");
   std::string v(text, static_cast<size_t>(len));
   const auto eol = v.find_first_of(",\n");
   return eol == std::string::npos ? v : v.substr(0, eol);
@@ -108,8 +162,8 @@ std::string library_version() {
 Comm Comm::world() {
   Comm c;
   c.mpi_ = true;
-  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &c.size_);
+  check(MPI_Comm_rank(MPI_COMM_WORLD, &c.rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(MPI_COMM_WORLD, &c.size_), "MPI_Comm_size");
   c.discover_hosts();
   return c;
 }
@@ -124,7 +178,7 @@ void Comm::discover_hosts() {
   constexpr int kLen = 256;
   char mine[kLen] = {};
   int len = 0;
-  MPI_Get_processor_name(mine, &len);
+  check(MPI_Get_processor_name(mine, &len), "MPI_Get_processor_name");
   std::vector<char> all(static_cast<size_t>(kLen) * size_);
   check(MPI_Allgather(mine, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, MPI_COMM_WORLD),
         "MPI_Allgather");

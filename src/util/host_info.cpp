@@ -5,9 +5,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "util/error.hpp"
 #include "util/paths.hpp"
 
 namespace trainio::util {
@@ -15,7 +18,8 @@ namespace trainio::util {
 HostInfo host_info() {
   HostInfo h;
   char name[256] = {};
-  gethostname(name, sizeof name - 1);
+  if (gethostname(name, sizeof name - 1) != 0)
+    throw internal_error(std::string("gethostname failed: ") + std::strerror(errno));
   h.hostname = name;
   utsname u{};
   if (uname(&u) == 0) {

@@ -25,6 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TRAINIO = os.environ.get("TRAINIO", os.path.join(ROOT, "build", "trainio"))
+BARRIER_BENCH = os.path.join(ROOT, "build", "tests", "bench", "trainio_barrier_bench")
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
 MIB = 1 << 20
@@ -417,13 +418,49 @@ def bench_memory(table, work, data, shape):
     shutil.rmtree(out, ignore_errors=True)
 
 
+def bench_barrier(table, repeat):
+    """The per-step barrier (Comm::agree) against a plain MPI_Barrier at 2, 4 and 8 ranks
+    (oversubscribed beyond the cores), back to back and after a 3.5 ms emulated compute (cosmoflow
+    on H100); and the CPU a rank burns waiting 1 s for another. Medians over `repeat` runs of
+    tests/bench/barrier_latency.cpp, which alternates the two barriers block by block."""
+    for ranks in (2, 4, 8):
+        runs = []
+        for _ in range(repeat):
+            out = run(["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none", BARRIER_BENCH,
+                       "--rounds", "10", "--iterations", "100"])
+            line = next(l for l in out.stdout.splitlines() if l.startswith("json: "))
+            runs.append(json.loads(line[len("json: "):]))
+        for case, what in (("back_to_back", "back to back"), ("compute", "after 3.5 ms compute")):
+            added = statistics.median(r[case]["agree"]["median_us"] - r[case]["mpi_barrier"]["median_us"] for r in runs)
+            added_p99 = statistics.median(r[case]["agree"]["p99_us"] - r[case]["mpi_barrier"]["p99_us"] for r in runs)
+            ours = statistics.median(r[case]["agree"]["median_us"] for r in runs)
+            theirs = statistics.median(r[case]["mpi_barrier"]["median_us"] for r in runs)
+            print(f"  barrier, {ranks} ranks, {what}: Comm::agree {ours:.1f} us, MPI_Barrier {theirs:.1f} us per step "
+                  f"beyond compute; added median {added:+.1f} us, p99 {added_p99:+.1f} us", flush=True)
+            table.add_absolute(f"barrier added latency (median), {ranks} ranks, {what}", added, "us", 20,
+                               higher_is_better=False)
+        cpu = statistics.median(r["long_wait"]["agree_cpu_ms"] for r in runs)
+        mpi_cpu = statistics.median(r["long_wait"]["mpi_barrier_cpu_ms"] for r in runs)
+        print(f"  barrier, {ranks} ranks, waiting 1 s: CPU Comm::agree {cpu:.1f} ms, MPI_Barrier {mpi_cpu:.1f} ms", flush=True)
+        table.add_absolute(f"CPU of a rank waiting 1 s in the barrier, {ranks} ranks", cpu, "ms", 100,
+                           higher_is_better=False)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dir", default=None, help="where to put the files (default: a scratch folder under /tmp)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
     p.add_argument("--only", choices=["hdf5-threads"], help="run one group of cases")
+    p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     args = p.parse_args()
+    if not args.only and not os.path.exists(BARRIER_BENCH):
+        sys.exit(f"build the benchmarks first: scripts/bench.sh builds them ({BARRIER_BENCH} is missing)")
+    if args.barrier_only:
+        table = Table()
+        bench_barrier(table, 1 if args.quick else args.repeat)
+        table.print()
+        return
     if not os.path.exists(TRAINIO):
         sys.exit(f"build trainio first ({TRAINIO} is missing)")
     if not shutil.which("fio"):
@@ -447,6 +484,7 @@ def main():
         bench_small_samples(table, work, repeat)
         bench_hdf5_threads(table, work, repeat)
         bench_checkpoint(table, work, scale, repeat)
+        bench_barrier(table, repeat)
         table.print()
     finally:
         shutil.rmtree(work, ignore_errors=True)
