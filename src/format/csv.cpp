@@ -6,6 +6,7 @@
 #include <string>
 
 #include "format/stream_writer.hpp"
+#include "util/error.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -43,13 +44,96 @@ void CsvWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
   w.flush();
 }
 
-std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t /*samples_in_file*/,
+namespace {
+
+// What the scan of a CSV file's bytes found wrong, with the line (1-based) it is on.
+struct CsvProblem {
+  enum class Kind { none, character, empty_field, value, columns, cut, rows } kind = Kind::none;
+  std::uint64_t line = 0, byte = 0, value = 0;
+};
+
+// Scans a CSV file's bytes as they are read, allocation-free, against what the plan says it
+// holds: every row `columns` integers 0..254, comma-separated and '\n'-ended. pandas would parse
+// whatever is there; a benchmark must refuse a file that does not hold what was generated.
+class CsvScan {
+ public:
+  explicit CsvScan(std::uint64_t columns) : columns_(columns) {}
+
+  // Returns false at the first problem (then problem() tells it).
+  bool feed(const unsigned char* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const unsigned c = p[i];
+      if (c - '0' < 10u) {
+        value_ = value_ * 10 + (c - '0');
+        if (++digits_ > 3) return fail(CsvProblem::Kind::value, i);
+        continue;
+      }
+      if (c != ',' && c != '\n') return fail(CsvProblem::Kind::character, i);
+      if (digits_ == 0) return fail(CsvProblem::Kind::empty_field, i);
+      if (value_ > 254) return fail(CsvProblem::Kind::value, i);
+      digits_ = 0;
+      value_ = 0;
+      ++fields_;
+      if (c == '\n') {
+        if (fields_ != columns_) return fail(CsvProblem::Kind::columns, i);
+        ++rows_;
+        fields_ = 0;
+      }
+    }
+    at_ += n;
+    return true;
+  }
+  // After the last byte: the file must end with a complete row, after exactly `rows` of them.
+  bool finish(std::uint64_t rows) {
+    if (fields_ != 0 || digits_ != 0) return fail(CsvProblem::Kind::cut, 0);
+    if (rows_ != rows) return fail(CsvProblem::Kind::rows, 0);
+    return true;
+  }
+  const CsvProblem& problem() const { return problem_; }
+  std::uint64_t rows() const { return rows_; }
+
+  // The problem in words (formatted only once something failed).
+  std::string describe(std::uint64_t rows) const {
+    const auto& p = problem_;
+    switch (p.kind) {
+      case CsvProblem::Kind::none: break;
+      case CsvProblem::Kind::character: return fmt::format("line {}: unexpected character at byte {}", p.line, p.byte);
+      case CsvProblem::Kind::empty_field: return fmt::format("line {}: an empty field at byte {}", p.line, p.byte);
+      case CsvProblem::Kind::value: return fmt::format("line {}: a value out of range 0..254 at byte {}", p.line, p.byte);
+      case CsvProblem::Kind::columns: return fmt::format("line {}: {} values, expected {}", p.line, p.value, columns_);
+      case CsvProblem::Kind::cut: return fmt::format("the last line ({}) is cut short", p.line);
+      case CsvProblem::Kind::rows: return fmt::format("{} rows, expected {}", p.value, rows);
+    }
+    return {};
+  }
+
+ private:
+  bool fail(CsvProblem::Kind kind, std::size_t i) {
+    problem_ = {kind, rows_ + 1, at_ + i, kind == CsvProblem::Kind::rows ? rows_ : fields_};
+    return false;
+  }
+  std::uint64_t columns_;
+  std::uint64_t rows_ = 0, fields_ = 0, at_ = 0;
+  unsigned digits_ = 0, value_ = 0;
+  CsvProblem problem_;
+};
+
+Error not_the_csv(const std::string& path, const std::string& what) {
+  return data_error(fmt::format("'{}' does not hold the rows the dataset's settings describe: {}", path, what),
+                    "the file is damaged or was written for other settings: regenerate the dataset with 'trainio generate'");
+}
+
+}  // namespace
+
+std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                               std::uint64_t /*sample*/) {
   // pandas.read_csv(path): open(path, 'r', newline=''), then TextIOWrapper.read(256 KiB) until
   // it returns nothing. A text read loops over BufferedReader.read1 until it has what it asked
-  // for or the file ends.
+  // for or the file ends. What was read is checked against the plan as it arrives.
   if (chunk_.size() < kPandasChunk) chunk_.resize(kPandasChunk);
   file_.open(path);
+  CsvScan scan(shape.elements());
+  bool good = true;
   while (true) {
     std::size_t got = 0;
     while (got < kPandasChunk) {
@@ -58,44 +142,25 @@ std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& 
       got += n;
     }
     if (got == 0) break;
+    if (good) good = scan.feed(reinterpret_cast<const unsigned char*>(chunk_.data()), got);
   }
   file_.close();
+  if (!good || !scan.finish(samples_in_file)) throw not_the_csv(path, scan.describe(samples_in_file));
   return shape.bytes();  // the sample's share of the parsed table
 }
 
 std::optional<std::string> validate_csv(const plan::DataFile& f) {
   storage::File in = storage::File::open(f.path);
   const std::uint64_t size = in.size();
-  const std::uint64_t columns = f.sample.elements();
+  CsvScan scan(f.sample.elements());
   util::Bytes chunk(1 << 20);
-  std::uint64_t line = 0, fields = 0, at = 0;
-  std::string field;
   for (std::uint64_t offset = 0; offset < size;) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), size - offset));
     in.pread_exact(chunk.data(), n, offset);
     offset += n;
-    for (std::size_t i = 0; i < n; ++i, ++at) {
-      const char c = chunk[i];
-      if (c != ',' && c != '\n') {
-        if (c < '0' || c > '9') return fmt::format("line {}: unexpected character at byte {}", line + 1, at);
-        field += c;
-        continue;
-      }
-      std::uint64_t v = 0;
-      if (field.empty() || std::from_chars(field.data(), field.data() + field.size(), v).ec != std::errc())
-        return fmt::format("line {}: field {} is not a number", line + 1, fields + 1);
-      if (v > 254) return fmt::format("line {}: value {} out of range", line + 1, v);
-      field.clear();
-      ++fields;
-      if (c == '\n') {
-        if (fields != columns) return fmt::format("line {}: {} values, expected {}", line + 1, fields, columns);
-        ++line;
-        fields = 0;
-      }
-    }
+    if (!scan.feed(reinterpret_cast<const unsigned char*>(chunk.data()), n)) return scan.describe(f.num_samples);
   }
-  if (fields != 0 || !field.empty()) return std::string("the last line is cut short");
-  if (line != f.num_samples) return fmt::format("{} rows, expected {}", line, f.num_samples);
+  if (!scan.finish(f.num_samples)) return scan.describe(f.num_samples);
   return std::nullopt;
 }
 
