@@ -42,6 +42,14 @@ def overwrite_tail(path):
     overwrite(path, -32, b"\x00" * 32)
 
 
+def bytes_before_the_end_marker(path):
+    # libjpeg only warns ("Corrupt JPEG data: 2 extraneous bytes before marker 0xd9"): an error here.
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[:-2] + b"\x00\x07" + data[-2:])
+
+
 def cut_inner_tar_padding(path):
     # The first member's data (64 x 64 = 4096 bytes) needs no padding; its .cls member does:
     # remove one byte of that padding, so every later header sits one byte early.
@@ -65,10 +73,17 @@ def index_too_long(path):
         f.write((8192).to_bytes(8, "little"))
 
 
-def data_unreadable(path):
-    # Root reads any file whatever its mode bits: a folder in the file's place is unreadable to all.
+def data_replaced_by_a_folder(path):
     os.remove(path)
     os.mkdir(path)
+
+
+def data_unreadable(path):
+    os.chmod(path, 0)
+    # Root reads any file whatever its mode bits, unless it runs without those capabilities.
+    if os.geteuid() == 0:
+        return ("setpriv", "--bounding-set=-dac_override,-dac_read_search")
+    return ()
 
 
 class BrokenDatasetTest(TrainioTest):
@@ -86,8 +101,8 @@ class BrokenDatasetTest(TrainioTest):
         shutil.copytree(self.path("d"), pristine)
         for name, damage in damages:
             with self.subTest(format=fmt, damage=name):
-                damage(victim)
-                self.check_refused(args, victim, f"{fmt}/{name}")
+                wrapper = damage(victim) or ()
+                self.check_refused(args, victim, f"{fmt}/{name}", wrapper)
             shutil.rmtree(self.path("d"))
             shutil.copytree(pristine, self.path("d"))
         # The restored dataset is good again: what failed above was the damage.
@@ -96,13 +111,13 @@ class BrokenDatasetTest(TrainioTest):
         self.ok("run", "default", *args, "workflow.generate_data=false", "--output", out)
         self.assertTrue(os.path.exists(os.path.join(out, "summary.json")))
 
-    def check_refused(self, args, victim, label):
+    def check_refused(self, args, victim, label, wrapper=()):
         name = os.path.basename(victim)
-        r = self.run_trainio("validate", "default", *args)
+        r = self.run_trainio("validate", "default", *args, wrapper=wrapper)
         self.assertEqual(r.code, 1, f"{label}: validate\n{r}")
         self.assertIn(name, r.out, f"{label}: validate\n{r}")
         out = self.path("out-" + label.replace("/", "-"))
-        r = self.run_trainio("run", "default", *args, "workflow.generate_data=false", "--output", out)
+        r = self.run_trainio("run", "default", *args, "workflow.generate_data=false", "--output", out, wrapper=wrapper)
         self.assertEqual(r.code, 1, f"{label}: run\n{r}")
         self.assertIn(name, r.err, f"{label}: run\n{r}")
         self.assertIn("fix:", r.err, f"{label}: run\n{r}")
@@ -114,7 +129,8 @@ class BrokenDatasetTest(TrainioTest):
              ("header overwritten", overwrite_header)]
 
     def test_jpeg(self):
-        self.check_format("jpeg", self.BASIC + [("tail overwritten", overwrite_tail)])
+        self.check_format("jpeg", self.BASIC + [("tail overwritten", overwrite_tail),
+                                               ("bytes before the end marker", bytes_before_the_end_marker)])
 
     def test_png(self):
         self.check_format("png", self.BASIC + [("tail overwritten", overwrite_tail)])
@@ -131,7 +147,8 @@ class BrokenDatasetTest(TrainioTest):
         self.check_format("indexed_binary",
                           [("cut in half", truncate_half), ("last byte missing", cut_last_byte), ("emptied", empty),
                            ("index entry changed", index_entry_changed), ("index cut", index_cut),
-                           ("index too long", index_too_long), ("data file unreadable", data_unreadable)],
+                           ("index too long", index_too_long), ("data file replaced by a folder", data_replaced_by_a_folder),
+                           ("data file unreadable", data_unreadable)],
                           ["dataset.num_samples_per_file=2"])
 
     def test_formats_that_already_failed_cleanly(self):
