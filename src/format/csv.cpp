@@ -5,6 +5,7 @@
 #include <charconv>
 #include <string>
 
+#include "format/csv_scan.hpp"
 #include "format/stream_writer.hpp"
 #include "util/error.hpp"
 #include "util/page_aligned.hpp"
@@ -45,78 +46,6 @@ void CsvWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
 }
 
 namespace {
-
-// What the scan of a CSV file's bytes found wrong, with the line (1-based) it is on.
-struct CsvProblem {
-  enum class Kind { none, character, empty_field, value, columns, cut, rows } kind = Kind::none;
-  std::uint64_t line = 0, byte = 0, value = 0;
-};
-
-// Scans a CSV file's bytes as they are read, allocation-free, against what the plan says it
-// holds: every row `columns` integers 0..254, comma-separated and '\n'-ended. pandas would parse
-// whatever is there; a benchmark must refuse a file that does not hold what was generated.
-class CsvScan {
- public:
-  explicit CsvScan(std::uint64_t columns) : columns_(columns) {}
-
-  // Returns false at the first problem (then problem() tells it).
-  bool feed(const unsigned char* p, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const unsigned c = p[i];
-      if (c - '0' < 10u) {
-        value_ = value_ * 10 + (c - '0');
-        if (++digits_ > 3) return fail(CsvProblem::Kind::value, i);
-        continue;
-      }
-      if (c != ',' && c != '\n') return fail(CsvProblem::Kind::character, i);
-      if (digits_ == 0) return fail(CsvProblem::Kind::empty_field, i);
-      if (value_ > 254) return fail(CsvProblem::Kind::value, i);
-      digits_ = 0;
-      value_ = 0;
-      ++fields_;
-      if (c == '\n') {
-        if (fields_ != columns_) return fail(CsvProblem::Kind::columns, i);
-        ++rows_;
-        fields_ = 0;
-      }
-    }
-    at_ += n;
-    return true;
-  }
-  // After the last byte: the file must end with a complete row, after exactly `rows` of them.
-  bool finish(std::uint64_t rows) {
-    if (fields_ != 0 || digits_ != 0) return fail(CsvProblem::Kind::cut, 0);
-    if (rows_ != rows) return fail(CsvProblem::Kind::rows, 0);
-    return true;
-  }
-  const CsvProblem& problem() const { return problem_; }
-  std::uint64_t rows() const { return rows_; }
-
-  // The problem in words (formatted only once something failed).
-  std::string describe(std::uint64_t rows) const {
-    const auto& p = problem_;
-    switch (p.kind) {
-      case CsvProblem::Kind::none: break;
-      case CsvProblem::Kind::character: return fmt::format("line {}: unexpected character at byte {}", p.line, p.byte);
-      case CsvProblem::Kind::empty_field: return fmt::format("line {}: an empty field at byte {}", p.line, p.byte);
-      case CsvProblem::Kind::value: return fmt::format("line {}: a value out of range 0..254 at byte {}", p.line, p.byte);
-      case CsvProblem::Kind::columns: return fmt::format("line {}: {} values, expected {}", p.line, p.value, columns_);
-      case CsvProblem::Kind::cut: return fmt::format("the last line ({}) is cut short", p.line);
-      case CsvProblem::Kind::rows: return fmt::format("{} rows, expected {}", p.value, rows);
-    }
-    return {};
-  }
-
- private:
-  bool fail(CsvProblem::Kind kind, std::size_t i) {
-    problem_ = {kind, rows_ + 1, at_ + i, kind == CsvProblem::Kind::rows ? rows_ : fields_};
-    return false;
-  }
-  std::uint64_t columns_;
-  std::uint64_t rows_ = 0, fields_ = 0, at_ = 0;
-  unsigned digits_ = 0, value_ = 0;
-  CsvProblem problem_;
-};
 
 Error not_the_csv(const std::string& path, const std::string& what) {
   return data_error(fmt::format("'{}' does not hold the rows the dataset's settings describe: {}", path, what),
