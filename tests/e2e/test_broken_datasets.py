@@ -115,7 +115,8 @@ class BrokenDatasetTest(TrainioTest):
         r = self.run_trainio("validate", "default", *args, wrapper=wrapper)
         self.assertEqual(r.code, 1, f"{label}: validate\n{r}")
         self.assertIn(name, r.out, f"{label}: validate\n{r}")
-        out = self.path("out-" + label.replace("/", "-"))
+        self.runs = getattr(self, "runs", 0) + 1
+        out = self.path(f"out-{self.runs}")
         r = self.run_trainio("run", "default", *args, "workflow.generate_data=false", "--output", out, wrapper=wrapper)
         self.assertEqual(r.code, 1, f"{label}: run\n{r}")
         self.assertIn(name, r.err, f"{label}: run\n{r}")
@@ -161,8 +162,9 @@ class BrokenDatasetTest(TrainioTest):
 
     def test_formats_that_already_failed_cleanly(self):
         for fmt, extra in (("npz", []), ("npy", []), ("hdf5", []),
-                           ("tfrecord", ["framework=tensorflow", "reader.data_loader=tensorflow"])):
-            with self.subTest(format=fmt):
+                           ("tfrecord", ["framework=tensorflow", "reader.data_loader=tensorflow"]),
+                           ("tfrecord", ["reader.data_loader=dali"])):
+            with self.subTest(format=fmt, extra=extra):
                 self.check_format(fmt, [("cut in half", truncate_half), ("last byte missing", cut_last_byte),
                                         ("emptied", empty), ("header overwritten", overwrite_header)],
                                   ["dataset.num_samples_per_file=2", *extra])
