@@ -171,3 +171,18 @@ class BrokenDatasetTest(TrainioTest):
                 shutil.rmtree(self.path("d"))
                 shutil.rmtree(self.path("pristine"))
                 shutil.rmtree(self.path("good"))
+
+    def test_a_broken_image_stops_every_rank(self):
+        args = ["dataset.format=jpeg", *COMMON]
+        self.ok("generate", "default", *args, ranks=2)
+        victim = self.path("d", "train", "img_3_of_4.jpeg")
+        truncate_half(victim)
+        r = self.run_trainio("run", "default", *args, "workflow.generate_data=false", "--output", "o", ranks=2)
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("img_3_of_4.jpeg", r.err)
+        self.assertIn("fix:", r.err)
+        self.assertNotIn("MPI_ABORT", r.err)
+        self.assertFalse(os.path.exists(self.path("o", "summary.json")), r)
+        r = self.run_trainio("validate", "default", *args, ranks=2)
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("img_3_of_4.jpeg", r.out)
