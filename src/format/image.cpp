@@ -214,12 +214,13 @@ void ImageReader::read_png(const std::string& path, ImageSize want) {
     check_crc();
     if (is("IHDR")) {
       const char* h = block_.data();
+      auto byte = [&](std::uint32_t need, int at) { return length >= need ? static_cast<unsigned char>(h[at]) + 0 : 0; };
       // width, height, bit depth 8, color type 0 (gray), compression, filter, interlace 0
       if (length != 13 || u32(h) != want.width || u32(h + 4) != want.height || h[8] != 8 || h[9] != 0 || h[12] != 0)
         throw bad(fmt::format("the header says {}x{} pixels, depth {}, color type {}, interlace {}; expected {}x{} "
                               "8-bit grayscale, not interlaced",
-                              length >= 8 ? u32(h + 4) : 0, length >= 8 ? u32(h) : 0, length >= 9 ? h[8] : 0,
-                              length >= 10 ? h[9] : 0, length >= 13 ? h[12] : 0, want.height, want.width));
+                              length >= 8 ? u32(h + 4) : 0, length >= 8 ? u32(h) : 0, byte(9, 8), byte(10, 9),
+                              byte(13, 12), want.height, want.width));
       header = true;
     }
   }
