@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "format/image_decode.hpp"
 #include "util/error.hpp"
 
 namespace trainio::format {
@@ -107,25 +108,6 @@ Error not_the_image(const std::string& path, const char* codec, const std::strin
                     "(or check dataset.format)");
 }
 
-// The decoder's view of the file: Pillow's 64 KiB reads through the buffered file, up to its size.
-class BlockSource final : public ImageSource {
- public:
-  BlockSource(PyBufferedFile& file, util::Bytes& block) : file_(file), block_(block) {}
-  std::size_t next(const unsigned char*& data) override {
-    if (delivered_ >= file_.file_size()) return 0;
-    const std::size_t got = file_.read(block_.data(), block_.size());
-    delivered_ += got;
-    data = reinterpret_cast<const unsigned char*>(block_.data());
-    return got;
-  }
-  std::uint64_t delivered() const { return delivered_; }
-
- private:
-  PyBufferedFile& file_;
-  util::Bytes& block_;
-  std::uint64_t delivered_ = 0;
-};
-
 // What is wrong with a decoded image, against the size and mode the plan gives every file.
 std::optional<std::string> decoded_problem(const DecodedImage& got, ImageSize want) {
   if (got.components != 1) return fmt::format("{} color components, expected grayscale", got.components);
@@ -152,23 +134,32 @@ std::uint64_t ImageReader::read(const std::string& path, const plan::SampleShape
 }
 
 void ImageReader::read_jpeg(const std::string& path, ImageSize want) {
-  // The JPEG tile starts at offset 0: libjpeg is fed the stream 64 KiB at a time and decodes it
-  // to the end-of-image marker, which a complete file has in its last two bytes.
+  // The JPEG tile starts at offset 0: Pillow's decoder is fed the stream 64 KiB at a time up to
+  // the file's size. The run walks the markers of what it read (JpegMarkers); decoding is left to
+  // the framework's CPU time (reader.preprocess_time) and to `trainio validate`.
   file_.seek(0, SEEK_SET);
-  BlockSource source(file_, block_);
-  DecodedImage got;
-  if (const char* problem = jpeg_.decode(source, got)) throw not_the_image(path, "JPEG", problem);
-  if (auto problem = decoded_problem(got, want)) throw not_the_image(path, "JPEG", *problem);
-  if (source.delivered() != file_.file_size())
-    throw not_the_image(path, "JPEG", fmt::format("{} bytes after the end of the image", file_.file_size() - source.delivered()));
+  jpeg_.start(want.height, want.width);
+  std::uint64_t delivered = 0;
+  while (delivered < file_.file_size()) {
+    const std::size_t got = file_.read(block_.data(), block_.size());
+    if (got == 0)
+      throw not_the_image(path, "JPEG", fmt::format("{} bytes read, but the file's size was {} when it was opened",
+                                                    delivered, file_.file_size()));
+    delivered += got;
+    if (const char* problem = jpeg_.feed(reinterpret_cast<const unsigned char*>(block_.data()), got))
+      throw not_the_image(path, "JPEG", problem);
+  }
+  if (const char* problem = jpeg_.finish()) throw not_the_image(path, "JPEG", problem);
 }
 
 void ImageReader::read_png(const std::string& path, ImageSize want) {
   // PngImageFile: signature, then chunk headers (8 bytes and a tell()) until the first IDAT;
   // the decoder then pulls IDAT data in pieces of at most 64 KiB, crossing chunk boundaries by
   // reading the CRC and the next header; load_end reads up to IEND. What is read is checked on
-  // the way (every CRC that is read, the header against the plan, the inflated rows) and the file
-  // must end with IEND's CRC.
+  // the way (the header against the plan, every chunk's length and every CRC that is read: zlib's
+  // crc32 runs at memory speed) and the file must end with IEND's CRC. The IDAT data is not
+  // inflated here (that is the framework's CPU time, reader.preprocess_time): `trainio validate`
+  // decodes it.
   auto u32 = [](const char* p) {
     return (static_cast<std::uint32_t>(static_cast<unsigned char>(p[0])) << 24) |
            (static_cast<std::uint32_t>(static_cast<unsigned char>(p[1])) << 16) |
@@ -225,7 +216,7 @@ void ImageReader::read_png(const std::string& path, ImageSize want) {
     }
   }
   if (!header) throw bad("no IHDR chunk before the image data");
-  png_.start(want.height, want.width);
+  if (length > file_.file_size() - at) throw bad(fmt::format("a chunk at byte {} is longer than the file", at - 8));
   std::uint64_t idat_left = length;
   bool more = true;
   while (more) {
@@ -238,6 +229,8 @@ void ImageReader::read_png(const std::string& path, ImageSize want) {
         if (!is("IEND") || next != 0) throw bad(fmt::format("no IEND chunk after the image data at byte {}", at - 8));
         break;
       }
+      if (next > file_.file_size() - at)
+        throw bad(fmt::format("a chunk at byte {} is longer than the file", at - 8));
       idat_left = next;
     }
     if (!more) break;
@@ -246,9 +239,7 @@ void ImageReader::read_png(const std::string& path, ImageSize want) {
     at += n;
     idat_left -= n;
     crc = crc_of(crc, block_.data(), n);
-    if (const char* problem = png_.feed(reinterpret_cast<const unsigned char*>(block_.data()), n)) throw bad(problem);
   }
-  if (const char* problem = png_.finish()) throw bad(problem);
   // IEND's CRC is not read (Pillow stops at its header): the file must hold exactly that much more.
   if (file_.file_size() != at + 4) throw bad(fmt::format("{} bytes, expected {}", file_.file_size(), at + 4));
 }

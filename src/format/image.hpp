@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "format/format.hpp"
-#include "format/image_decode.hpp"
+#include "format/jpeg_markers.hpp"
 #include "format/python_io.hpp"
 #include "util/page_aligned.hpp"
 
@@ -36,8 +36,10 @@ ImageSize image_size(const plan::SampleShape& shape);
 // DLIO's ImageReader: np.asarray(PIL.Image.open(path)). Pillow reads through Python's buffered
 // file: the header from the first buffer, then 64 KiB blocks for the decoder (a JPEG from the
 // start of the file; a PNG chunk by chunk, IDAT data only, with a tell() per chunk header).
-// Like Pillow, the reader decodes what it read, and refuses a file that is not the image the
-// plan describes (size, mode, complete, no decoder warning).
+// The reader checks the structure of what it read against the plan (JPEG markers and frame
+// header; PNG chunks, CRCs and header; the file's size) and refuses a file that is not the image
+// the plan describes. It does not decode: decoding is the framework's CPU cost, which
+// reader.preprocess_time emulates, and `trainio validate` decodes every file.
 class ImageReader final : public SampleReader {
  public:
   explicit ImageReader(ImageWriter::Codec codec) : codec_(codec), block_(kDecoderBlock) {}
@@ -51,8 +53,7 @@ class ImageReader final : public SampleReader {
   ImageWriter::Codec codec_;
   PyBufferedFile file_;
   util::Bytes block_;
-  JpegDecoder jpeg_;
-  PngRows png_;
+  JpegMarkers jpeg_;
 };
 
 // Decodes the whole file with libjpeg / libpng and checks its size and mode.

@@ -1,7 +1,6 @@
 #include "format/image_decode.hpp"
 
 #include <jpeglib.h>
-#include <zlib.h>
 
 #include <csetjmp>
 #include <cstdio>
@@ -125,58 +124,6 @@ const char* JpegDecoder::decode(ImageSource& source, DecodedImage& out) {
   out.components = s.d.output_components;
   jpeg_finish_decompress(&s.d);  // reads on to the end-of-image marker
   out.unread = s.src.bytes_in_buffer;
-  return nullptr;
-}
-
-// ---- PNG ----
-
-struct PngRows::State {
-  z_stream z{};
-  util::Bytes out;
-  std::uint64_t stride = 0, expected = 0, produced = 0, next_filter = 0;
-  bool ended = false;
-};
-
-PngRows::PngRows() : state_(std::make_unique<State>()) {
-  if (inflateInit(&state_->z) != Z_OK) throw internal_error("zlib could not start an inflater");
-  state_->out.resize(64 * 1024);
-}
-
-PngRows::~PngRows() { inflateEnd(&state_->z); }
-
-void PngRows::start(std::uint64_t height, std::uint64_t width) {
-  State& s = *state_;
-  inflateReset(&s.z);
-  s.stride = width + 1;
-  s.expected = height * s.stride;
-  s.produced = s.next_filter = 0;
-  s.ended = false;
-}
-
-const char* PngRows::feed(const unsigned char* data, std::size_t size) {
-  State& s = *state_;
-  s.z.next_in = const_cast<unsigned char*>(data);
-  s.z.avail_in = static_cast<uInt>(size);
-  while (s.z.avail_in > 0) {
-    if (s.ended) return "data after the end of the compressed image";
-    s.z.next_out = reinterpret_cast<Bytef*>(s.out.data());
-    s.z.avail_out = static_cast<uInt>(s.out.size());
-    const int rc = inflate(&s.z, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) return "the compressed image is corrupt";
-    const std::uint64_t got = s.out.size() - s.z.avail_out;
-    if (s.produced + got > s.expected) return "more rows than the image's size";
-    // The first byte of every row is its filter type, 0..4.
-    for (; s.next_filter < s.produced + got; s.next_filter += s.stride)
-      if (static_cast<unsigned char>(s.out[static_cast<std::size_t>(s.next_filter - s.produced)]) > 4)
-        return "a row with an unknown filter type";
-    s.produced += got;
-    s.ended = rc == Z_STREAM_END;
-  }
-  return nullptr;
-}
-
-const char* PngRows::finish() const {
-  if (!state_->ended || state_->produced != state_->expected) return "the compressed image is cut short";
   return nullptr;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// Decoding what an image file holds, as Pillow does when DLIO's reader loads it, so that a file
-// that does not hold the image the plan describes is refused. Decoder warnings (libjpeg's
+// Decoding what an image file holds, as Pillow does when DLIO's reader loads it, so that
+// `trainio validate` refuses a file that does not hold the image the plan describes (the run only
+// checks the structure: JpegMarkers). Decoder warnings (libjpeg's
 // "Premature end of JPEG file", "Corrupt JPEG data") are errors, and nothing is printed: what
 // went wrong comes back as text for the caller's error.
 
@@ -24,7 +25,7 @@ struct DecodedImage {
   std::uint64_t unread = 0;  // bytes supplied but left after the end of the image
 };
 
-// libjpeg-turbo's decompressor, created once and reused for every image a reader thread loads.
+// libjpeg-turbo's decompressor, reusable for many images.
 class JpegDecoder {
  public:
   JpegDecoder();
@@ -38,26 +39,6 @@ class JpegDecoder {
   struct State;  // libjpeg's objects; public only for its C callbacks
 
  private:
-  std::unique_ptr<State> state_;
-};
-
-// The IDAT stream of a non-interlaced 8-bit grayscale PNG of a given size, inflated as it is
-// fed (zlib's stream reused, nothing allocated per image): it must inflate to exactly one filter
-// byte (0..4) and `width` pixels per row, and end with the last row.
-class PngRows {
- public:
-  PngRows();
-  ~PngRows();
-  PngRows(const PngRows&) = delete;
-  PngRows& operator=(const PngRows&) = delete;
-  void start(std::uint64_t height, std::uint64_t width);
-  // nullptr, or what is wrong.
-  const char* feed(const unsigned char* data, std::size_t size);
-  // After the last IDAT chunk: nullptr when the image is complete.
-  const char* finish() const;
-
- private:
-  struct State;
   std::unique_ptr<State> state_;
 };
 

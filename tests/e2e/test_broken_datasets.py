@@ -43,7 +43,9 @@ def overwrite_tail(path):
 
 
 def bytes_before_the_end_marker(path):
-    # libjpeg only warns ("Corrupt JPEG data: 2 extraneous bytes before marker 0xd9"): an error here.
+    # libjpeg only warns ("Corrupt JPEG data: 2 extraneous bytes before marker 0xd9"): an error in
+    # validate. The run does not decode (that is the framework's CPU time), and two bytes inside
+    # the entropy-coded data look like coded data to a marker walk: only validate catches this.
     with open(path, "rb") as f:
         data = f.read()
     with open(path, "wb") as f:
@@ -91,7 +93,7 @@ class BrokenDatasetTest(TrainioTest):
         super().setUp()
         self.failures = []
 
-    def check_format(self, fmt, damages, extra=(), victim_index=1):
+    def check_format(self, fmt, damages, extra=(), victim_index=1, validate_only=()):
         args = [f"dataset.format={fmt}", *COMMON, *extra]
         self.ok("generate", "default", *args)
         self.ok("validate", "default", *args)
@@ -101,7 +103,7 @@ class BrokenDatasetTest(TrainioTest):
         for name, damage in damages:
             with self.subTest(format=fmt, damage=name):
                 wrapper = damage(victim) or ()
-                self.check_refused(args, victim, f"{fmt}/{name}", wrapper)
+                self.check_refused(args, victim, f"{fmt}/{name}", wrapper, run_too=name not in validate_only)
             shutil.rmtree(self.path("d"))
             shutil.copytree(pristine, self.path("d"))
         # The restored dataset is good again: what failed above was the damage.
@@ -110,11 +112,15 @@ class BrokenDatasetTest(TrainioTest):
         self.ok("run", "default", *args, "workflow.generate_data=false", "--output", out)
         self.assertTrue(os.path.exists(os.path.join(out, "summary.json")))
 
-    def check_refused(self, args, victim, label, wrapper=()):
+    def check_refused(self, args, victim, label, wrapper=(), run_too=True):
         name = os.path.basename(victim)
         r = self.run_trainio("validate", "default", *args, wrapper=wrapper)
         self.assertEqual(r.code, 1, f"{label}: validate\n{r}")
         self.assertIn(name, r.out, f"{label}: validate\n{r}")
+        for line in r.err.splitlines() + r.out.splitlines():
+            self.assertFalse(line.startswith(RAW_DECODER_TEXT), f"{label}: raw decoder text from validate\n{r}")
+        if not run_too:
+            return
         self.runs = getattr(self, "runs", 0) + 1
         out = self.path(f"out-{self.runs}")
         r = self.run_trainio("run", "default", *args, "workflow.generate_data=false", "--output", out, wrapper=wrapper)
@@ -130,7 +136,10 @@ class BrokenDatasetTest(TrainioTest):
 
     def test_jpeg(self):
         self.check_format("jpeg", self.BASIC + [("tail overwritten", overwrite_tail),
-                                               ("bytes before the end marker", bytes_before_the_end_marker)])
+                                               ("bytes before the end marker", bytes_before_the_end_marker)],
+                          # The run checks the JPEG's structure, not its decoded pixels (see
+                          # bytes_before_the_end_marker and docs/formats.md, "Broken files").
+                          validate_only=["bytes before the end marker"])
 
     def test_png(self):
         self.check_format("png", self.BASIC + [("tail overwritten", overwrite_tail)])
