@@ -5,6 +5,7 @@
 #include <charconv>
 #include <string>
 
+#include "format/csv_rows.hpp"
 #include "format/csv_scan.hpp"
 #include "format/stream_writer.hpp"
 #include "util/error.hpp"
@@ -58,10 +59,11 @@ std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& 
                               std::uint64_t /*sample*/) {
   // pandas.read_csv(path): open(path, 'r', newline=''), then TextIOWrapper.read(256 KiB) until
   // it returns nothing. A text read loops over BufferedReader.read1 until it has what it asked
-  // for or the file ends. What was read is checked against the plan as it arrives.
+  // for or the file ends. The rows read are checked against the plan as they arrive (CsvRows:
+  // row count and lengths, not values: parsing is the framework's CPU time, and validate's job).
   if (chunk_.size() < kPandasChunk) chunk_.resize(kPandasChunk);
   file_.open(path);
-  CsvScan scan(shape.elements());
+  CsvRows scan(shape.elements(), samples_in_file);
   bool good = true;
   while (true) {
     std::size_t got = 0;
@@ -74,7 +76,7 @@ std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& 
     if (good) good = scan.feed(reinterpret_cast<const unsigned char*>(chunk_.data()), got);
   }
   file_.close();
-  if (!good || !scan.finish(samples_in_file)) throw not_the_csv(path, scan.describe(samples_in_file));
+  if (!good || !scan.finish()) throw not_the_csv(path, scan.describe());
   return shape.bytes();  // the sample's share of the parsed table
 }
 
