@@ -2,6 +2,7 @@
 
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
+#include "util/error.hpp"
 
 namespace trainio::engine {
 
@@ -11,6 +12,18 @@ BatchReader::BatchReader(const plan::DatasetLayout& layout, std::unique_ptr<form
 }
 
 Batch BatchReader::read(const PhaseWork& work, std::uint64_t step, std::uint64_t first, std::uint64_t end) {
+  try {
+    return read_samples(work, step, first, end);
+  } catch (Error& e) {
+    // A storage call that failed on a dataset file (unreadable, a folder in its place) says what
+    // failed; what to do about it is the same for every reader.
+    e.with_hint("check that the dataset's files are readable ('trainio validate' names every damaged file), or "
+                "regenerate the dataset with 'trainio generate'");
+    throw;
+  }
+}
+
+Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::uint64_t first, std::uint64_t end) {
   storage::ScopedObserver observe(&io_);
   Batch out;
   const std::uint64_t size = work.plan->batch_size();

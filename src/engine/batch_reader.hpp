@@ -21,6 +21,7 @@ class BatchReader {
   void collect(metrics::ReadPhase& phase);
 
  private:
+  Batch read_samples(const PhaseWork& work, std::uint64_t step, std::uint64_t first, std::uint64_t end);
   const plan::DatasetLayout& layout_;
   std::unique_ptr<format::SampleReader> reader_;
   std::string path_;                    // reused: no allocation per sample

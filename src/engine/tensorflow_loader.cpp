@@ -96,7 +96,7 @@ void TensorflowLoader::stream_main(std::size_t slot) {
     for (const std::uint64_t file : s.files) {
       layout_.path_into(work_.split, file, path);
       const std::uint64_t sample_bytes = layout_.sample_shape(work_.split, file).bytes();
-      in.open(path);
+      in.open(path, layout_.samples_per_file());
       std::uint64_t length = 0;
       while (true) {
         const std::int64_t t0 = util::now_ns();

@@ -5,7 +5,10 @@
 #include <charconv>
 #include <string>
 
+#include "format/csv_rows.hpp"
+#include "format/csv_scan.hpp"
 #include "format/stream_writer.hpp"
+#include "util/error.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -43,13 +46,25 @@ void CsvWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
   w.flush();
 }
 
-std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t /*samples_in_file*/,
+namespace {
+
+Error not_the_csv(const std::string& path, const std::string& what) {
+  return data_error(fmt::format("'{}' does not hold the rows the dataset's settings describe: {}", path, what),
+                    "the file is damaged or was written for other settings: regenerate the dataset with 'trainio generate'");
+}
+
+}  // namespace
+
+std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                               std::uint64_t /*sample*/) {
   // pandas.read_csv(path): open(path, 'r', newline=''), then TextIOWrapper.read(256 KiB) until
   // it returns nothing. A text read loops over BufferedReader.read1 until it has what it asked
-  // for or the file ends.
+  // for or the file ends. The rows read are checked against the plan as they arrive (CsvRows:
+  // row count and lengths, not values: parsing is the framework's CPU time, and validate's job).
   if (chunk_.size() < kPandasChunk) chunk_.resize(kPandasChunk);
   file_.open(path);
+  CsvRows scan(shape.elements(), samples_in_file);
+  bool good = true;
   while (true) {
     std::size_t got = 0;
     while (got < kPandasChunk) {
@@ -58,44 +73,25 @@ std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& 
       got += n;
     }
     if (got == 0) break;
+    if (good) good = scan.feed(reinterpret_cast<const unsigned char*>(chunk_.data()), got);
   }
   file_.close();
+  if (!good || !scan.finish()) throw not_the_csv(path, scan.describe());
   return shape.bytes();  // the sample's share of the parsed table
 }
 
 std::optional<std::string> validate_csv(const plan::DataFile& f) {
   storage::File in = storage::File::open(f.path);
   const std::uint64_t size = in.size();
-  const std::uint64_t columns = f.sample.elements();
+  CsvScan scan(f.sample.elements());
   util::Bytes chunk(1 << 20);
-  std::uint64_t line = 0, fields = 0, at = 0;
-  std::string field;
   for (std::uint64_t offset = 0; offset < size;) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), size - offset));
     in.pread_exact(chunk.data(), n, offset);
     offset += n;
-    for (std::size_t i = 0; i < n; ++i, ++at) {
-      const char c = chunk[i];
-      if (c != ',' && c != '\n') {
-        if (c < '0' || c > '9') return fmt::format("line {}: unexpected character at byte {}", line + 1, at);
-        field += c;
-        continue;
-      }
-      std::uint64_t v = 0;
-      if (field.empty() || std::from_chars(field.data(), field.data() + field.size(), v).ec != std::errc())
-        return fmt::format("line {}: field {} is not a number", line + 1, fields + 1);
-      if (v > 254) return fmt::format("line {}: value {} out of range", line + 1, v);
-      field.clear();
-      ++fields;
-      if (c == '\n') {
-        if (fields != columns) return fmt::format("line {}: {} values, expected {}", line + 1, fields, columns);
-        ++line;
-        fields = 0;
-      }
-    }
+    if (!scan.feed(reinterpret_cast<const unsigned char*>(chunk.data()), n)) return scan.describe(f.num_samples);
   }
-  if (fields != 0 || !field.empty()) return std::string("the last line is cut short");
-  if (line != f.num_samples) return fmt::format("{} rows, expected {}", line, f.num_samples);
+  if (!scan.finish(f.num_samples)) return scan.describe(f.num_samples);
   return std::nullopt;
 }
 

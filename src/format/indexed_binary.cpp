@@ -82,13 +82,22 @@ std::optional<std::string> validate_indexed_binary(const plan::DataFile& f) {
   if (!data) return std::string("missing");
   if (*data != f.data_bytes()) return fmt::format("size {} bytes, expected {}", *data, f.data_bytes());
   const std::uint64_t size = f.sample.bytes();
+  util::Bytes chunk(1 << 20);
+  {
+    // The samples have no checksum, but every byte must be readable.
+    storage::File in = storage::File::open(f.path);
+    for (std::uint64_t at = 0; at < *data;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), *data - at));
+      in.pread_exact(chunk.data(), n, at);
+      at += n;
+    }
+  }
   for (const bool offsets : {true, false}) {
     const std::string path = offsets ? indexed_binary::offsets_path(f.path) : indexed_binary::sizes_path(f.path);
     const auto bytes = storage::file_size(path);
     if (!bytes) return fmt::format("its index {} is missing", path);
     if (*bytes != 8 * f.num_samples) return fmt::format("its index {} holds {} bytes, expected {}", path, *bytes, 8 * f.num_samples);
     storage::File in = storage::File::open(path);
-    util::Bytes chunk(1 << 20);
     for (std::uint64_t i = 0; i < f.num_samples;) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size() / 8, f.num_samples - i));
       in.pread_exact(chunk.data(), n * 8, i * 8);

@@ -14,16 +14,35 @@ namespace {
 constexpr std::size_t kIndexPiece = 64u << 20;
 }  // namespace
 
-void IndexedBinaryReader::load_index(const std::string& path, std::uint64_t samples) {
-  for (const std::string& index : {indexed_binary::offsets_path(path), indexed_binary::sizes_path(path)}) {
+namespace {
+
+Error damaged(const std::string& path, const std::string& what) {
+  return data_error(fmt::format("'{}' {}", path, what),
+                    "the file is damaged or was written for other settings: regenerate the dataset with 'trainio generate'");
+}
+
+}  // namespace
+
+void IndexedBinaryReader::load_index(const std::string& path, std::uint64_t samples, std::uint64_t sample_bytes) {
+  // What the index holds is checked against the plan: sample i at i * size, every size the
+  // sample's (the index files were read anyway; the check costs no storage call).
+  for (const bool offsets : {true, false}) {
+    const std::string index = offsets ? indexed_binary::offsets_path(path) : indexed_binary::sizes_path(path);
     file_.open(index);
-    std::uint64_t left = 8 * samples;
+    if (file_.file_size() != 8 * samples)
+      throw damaged(index, fmt::format("holds {} bytes, expected {} ({} entries)", file_.file_size(), 8 * samples, samples));
+    std::uint64_t left = 8 * samples, entry = 0;
     while (left > 0) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, kIndexPiece));
       if (buffer_.size() < n) buffer_.resize(n);
       if (file_.readinto(buffer_.data(), n) != n)
-        throw data_error(fmt::format("index '{}' is shorter than {} entries", index, samples),
-                         "regenerate the dataset with 'trainio generate'");
+        throw damaged(index, fmt::format("is shorter than {} entries", samples));
+      for (std::size_t k = 0; k < n; k += 8, ++entry) {
+        std::uint64_t v = 0;
+        for (int b = 7; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(buffer_[k + static_cast<std::size_t>(b)]);
+        const std::uint64_t want = offsets ? entry * sample_bytes : sample_bytes;
+        if (v != want) throw damaged(index, fmt::format("entry {} is {}, expected {}", entry, v, want));
+      }
       left -= n;
     }
     file_.close();
@@ -33,23 +52,30 @@ void IndexedBinaryReader::load_index(const std::string& path, std::uint64_t samp
 
 std::uint64_t IndexedBinaryReader::read(const std::string& path, const plan::SampleShape& shape,
                                         std::uint64_t samples_in_file, std::uint64_t sample) {
-  if (!indexed_.count(path)) load_index(path, samples_in_file);
   const std::uint64_t size = shape.bytes();
+  if (!indexed_.count(path)) load_index(path, samples_in_file, size);
   if (buffer_.size() < size) buffer_.resize(size);
   if (!keep_open_ || open_path_ != path) {
     if (!open_path_.empty()) file_.close();
+    open_path_.clear();
     file_.open(path);
-    open_path_ = keep_open_ ? path : std::string();
+    // Python's open() fstat()s the file: its size is known without another call.
+    if (file_.file_size() != samples_in_file * size) {
+      file_.close();
+      throw damaged(path, fmt::format("is {} bytes, the index says {} samples of {} bytes", file_.file_size(),
+                                      samples_in_file, size));
+    }
+    if (keep_open_) open_path_ = path;
   }
   file_.seek(static_cast<std::int64_t>(sample * size), SEEK_SET);
   if (file_.readinto(buffer_.data(), size) != size)
-    throw data_error(fmt::format("'{}' ends before sample {} ({} bytes at {})", path, sample, size, sample * size),
-                     "the file is truncated: regenerate the dataset with 'trainio generate'");
+    throw damaged(path, fmt::format("ends before sample {} ({} bytes at {})", sample, size, sample * size));
   if (!keep_open_) file_.close();
   return size;
 }
 
-const MmapIndexedBinaryReader::Maps& MmapIndexedBinaryReader::maps_for(const std::string& path) {
+const MmapIndexedBinaryReader::Maps& MmapIndexedBinaryReader::maps_for(const std::string& path, std::uint64_t samples,
+                                                                      std::uint64_t sample_bytes) {
   if (const auto it = maps_.find(path); it != maps_.end()) return it->second;
   if (maps_.size() >= kMaxMapped) {
     maps_.erase(order_.front());
@@ -57,14 +83,22 @@ const MmapIndexedBinaryReader::Maps& MmapIndexedBinaryReader::maps_for(const std
   }
   Maps m{storage::MappedFile::open(indexed_binary::offsets_path(path)),
          storage::MappedFile::open(indexed_binary::sizes_path(path)), storage::MappedFile::open(path)};
+  // The sizes of the three files are known from mapping them; their content is only read where
+  // samples are touched (reading the indexes here would add page faults numpy does not make).
+  for (const storage::MappedFile* index : {&m.offsets, &m.sizes})
+    if (index->size() != 8 * samples)
+      throw damaged(index == &m.offsets ? indexed_binary::offsets_path(path) : indexed_binary::sizes_path(path),
+                    fmt::format("holds {} bytes, expected {} ({} entries)", index->size(), 8 * samples, samples));
+  if (m.data.size() != samples * sample_bytes)
+    throw damaged(path, fmt::format("is {} bytes, the index says {} samples of {} bytes", m.data.size(), samples, sample_bytes));
   order_.push_back(path);
   return maps_.emplace(path, std::move(m)).first->second;
 }
 
 std::uint64_t MmapIndexedBinaryReader::read(const std::string& path, const plan::SampleShape& shape,
-                                            std::uint64_t, std::uint64_t sample) {
-  const Maps& m = maps_for(path);
+                                            std::uint64_t samples_in_file, std::uint64_t sample) {
   const std::uint64_t size = shape.bytes();
+  const Maps& m = maps_for(path, samples_in_file, size);
   m.data.touch(sample * size, size);
   return size;
 }

@@ -27,7 +27,7 @@ class IndexedBinaryReader final : public SampleReader {
                      std::uint64_t sample) override;
 
  private:
-  void load_index(const std::string& path, std::uint64_t samples);
+  void load_index(const std::string& path, std::uint64_t samples, std::uint64_t sample_bytes);
   bool keep_open_;
   std::string open_path_;  // the file file_ holds open (keep_open)
   PyBufferedFile file_;
@@ -44,7 +44,7 @@ class MmapIndexedBinaryReader final : public SampleReader {
   struct Maps {
     storage::MappedFile offsets, sizes, data;
   };
-  const Maps& maps_for(const std::string& path);
+  const Maps& maps_for(const std::string& path, std::uint64_t samples, std::uint64_t sample_bytes);
   // A bounded set of open maps (each holds descriptors): least recently opened goes first.
   static constexpr std::size_t kMaxMapped = 256;
   std::unordered_map<std::string, Maps> maps_;

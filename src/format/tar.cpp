@@ -6,6 +6,7 @@
 
 #include "format/stream_writer.hpp"
 #include "plan/layout.hpp"
+#include "util/error.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -63,22 +64,50 @@ std::string header(const std::string& name, std::uint64_t size) {
   return h;
 }
 
+std::string_view stem_of(std::string_view path) {
+  const std::size_t slash = path.find_last_of('/');
+  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return name.substr(0, name.find('.'));
+}
+
 std::string key(const plan::DataFile& f, std::uint64_t sample) {
   // "<shard name>_<sample>": WebDataset groups members by the name before the first dot.
-  std::string stem = f.path.substr(f.path.find_last_of('/') + 1);
-  stem = stem.substr(0, stem.find('.'));
-  return fmt::format("{}_{:06}", stem, sample);
+  return fmt::format("{}_{:06}", stem_of(f.path), sample);
 }
 
 std::uint64_t sample_offset(std::uint64_t sample, std::uint64_t sample_bytes) {
   return sample * (kBlock + padded(sample_bytes) + kBlock + padded(sizeof kLabel - 1));
 }
 
+std::uint64_t shard_size(std::uint64_t samples, std::uint64_t sample_bytes) {
+  const std::uint64_t members = sample_offset(samples, sample_bytes) + 2 * kBlock;
+  return (members + kRecord - 1) / kRecord * kRecord;
+}
+
+const char* header_problem(const char* h, std::string_view stem, std::uint64_t sample, std::string_view ext,
+                           std::uint64_t size) {
+  unsigned sum = 0;
+  for (std::size_t k = 0; k < kBlock; ++k) sum += (k >= 148 && k < 156) ? ' ' : static_cast<unsigned char>(h[k]);
+  if (parse_octal(&h[148], 8) != sum) return "bad header checksum";
+  if (std::memcmp(&h[257], "ustar", 5) != 0) return "not a ustar header";
+  // The name, "<stem>_<sample, 6 digits or more><ext>", compared in place.
+  char digits[24];
+  const int width = fmt::formatted_size("{:06}", sample);
+  fmt::format_to(digits, "{:06}", sample);
+  const std::size_t length = stem.size() + 1 + static_cast<std::size_t>(width) + ext.size();
+  if (length > 100 || strnlen(h, 100) != length || std::memcmp(h, stem.data(), stem.size()) != 0 ||
+      h[stem.size()] != '_' || std::memcmp(h + stem.size() + 1, digits, static_cast<std::size_t>(width)) != 0 ||
+      std::memcmp(h + stem.size() + 1 + width, ext.data(), ext.size()) != 0)
+    return "another member's name";
+  if (h[156] != '0' && h[156] != '\0') return "not a regular file";
+  if (parse_octal(&h[124], 12) != size) return "another size";
+  return nullptr;
+}
+
 }  // namespace tar
 
 std::optional<std::uint64_t> TarWriter::expected_size(const plan::DataFile& f) const {
-  const std::uint64_t members = tar::sample_offset(f.num_samples, f.sample.bytes()) + 2 * tar::kBlock;
-  return (members + tar::kRecord - 1) / tar::kRecord * tar::kRecord;
+  return tar::shard_size(f.num_samples, f.sample.bytes());
 }
 
 void TarWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
@@ -99,14 +128,63 @@ void TarWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
   w.flush();
 }
 
-std::uint64_t TarSampleReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t,
+namespace {
+
+Error damaged_shard(const std::string& path, const std::string& what) {
+  return data_error(fmt::format("'{}' is not the tar shard the dataset's settings describe: {}", path, what),
+                    "the file is damaged or was written for other settings: regenerate the dataset with 'trainio generate'");
+}
+
+bool all_zero(const char* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+std::uint64_t TarSampleReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
                                     std::uint64_t sample) {
   const std::uint64_t bytes = shape.bytes();
-  const std::size_t want = tar::kBlock + static_cast<std::size_t>(bytes);
+  const std::uint64_t offset = tar::sample_offset(sample, bytes);
+  // The shard's last sample is read on to the end of the archive (its label, the two zero blocks,
+  // the record padding) and one byte past it, still in one read: so a shard that is cut short or
+  // grown is noticed without a stat, once per shard.
+  const bool last = sample + 1 == samples_in_file;
+  const std::uint64_t shard = tar::shard_size(samples_in_file, bytes);
+  const std::size_t want = last ? static_cast<std::size_t>(shard - offset + 1) : tar::kBlock + static_cast<std::size_t>(bytes);
   if (buffer_.size() < want) buffer_.resize(want);
   storage::File in = storage::File::open(path);
-  in.pread_exact(buffer_.data(), want, tar::sample_offset(sample, bytes));
+  std::size_t got = 0;
+  if (!last) {
+    in.pread_exact(buffer_.data(), want, offset);
+    got = want;
+  } else {
+    got = in.pread_some(buffer_.data(), want, offset);
+    // A short read before the end of the file is rare; only then is the rest asked for.
+    while (got + 1 < want) {
+      const std::size_t more = in.pread_some(buffer_.data() + got, want - got, offset + got);
+      if (more == 0) break;
+      got += more;
+    }
+  }
   in.close();
+  const char* h = buffer_.data();
+  if (got < tar::kBlock + bytes)
+    throw damaged_shard(path, fmt::format("it ends inside sample {} (byte {})", sample, offset + got));
+  if (const char* problem = tar::header_problem(h, tar::stem_of(path), sample, ".bin", bytes))
+    throw damaged_shard(path, fmt::format("the header of sample {} at byte {}: {}", sample, offset, problem));
+  if (last) {
+    if (got == want) throw damaged_shard(path, fmt::format("more than the {} bytes of the archive", shard));
+    if (got + 1 < want) throw damaged_shard(path, fmt::format("{} bytes, expected {}", offset + got, shard));
+    const std::size_t label = tar::kBlock + static_cast<std::size_t>((bytes + tar::kBlock - 1) / tar::kBlock * tar::kBlock);
+    if (!all_zero(h + tar::kBlock + bytes, label - tar::kBlock - bytes))
+      throw damaged_shard(path, fmt::format("the padding after sample {} is not zero", sample));
+    if (const char* problem = tar::header_problem(h + label, tar::stem_of(path), sample, ".cls", 1))
+      throw damaged_shard(path, fmt::format("the label header of sample {}: {}", sample, problem));
+    if (h[label + tar::kBlock] != '0' || !all_zero(h + label + tar::kBlock + 1, want - 1 - label - tar::kBlock - 1))
+      throw damaged_shard(path, "the last label or the end-of-archive blocks are not what was written");
+  }
   return bytes;
 }
 
@@ -114,29 +192,34 @@ std::optional<std::string> validate_tar(const plan::DataFile& f) {
   storage::File in = storage::File::open(f.path);
   const std::uint64_t size = in.size();
   const std::uint64_t bytes = f.sample.bytes();
+  const std::uint64_t expected = tar::shard_size(f.num_samples, bytes);
+  if (size != expected) return fmt::format("{} bytes, expected {}", size, expected);
+  const std::string_view stem = tar::stem_of(f.path);
   std::uint64_t at = 0;
   char h[tar::kBlock];
   for (std::uint64_t i = 0; i < f.num_samples; ++i) {
     for (const char* ext : {".bin", ".cls"}) {
-      if (at + tar::kBlock > size) return fmt::format("ends before sample {}", i);
+      const bool data = ext[1] == 'b';
+      const std::uint64_t member = data ? bytes : 1;
       in.pread_exact(h, sizeof h, at);
-      unsigned sum = 0;
-      for (std::size_t k = 0; k < sizeof h; ++k) sum += (k >= 148 && k < 156) ? ' ' : static_cast<unsigned char>(h[k]);
-      if (tar::parse_octal(&h[148], 8) != sum) return fmt::format("member header at byte {}: bad checksum", at);
-      const std::string name(h, strnlen(h, 100));
-      const std::string want_name = tar::key(f, i) + ext;
-      if (name != want_name) return fmt::format("member {} is '{}', expected '{}'", 2 * i + (ext[1] == 'c'), name, want_name);
-      const std::uint64_t member = tar::parse_octal(&h[124], 12);
-      const std::uint64_t want_size = ext[1] == 'b' ? bytes : 1;
-      if (member != want_size) return fmt::format("'{}' holds {} bytes, expected {}", name, member, want_size);
-      at += tar::kBlock + (member + tar::kBlock - 1) / tar::kBlock * tar::kBlock;
+      if (const char* problem = tar::header_problem(h, stem, i, ext, member))
+        return fmt::format("member {} ('{}{}') at byte {}: {}", 2 * i + (data ? 0 : 1), tar::key(f, i), ext, at, problem);
+      at += tar::kBlock;
+      // The member's last block: the end of its data, then zeros (the label is "0").
+      const std::uint64_t padded = (member + tar::kBlock - 1) / tar::kBlock * tar::kBlock;
+      const std::size_t tail = static_cast<std::size_t>(padded - member);
+      if (tail > 0 || !data) {
+        in.pread_exact(h, tar::kBlock, at + padded - tar::kBlock);
+        const std::size_t used = tar::kBlock - tail;
+        if ((!data && h[0] != '0') || !all_zero(h + used, tail))
+          return fmt::format("the padding of member {} at byte {} is not what was written", 2 * i + (data ? 0 : 1), at);
+      }
+      at += padded;
     }
   }
-  if (at + 2 * tar::kBlock > size) return std::string("no end-of-archive blocks");
-  util::Bytes tail(size - at);
-  in.pread_exact(tail.data(), tail.size(), at);
-  for (const char c : tail)
-    if (c != 0) return std::string("data after the last member");
+  util::Bytes rest(size - at);
+  in.pread_exact(rest.data(), rest.size(), at);
+  if (!all_zero(rest.data(), rest.size())) return std::string("the end-of-archive blocks are not zero");
   return std::nullopt;
 }
 

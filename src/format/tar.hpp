@@ -4,6 +4,7 @@
 // as Python's tarfile and GNU tar do. Packing many samples into one file is how training sites
 // avoid a metadata storm of one open per sample.
 
+#include <string_view>
 #include <vector>
 
 #include "format/format.hpp"
@@ -20,6 +21,15 @@ std::string header(const std::string& name, std::uint64_t size);
 std::string key(const plan::DataFile& f, std::uint64_t sample);
 // Offset of sample i's .bin header in a shard of samples of `sample_bytes`.
 std::uint64_t sample_offset(std::uint64_t sample, std::uint64_t sample_bytes);
+// The size of a shard of `samples` samples of `sample_bytes`: its members, two zero blocks, and
+// zeros up to a whole record.
+std::uint64_t shard_size(std::uint64_t samples, std::uint64_t sample_bytes);
+// What is wrong with the member header `h` (512 bytes) that should hold member `<stem>_<sample><ext>`
+// of `size` bytes; nullptr when it is right. Allocation-free: it runs per sample.
+const char* header_problem(const char* h, std::string_view stem, std::uint64_t sample, std::string_view ext,
+                           std::uint64_t size);
+// The shard name a member name starts with: the file name up to its first dot.
+std::string_view stem_of(std::string_view path);
 }  // namespace tar
 
 class TarWriter final : public ByteWriter {

@@ -183,6 +183,26 @@ std::uint64_t DaliTfRecordReader::read(const std::string& path, const plan::Samp
   storage::File in = storage::File::open(path);
   in.pread_exact(buffer_.data(), record, sample * record);
   in.close();
+  // The record read must be the one the plan puts there: its length and framing, and both CRCs
+  // (CRC-32C runs at several GB/s; DALI skips them, TensorFlow checks them).
+  const char* r = buffer_.data();
+  auto le32 = [](const char* p) {
+    std::uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+    return v;
+  };
+  std::uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = (length << 8) | static_cast<unsigned char>(r[i]);
+  const char* problem = nullptr;
+  if (crc32c::mask(crc32c::value(r, 8)) != le32(r + 8)) problem = "bad length CRC";
+  else if (length != frame.data_bytes()) problem = "another record length than the dataset's settings give";
+  else if (std::memcmp(r + tfrecord::kHeaderBytes, frame.prefix.data(), frame.prefix.size()) != 0)
+    problem = "not the tf.train.Example the dataset's settings give";
+  else if (crc32c::mask(crc32c::value(r + tfrecord::kHeaderBytes, length)) != le32(r + tfrecord::kHeaderBytes + length))
+    problem = "bad data CRC";
+  if (problem)
+    throw data_error(fmt::format("'{}': corrupted record {} at offset {}: {}", path, sample, sample * record, problem),
+                     "regenerate the dataset with 'trainio generate' (trainio validate shows every bad file)");
   return frame.image_bytes;
 }
 

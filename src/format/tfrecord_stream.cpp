@@ -21,12 +21,14 @@ std::uint32_t le32(const char* p) {
 TfRecordStream::TfRecordStream(std::size_t buffer_size)
     : buffer_size_(buffer_size == 0 ? kDefaultBuffer : buffer_size), buffer_(buffer_size_) {}
 
-void TfRecordStream::open(const std::string& path) {
+void TfRecordStream::open(const std::string& path, std::uint64_t records) {
   file_ = storage::File::open(path, {.close_on_exec = false});  // PosixRandomAccessFile: open(O_RDONLY)
   pos_ = limit_ = 0;
   file_offset_ = 0;
   at_end_ = false;
   record_offset_ = 0;
+  records_ = 0;
+  expected_records_ = records;
 }
 
 bool TfRecordStream::fill() {
@@ -65,8 +67,13 @@ bool TfRecordStream::next(std::uint64_t& length) {
                       "regenerate the dataset with 'trainio generate' (trainio validate shows every bad file)");
   };
   const std::size_t header = read_n(tfrecord::kHeaderBytes);
-  if (header == 0) return false;  // the end of the file, between records
+  if (header == 0) {  // the end of the file, between records
+    if (records_ != expected_records_)
+      throw corrupt(fmt::format("the file ends after {} records, expected {}", records_, expected_records_));
+    return false;
+  }
   if (header < tfrecord::kHeaderBytes) throw corrupt("truncated record header");
+  if (records_ == expected_records_) throw corrupt(fmt::format("more than the {} records expected", expected_records_));
   std::memcpy(&length, record_.data(), 8);
   if (crc32c::mask(crc32c::value(record_.data(), 8)) != le32(record_.data() + 8)) throw corrupt("bad length CRC");
   if (length > (1ull << 40)) throw corrupt("implausible record length");
@@ -74,6 +81,7 @@ bool TfRecordStream::next(std::uint64_t& length) {
     throw corrupt("the file ends inside the record");
   if (crc32c::mask(crc32c::value(record_.data(), length)) != le32(record_.data() + length)) throw corrupt("bad data CRC");
   record_offset_ += tfrecord::kHeaderBytes + length + tfrecord::kFooterBytes;
+  ++records_;
   return true;
 }
 

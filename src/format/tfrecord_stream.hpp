@@ -20,7 +20,9 @@ class TfRecordStream {
   static constexpr std::size_t kDefaultBuffer = 256u << 10;
 
   explicit TfRecordStream(std::size_t buffer_size);
-  void open(const std::string& path);
+  // `records`: how many records the plan says the file holds; a file that ends after fewer, or
+  // holds more, is a dataset error (TensorFlow would read whatever is there).
+  void open(const std::string& path, std::uint64_t records);
   // The next record's data length; false at the end of the file. Corruption is a dataset error.
   bool next(std::uint64_t& length);
   void close() { file_.close(); }
@@ -39,6 +41,7 @@ class TfRecordStream {
   std::uint64_t file_offset_ = 0;  // where the next pread starts
   bool at_end_ = false;            // a read came back short: OUT_OF_RANGE from here on
   std::uint64_t record_offset_ = 0;
+  std::uint64_t records_ = 0, expected_records_ = 0;
   util::Bytes record_;
 };
 

@@ -26,10 +26,11 @@ std::string record(const std::string& data) {
 void write(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 // Streams every record of `path`; returns their lengths and the reads it took.
-std::vector<std::uint64_t> stream(const std::string& path, std::size_t buffer, metrics::IoRecorder& io) {
+std::vector<std::uint64_t> stream(const std::string& path, std::size_t buffer, metrics::IoRecorder& io,
+                                  std::uint64_t records) {
   storage::ScopedObserver observe(&io);
   format::TfRecordStream in(buffer);
-  in.open(path);
+  in.open(path, records);
   std::vector<std::uint64_t> lengths;
   std::uint64_t length = 0;
   while (in.next(length)) lengths.push_back(length);
@@ -45,7 +46,7 @@ TEST_CASE("the TFRecord stream reads whole buffers, whatever the record boundari
   for (std::size_t n : {100u, 3000u, 1u, 700u}) file += record(std::string(n, 'a'));  // 3865 bytes
   write(dir / "f", file);
   metrics::IoRecorder io;
-  CHECK(stream(dir / "f", 1024, io) == std::vector<std::uint64_t>{100, 3000, 1, 700});
+  CHECK(stream(dir / "f", 1024, io, 4) == std::vector<std::uint64_t>{100, 3000, 1, 700});
   // 3 full reads, a short one (793 bytes) and the read that finds the end.
   CHECK(io.op(storage::Op::read).count == 5);
   CHECK(io.op(storage::Op::read).bytes == file.size());
@@ -58,7 +59,7 @@ TEST_CASE("a file that is a whole number of buffers still ends with a read of no
   const std::string file = record(std::string(1008, 'b'));  // 1024 bytes
   write(dir / "f", file);
   metrics::IoRecorder io;
-  CHECK(stream(dir / "f", 512, io).size() == 1);
+  CHECK(stream(dir / "f", 512, io, 1).size() == 1);
   CHECK(io.op(storage::Op::read).count == 3);
 }
 
@@ -69,7 +70,7 @@ TEST_CASE("corrupt or truncated TFRecords are dataset errors naming the file and
   auto expect_error = [&](const std::string& bytes, const std::string& what) {
     write(dir / "bad", bytes);
     try {
-      stream(dir / "bad", 64, io);
+      stream(dir / "bad", 64, io, 2);
       FAIL("no error for " << what);
     } catch (const Error& e) {
       CHECK(e.kind() == ErrorKind::data);
@@ -84,4 +85,8 @@ TEST_CASE("corrupt or truncated TFRecords are dataset errors naming the file and
   expect_error(length, "bad length CRC");
   expect_error(good.substr(0, good.size() - 3), "ends inside the record");
   expect_error(good + "xyz", "truncated record header");
+  // Cut or grown at a record boundary: TensorFlow reads what is there; the plan says 2 records.
+  expect_error(record("hello"), "offset 21: the file ends after 1 records, expected 2");
+  expect_error("", "offset 0: the file ends after 0 records, expected 2");
+  expect_error(good + record("again"), "offset 42: more than the 2 records expected");
 }
