@@ -94,7 +94,12 @@ DlioFigures dlio_figures(const metrics::RunSummary& run, const std::string& pref
   note_list("_throughput_samples_per_second", thr_causes, thr,
             {"_throughput_mean_samples_per_second", "_throughput_stdev_samples_per_second", "_io_mean_MB_per_second",
              "_io_stdev_MB_per_second"});
-  if (!train) return f;
+  if (!train) {
+    // DLIO's evaluation verdict judges the evaluation AU alone (there is no MLPerf result to validate).
+    if (au.mean) f.au_meets = *au.mean >= w.metric.au * 100;
+    else if (!f.au.empty()) f.notes.push_back({"metric.eval_au_meet_expectation", "no AU: " + au_causes[au.missing[0]]});
+    return f;
+  }
   // MLPerf's rule: a result (samples/s) is valid when AU meets the target. Without an AU, or
   // without a result to validate, there is nothing to pass or fail.
   if (au.mean && thr.mean) {
