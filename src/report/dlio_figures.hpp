@@ -25,13 +25,14 @@ struct DlioFigures {
   // Over the epochs that have a value; absent when none has.
   std::optional<double> au_mean, au_stdev, throughput_mean, throughput_stdev;
   std::optional<double> io_mean, io_stdev;        // DLIO's MB/s: throughput x nominal record bytes / 2^20
-  // MLPerf's verdict (AU >= metric.au) on a result: absent without both an AU and a throughput.
+  // The verdict AU >= metric.au. Training: MLPerf's, on a result, absent without both an AU and a
+  // throughput. Evaluation: DLIO's, on the AU alone.
   std::optional<bool> au_meets;
   std::string verdict_cause;                      // why there is no verdict
   std::vector<FigureNote> notes;
 };
 
-// `prefix` is "train" or "eval" (DLIO's key prefixes); the eval figures have no verdict.
+// `prefix` is "train" or "eval" (DLIO's key prefixes).
 DlioFigures dlio_figures(const metrics::RunSummary& run, const std::string& prefix, double nominal_record_bytes,
                          const config::Workload& w);
 
