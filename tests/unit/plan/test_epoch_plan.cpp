@@ -4,6 +4,7 @@
 #include <set>
 
 #include "config/load.hpp"
+#include "unit/plan/npz_workload.hpp"
 #include "plan/epoch_plan.hpp"
 #include "plan/run_plan.hpp"
 #include "util/error.hpp"
@@ -13,10 +14,7 @@ using namespace trainio::plan;
 
 namespace {
 
-config::Workload workload(const std::vector<std::string>& overrides) {
-  return config::load_text("framework: pytorch\nreader:\n  data_loader: pytorch\ndataset:\n  format: npz\n", "t.yaml",
-                           "t", overrides);
-}
+config::Workload workload(const std::vector<std::string>& overrides) { return test::npz_workload(overrides); }
 
 // Every (file, sample) each rank reads in an epoch, with how often.
 std::map<std::pair<std::uint64_t, std::uint64_t>, int> reads(const config::Workload& w, int ranks, std::uint64_t epoch,

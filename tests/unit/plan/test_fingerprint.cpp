@@ -1,16 +1,14 @@
 #include <catch2/catch.hpp>
 
 #include "config/load.hpp"
+#include "unit/plan/npz_workload.hpp"
 #include "plan/fingerprint.hpp"
 
 using namespace trainio;
 using namespace trainio::plan;
 
 namespace {
-config::Workload workload(const std::vector<std::string>& overrides) {
-  return config::load_text("framework: pytorch\nreader:\n  data_loader: pytorch\ndataset:\n  format: npz\n", "t.yaml",
-                           "t", overrides);
-}
+config::Workload workload(const std::vector<std::string>& overrides) { return test::npz_workload(overrides); }
 std::string value_of(const Fingerprint& fp, const std::string& key) {
   for (const auto& [k, v] : fp)
     if (k == key) return v;

@@ -4,15 +4,13 @@
 #include <numeric>
 
 #include "config/load.hpp"
+#include "unit/plan/npz_workload.hpp"
 #include "plan/generation.hpp"
 
 using namespace trainio;
 
 namespace {
-config::Workload workload(const std::vector<std::string>& overrides) {
-  return config::load_text("framework: pytorch\nreader:\n  data_loader: pytorch\ndataset:\n  format: npz\n", "t.yaml",
-                           "t", overrides);
-}
+config::Workload workload(const std::vector<std::string>& overrides) { return test::npz_workload(overrides); }
 }  // namespace
 
 TEST_CASE("equal files are dealt round robin, as DLIO does") {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "config/load.hpp"
+#include "unit/plan/npz_workload.hpp"
 #include "plan/epoch_plan.hpp"
 #include "plan/run_plan.hpp"
 #include "util/error.hpp"
@@ -9,10 +10,7 @@ using namespace trainio;
 using namespace trainio::plan;
 
 namespace {
-config::Workload workload(const std::vector<std::string>& overrides) {
-  return config::load_text("framework: pytorch\nreader:\n  data_loader: pytorch\ndataset:\n  format: npz\n", "t.yaml",
-                           "t", overrides);
-}
+config::Workload workload(const std::vector<std::string>& overrides) { return test::npz_workload(overrides); }
 }  // namespace
 
 TEST_CASE("a batch x ranks beyond 2^63 gives no step, not a division by a wrapped zero") {
