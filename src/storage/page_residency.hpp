@@ -42,7 +42,7 @@ struct ProbeTicket {
 // came from storage a moment ago, not from an earlier epoch). Deterministic: a function of the
 // thread's sequence of reads.
 inline constexpr std::uint64_t kProbeEveryReads = 64;
-inline constexpr std::uint64_t kProbeEveryBytes = 4u << 20;
+inline constexpr std::uint64_t kProbeEveryBytes = 16u << 20;
 inline constexpr std::uint64_t kNearBytes = 2u << 20;
 bool sample_probe(std::uint64_t file, std::uint64_t offset, std::uint64_t length);
 // A new phase of reading begins (an epoch, an evaluation, a checkpoint load): each thread's next
