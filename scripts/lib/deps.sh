@@ -8,8 +8,9 @@ TRAINIO_BUILD_PACKAGES=(
   liburing-dev zlib1g-dev libjpeg-dev libpng-dev
 )
 # Tests also check files with the real Python libraries (PyTorch for checkpoints) and trace
-# system calls.
-TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema python3-yaml strace)
+# system calls; the GlusterFS integration test runs a loopback volume (tests/integration/glusterfs.sh).
+TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema python3-yaml strace
+                       glusterfs-server glusterfs-client)
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.
 install_missing() {

@@ -11,6 +11,7 @@
 #include "storage/file.hpp"
 #include "storage/fs.hpp"
 #include "storage/io_observer.hpp"
+#include "storage/page_residency.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -172,6 +173,7 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
   const std::string dir = folder(epoch, step);
   rec.start = util::wall_time_iso();
   const auto before = util::process_storage_read_bytes();
+  storage::begin_probe_phase();
   const std::int64_t t0 = util::now_ns();
   together(comm_, [&] {
     storage::ScopedObserver observe(&rec.io);

@@ -10,6 +10,7 @@
 #include "metrics/trace.hpp"
 #include "plan/epoch_plan.hpp"
 #include "plan/time_draws.hpp"
+#include "storage/page_residency.hpp"
 #include "util/clock.hpp"
 #include "util/proc_stats.hpp"
 
@@ -81,6 +82,7 @@ class FinishOnExit {
 bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
                const mpi::Comm& comm, std::int64_t deadline_ns, const std::string& device, metrics::ReadPhase& out) {
   const auto before = StorageCounters::now(device, comm.node_rank() == 0);
+  storage::begin_probe_phase();
   const util::CpuTimes cpu_before = util::process_cpu_times();
   const std::int64_t phase_start = util::now_ns();
   out.start = util::wall_time_iso();

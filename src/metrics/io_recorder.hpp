@@ -9,6 +9,7 @@
 
 #include "metrics/access_profile.hpp"
 #include "metrics/histogram.hpp"
+#include "metrics/page_cache.hpp"
 #include "metrics/trace.hpp"
 #include "storage/io_observer.hpp"
 
@@ -38,6 +39,7 @@ class IoRecorder final : public storage::IoObserver {
     s.ns += ns;
     s.latency.record(ns);
     (e.data ? data_ : other_).add(e);
+    if (e.data && (e.op == storage::Op::read || e.op == storage::Op::touch)) cache_.add(e);
     if (trace::enabled()) trace::storage_call(e);
   }
 
@@ -47,7 +49,11 @@ class IoRecorder final : public storage::IoObserver {
     for (int i = 0; i < storage::kOpCount; ++i) ops_[i].merge(other.ops_[i]);
     data_.merge(other.data_);
     other_.merge(other.other_);
+    cache_.merge(other.cache_);
   }
+  // What the reads of data files hit: page-cache residency probes and O_DIRECT bytes.
+  const PageCacheStats& page_cache() const { return cache_; }
+  PageCacheStats& page_cache() { return cache_; }
   // Darshan-style characterization of the calls on data files and on the other files.
   const AccessProfile& data_files() const { return data_; }
   const AccessProfile& other_files() const { return other_; }
@@ -61,6 +67,7 @@ class IoRecorder final : public storage::IoObserver {
  private:
   std::array<OpStats, storage::kOpCount> ops_{};
   AccessProfile data_, other_;
+  PageCacheStats cache_;
 };
 
 }  // namespace trainio::metrics

@@ -59,8 +59,22 @@ AccessProfile reduce(const AccessProfile& p, const mpi::Comm& comm) {
   return out;
 }
 
+PageCacheStats reduce(const PageCacheStats& c, const mpi::Comm& comm) {
+  const auto sums = comm.sum(std::vector<std::uint64_t>{c.read_bytes, c.direct_bytes, c.probes, c.probed_pages,
+                                                       c.resident_pages, c.stayed_out_pages, c.failed_probes});
+  PageCacheStats out;
+  std::size_t i = 0;
+  for (std::uint64_t* field : {&out.read_bytes, &out.direct_bytes, &out.probes, &out.probed_pages, &out.resident_pages,
+                               &out.stayed_out_pages, &out.failed_probes})
+    *field = sums[i++];
+  out.probe_error = comm.max(c.probe_error);
+  out.method = comm.max(c.method);
+  return out;
+}
+
 IoRecorder reduce(const IoRecorder& io, const mpi::Comm& comm) {
   IoRecorder out;
+  out.page_cache() = reduce(io.page_cache(), comm);
   out.data_files() = reduce(io.data_files(), comm);
   out.other_files() = reduce(io.other_files(), comm);
   for (int i = 0; i < storage::kOpCount; ++i) {
@@ -226,10 +240,7 @@ EpochSummary summarize_epoch(const EpochRecord& e, const mpi::Comm& comm) {
 }
 
 bool served_from_cache(const PhaseSummary& p) {
-  if (p.bytes_read < (16u << 20)) return false;
-  const bool known = p.storage_read_known || p.device_read_known;
-  const std::uint64_t from_storage = std::max(p.storage_read_bytes, p.device_read_bytes);
-  return known && static_cast<double>(from_storage) < 0.1 * static_cast<double>(p.bytes_read);
+  return page_cache_verdict(p.io.page_cache()).verdict == CacheVerdict::page_cache;
 }
 
 double mean_of(const std::vector<double>& v) {

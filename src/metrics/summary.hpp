@@ -110,8 +110,8 @@ RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm);
 EpochSummary summarize_epoch(const EpochRecord& mine, const mpi::Comm& comm);
 CheckpointSummary summarize_checkpoint(const CheckpointRecord& mine, const mpi::Comm& comm);
 
-// Whether a phase was served (mostly) by the page cache: it read a meaningful amount, and the
-// storage below supplied less than a tenth of it.
+// Whether a phase was served (mostly) by the page cache: its page-cache verdict says so
+// (metrics/page_cache.hpp).
 bool served_from_cache(const PhaseSummary& p);
 
 // Mean and population standard deviation (numpy.std) of a list.

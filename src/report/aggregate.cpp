@@ -285,6 +285,11 @@ std::string run_text(const RunResult& run) {
   if (const nlohmann::json* list = node_at(s, "trainio.epochs"); list && list->is_array())
     for (const auto& e : *list) {
       ++epochs;
+      // The verdict of what the reads hit; summaries older than it carry only the flag.
+      if (const nlohmann::json* verdict = node_at(e, "train.page_cache.verdict"); verdict && verdict->is_string()) {
+        cached += verdict->get<std::string>() == "page_cache" ? 1 : 0;
+        continue;
+      }
       const nlohmann::json* cache = node_at(e, "train.served_from_page_cache");
       cached += cache && cache->is_boolean() && cache->get<bool>() ? 1 : 0;
     }

@@ -23,6 +23,23 @@ std::string maybe(const std::optional<double>& v, const char* format, double sca
   return v ? fmt::format(fmt::runtime(format), *v * scale) : std::string("-");
 }
 
+// A phase's page-cache verdict in words (docs/storage.md).
+std::string page_cache_text(const metrics::PageCacheStats& c) {
+  const metrics::PageCacheVerdict v = metrics::page_cache_verdict(c);
+  const std::string evidence =
+      v.resident_fraction ? fmt::format("{:.0f}% resident before the reads; {}, {} probe{}", *v.resident_fraction * 100,
+                                        v.method, c.probes, c.probes == 1 ? "" : "s")
+                          : std::string();
+  switch (v.verdict) {
+    case metrics::CacheVerdict::page_cache: return "served by the page cache (" + evidence + ")";
+    case metrics::CacheVerdict::storage: return "served by storage (" + evidence + ")";
+    case metrics::CacheVerdict::mixed: return "partly page cache, partly storage (" + evidence + ")";
+    case metrics::CacheVerdict::bypassed: return "bypassed (O_DIRECT)";
+    case metrics::CacheVerdict::unknown: break;
+  }
+  return "unknown: " + v.reason;
+}
+
 }  // namespace
 
 std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, double nominal_record_bytes) {
@@ -146,6 +163,24 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                        save ? "checkpoint save" : "checkpoint load", util::format_rate(metrics::mean_of(bw)),
                        util::format_rate(metrics::stdev_of(bw)), util::format_duration(metrics::mean_of(seconds)),
                        util::format_bytes(bytes), bw.size(), save ? (bw.size() == 1 ? "save" : "saves") : (bw.size() == 1 ? "load" : "loads"));
+  }
+  {
+    metrics::PageCacheStats train, eval, loads;
+    for (const auto& e : run.epochs) {
+      train.merge(e.train.io.page_cache());
+      if (e.evaluated) eval.merge(e.eval.io.page_cache());
+    }
+    for (const auto& c : run.checkpoints)
+      if (c.kind == metrics::CheckpointRecord::Kind::load) loads.merge(c.io.page_cache());
+    std::string parts;
+    auto add = [&](const char* what, const metrics::PageCacheStats& c) {
+      if (c.read_bytes == 0) return;
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : "; ", what, page_cache_text(c));
+    };
+    add("train", train);
+    add("eval", eval);
+    add("checkpoint loads", loads);
+    if (!parts.empty()) out += fmt::format("  {:<22} {}\n", "page cache", parts);
   }
   if (w.checkpoint.evict == config::Evict::none &&
       std::any_of(run.checkpoints.begin(), run.checkpoints.end(),

@@ -11,6 +11,7 @@
 #include "report/dlio_files.hpp"
 #include "report/dlio_figures.hpp"
 #include "storage/io_observer.hpp"
+#include "storage/page_residency.hpp"
 #include "util/build_info.hpp"
 #include "util/proc_stats.hpp"
 
@@ -180,6 +181,21 @@ json step_breakdown_json(const metrics::PhaseSummary& p, int ranks) {
           {"barrier", p.barrier_ns.sum() * per_rank}};
 }
 
+// What the reads hit (docs/storage.md): the verdict, and the evidence it rests on.
+json page_cache_json(const metrics::PageCacheStats& c) {
+  const metrics::PageCacheVerdict v = metrics::page_cache_verdict(c);
+  const std::uint64_t page = storage::page_bytes();
+  return {{"verdict", metrics::verdict_name(v.verdict)},
+          {"resident_fraction", v.resident_fraction ? json(*v.resident_fraction) : json(nullptr)},
+          {"method", v.method},
+          {"reason", v.reason.empty() ? json(nullptr) : json(v.reason)},
+          {"probes", c.probes},
+          {"probed_bytes", c.probed_pages * page},
+          {"resident_bytes", c.resident_pages * page},
+          {"read_bytes", c.read_bytes},
+          {"direct_bytes", c.direct_bytes}};
+}
+
 json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
   return {{"steps_per_rank", p.steps},
           {"duration_seconds", p.duration},
@@ -196,6 +212,7 @@ json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
           {"storage_read_bytes", p.storage_read_known ? json(p.storage_read_bytes) : json(nullptr)},
           {"device_read_bytes", p.device_read_known ? json(p.device_read_bytes) : json(nullptr)},
           {"served_from_page_cache", metrics::served_from_cache(p)},
+          {"page_cache", page_cache_json(p.io.page_cache())},
           {"batch_wait_seconds", latency_json(p.wait_ns)},
           {"compute_seconds", latency_json(p.compute_ns)},
           {"barrier_seconds", latency_json(p.barrier_ns)},
@@ -243,6 +260,7 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"storage_read_bytes", c.kind == metrics::CheckpointRecord::Kind::load && c.storage_read_known
                                      ? json(c.storage_read_bytes)
                                      : json(nullptr)},
+          {"page_cache", c.kind == metrics::CheckpointRecord::Kind::load ? page_cache_json(c.io.page_cache()) : json(nullptr)},
           {"io", io_json(c.io)},
           {"characterization", characterization_json(c.io)}};
 }
@@ -381,20 +399,33 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
       epochs.push_back(je);
     }
     std::vector<double> exact;
-    for (const auto& e : run.epochs) exact.push_back(e.train.throughput);
+    metrics::PageCacheStats train_cache, eval_cache;
+    bool evaluated = false;
+    for (const auto& e : run.epochs) {
+      exact.push_back(e.train.throughput);
+      train_cache.merge(e.train.io.page_cache());
+      if (e.evaluated) eval_cache.merge(e.eval.io.page_cache());
+      evaluated = evaluated || e.evaluated;
+    }
     t["train"] = {{"stopped_by_time_limit", run.stopped_by_time_limit},
                   {"au_mean_percentage", maybe(train_figures->au_mean)},
                   {"au_target_percentage", w.metric.au * 100},
                   {"throughput_mean_samples_per_second", metrics::mean_of(exact)},
                   {"throughput_stdev_samples_per_second", metrics::stdev_of(exact)},
                   {"read_bytes_per_second_mean", metrics::mean_of(train_bw)},
-                  {"samples", samples}};
+                  {"samples", samples},
+                  {"page_cache", page_cache_json(train_cache)}};
+    if (evaluated) t["eval"] = {{"page_cache", page_cache_json(eval_cache)}};
     t["epochs"] = epochs;
   }
   if (checkpoint_plan) {
     const auto& m = w.model;
     json list = json::array();
-    for (const auto& c : run.checkpoints) list.push_back(checkpoint_json(c));
+    metrics::PageCacheStats load_cache;
+    for (const auto& c : run.checkpoints) {
+      list.push_back(checkpoint_json(c));
+      if (c.kind == metrics::CheckpointRecord::Kind::load) load_cache.merge(c.io.page_cache());
+    }
     t["checkpoint"] = {{"parameters", checkpoint_plan->parameters()},
                        {"tensor", m.parallelism.tensor},
                        {"pipeline", m.parallelism.pipeline},
@@ -406,6 +437,7 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
                        {"model_bytes", checkpoint_plan->model_bytes()},
                        {"optimizer_bytes", checkpoint_plan->optimizer_bytes()},
                        {"largest_rank_bytes", checkpoint_plan->max_rank_bytes()},
+                       {"page_cache", page_cache_json(load_cache)},  // the loads' reads
                        {"checkpoints", list}};
   }
   // Figures of this summary without a value (null), or with a value from some epochs only, and why.

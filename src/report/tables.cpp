@@ -27,14 +27,17 @@ std::string per_epoch_csv(const metrics::RunSummary& run) {
   std::string out =
       "epoch,phase,steps_per_rank,duration_seconds,au_percentage,throughput_samples_per_second,"
       "dlio_throughput_samples_per_second,samples,sample_bytes,bytes_read,read_bytes_per_second,"
-      "storage_read_bytes,served_from_page_cache,batch_wait_p50_seconds,batch_wait_p99_seconds,"
+      "storage_read_bytes,served_from_page_cache,page_cache,page_cache_resident_fraction,batch_wait_p50_seconds,batch_wait_p99_seconds,"
       "sample_read_p50_seconds,sample_read_p99_seconds,slowest_rank,fastest_rank,cpu_user_seconds,cpu_sys_seconds\n";
   each_phase(run, [&](std::uint64_t epoch, const char* phase, const metrics::PhaseSummary& p) {
-    out += fmt::format("{},{},{},{:.6f},{},{:.4f},{},{},{},{},{:.1f},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{:.3f},{:.3f}\n",
+    const metrics::PageCacheVerdict cache = metrics::page_cache_verdict(p.io.page_cache());
+    out += fmt::format("{},{},{},{:.6f},{},{:.4f},{},{},{},{},{:.1f},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{:.3f},{:.3f}\n",
                        epoch, phase, p.steps, p.duration, cell(p.au, 100), p.throughput, cell(p.throughput_dlio), p.samples,
                        p.sample_bytes, p.bytes_read, p.read_bandwidth,
                        p.storage_read_known ? std::to_string(p.storage_read_bytes) : std::string(),
-                       metrics::served_from_cache(p) ? 1 : 0, seconds(p.wait_ns.quantile(0.5)),
+                       metrics::served_from_cache(p) ? 1 : 0, metrics::verdict_name(cache.verdict),
+                       cache.resident_fraction ? fmt::format("{:.4f}", *cache.resident_fraction) : std::string(),
+                       seconds(p.wait_ns.quantile(0.5)),
                        seconds(p.wait_ns.quantile(0.99)), seconds(p.sample_ns.quantile(0.5)),
                        seconds(p.sample_ns.quantile(0.99)), p.slowest_rank, p.fastest_rank, p.cpu_user, p.cpu_sys);
   });

@@ -8,6 +8,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -27,7 +28,7 @@ class FileOpTimer {
   }
   // A read or write of `bytes` at `offset`: Darshan's sequential and consecutive tests against
   // the last byte the previous one touched.
-  void done_io(std::uint64_t bytes, std::uint64_t offset) const {
+  void done_io(std::uint64_t bytes, std::uint64_t offset, const ProbeTicket& probe = {}) const {
     std::uint64_t& last = op_ == Op::write ? file_.last_byte_written_ : file_.last_byte_read_;  // touch: a read
     OpEvent e = event(bytes);
     e.offset = offset;
@@ -35,6 +36,7 @@ class FileOpTimer {
     e.sequential = offset > last;
     e.consecutive = offset == last + 1;
     if (bytes > 0) last = offset + bytes - 1;
+    if (op_ != Op::write) residency(probe, bytes, offset, e);  // after e's time is taken: not the read's
     if (IoObserver* obs = thread_observer()) obs->on_op(e);
   }
 
@@ -49,6 +51,26 @@ class FileOpTimer {
     e.file = file_.hash_;
     return e;
   }
+  // What the probe taken before a read says about the pages it returned. Pages past the end of
+  // the file cannot be resident, so the count over the requested range holds for the returned
+  // one. Pages that are still not resident after the read tell of a file system that does not
+  // keep reads in the page cache (FUSE direct_io): there residency says nothing.
+  void residency(const ProbeTicket& probe, std::uint64_t bytes, std::uint64_t offset, OpEvent& e) const {
+    e.direct = file_.direct_;
+    if (!probe.active) return;
+    if (probe.error != 0) {
+      e.probe_error = probe.error;
+      return;
+    }
+    const std::uint64_t pages = pages_spanned(offset, bytes);
+    e.probed_pages = static_cast<std::uint32_t>(pages);
+    e.resident_pages = static_cast<std::uint32_t>(std::min(pages, probe.resident_pages));
+    if (e.resident_pages == e.probed_pages) return;
+    const Residency after = probe_residency(file_.fd_, offset, bytes);
+    if (after.error == 0)
+      e.stayed_out_pages = static_cast<std::uint32_t>(pages - std::min(pages, std::max<std::uint64_t>(after.resident_pages, e.resident_pages)));
+  }
+
   File& file_;
   Op op_;
   std::int64_t start_;
@@ -102,6 +124,7 @@ File File::open(const std::string& path, OpenOptions options) {
   const int fd = ::open(path.c_str(), open_flags(options), 0644);
   if (fd < 0) throw call_failed("open", path, errno);
   File f(fd, path);
+  f.direct_ = options.direct;
   if (IoObserver* obs = thread_observer()) {
     OpEvent e;
     e.op = Op::open;
@@ -124,6 +147,7 @@ File::File(File&& other) noexcept
       path_(std::move(other.path_)),
       hash_(other.hash_),
       data_(other.data_),
+      direct_(other.direct_),
       position_(other.position_),
       last_byte_read_(other.last_byte_read_),
       last_byte_written_(other.last_byte_written_) {
@@ -137,6 +161,7 @@ File& File::operator=(File&& other) noexcept {
     path_ = std::move(other.path_);
     hash_ = other.hash_;
     data_ = other.data_;
+    direct_ = other.direct_;
     position_ = other.position_;
     last_byte_read_ = other.last_byte_read_;
     last_byte_written_ = other.last_byte_written_;
@@ -167,7 +192,9 @@ File File::duplicate() {
   const int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) throw call_failed("fcntl(F_DUPFD_CLOEXEC)", path_, errno);
   t.done(0);
-  return File(fd, path_);
+  File copy(fd, path_);
+  copy.direct_ = direct_;  // one open file description: the same flags
+  return copy;
 }
 
 File File::duplicate_for_stdio() {
@@ -179,13 +206,14 @@ File File::duplicate_for_stdio() {
 }
 
 std::size_t File::pread_some(void* buffer, std::size_t size, std::uint64_t offset) {
+  const ProbeTicket probe = probe_before(offset, size);
   FileOpTimer t(*this, Op::read);
   ssize_t n;
   do {
     n = ::pread(fd_, buffer, size, static_cast<off_t>(offset));
   } while (n < 0 && errno == EINTR);
   if (n < 0) throw call_failed("pread", path_, errno, fmt::format(", {} bytes at {}", size, offset));
-  t.done_io(static_cast<std::uint64_t>(n), offset);
+  t.done_io(static_cast<std::uint64_t>(n), offset, probe);
   return static_cast<std::size_t>(n);
 }
 
@@ -205,13 +233,14 @@ void File::pread_exact(void* buffer, std::size_t size, std::uint64_t offset) {
 }
 
 std::size_t File::read_some(void* buffer, std::size_t size) {
+  const ProbeTicket probe = probe_before(position_, size);
   FileOpTimer t(*this, Op::read);
   ssize_t n;
   do {
     n = ::read(fd_, buffer, size);
   } while (n < 0 && errno == EINTR);
   if (n < 0) throw call_failed("read", path_, errno, fmt::format(", {} bytes", size));
-  t.done_io(static_cast<std::uint64_t>(n), position_);
+  t.done_io(static_cast<std::uint64_t>(n), position_, probe);
   position_ += static_cast<std::uint64_t>(n);
   return static_cast<std::size_t>(n);
 }
@@ -246,6 +275,7 @@ void File::clear_direct() {
   FileOpTimer t(*this, Op::fcntl);
   const int flags = ::fcntl(fd_, F_GETFL);
   if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) throw call_failed("fcntl(F_SETFL)", path_, errno);
+  direct_ = false;
   t.done(0);
 }
 
@@ -305,8 +335,15 @@ void File::unlock() {
   t.done(0);
 }
 
-void File::report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns) {
-  FileOpTimer(*this, op, start_ns).done_io(bytes, offset);
+void File::report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns,
+                           const ProbeTicket& probe) {
+  FileOpTimer(*this, op, start_ns).done_io(bytes, offset, probe);
+}
+
+ProbeTicket File::probe_before(std::uint64_t offset, std::uint64_t size) {
+  if (direct_ || !data_ || !sample_probe(hash_, offset, size)) return {};
+  const Residency r = probe_residency(fd_, offset, size);
+  return {true, r.resident_pages, r.error};
 }
 
 void File::close() {

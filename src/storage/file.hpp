@@ -10,6 +10,7 @@
 #include <string>
 
 #include "storage/io_observer.hpp"
+#include "storage/page_residency.hpp"
 
 namespace trainio::storage {
 
@@ -93,7 +94,14 @@ class File {
 
   // Reports `bytes` moved at `offset` by a call made outside this handle (an io_uring read of
   // its descriptor, page faults on its map) as this file's, with its access pattern.
-  void report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns);
+  // `probe` is what probe_before() took before the transfer began.
+  void report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns,
+                       const ProbeTicket& probe = {});
+  // Before a read of `size` bytes at `offset` of a data file: on the thread's sample of reads,
+  // the page-cache residency of the range (the read itself would make it resident). Nothing for
+  // O_DIRECT handles, whose reads bypass the cache.
+  ProbeTicket probe_before(std::uint64_t offset, std::uint64_t size);
+  bool direct() const { return direct_; }
 
  private:
   friend class FileOpTimer;
@@ -106,6 +114,7 @@ class File {
   // byte read and written, reset at open; the file position for read() and write()).
   std::uint64_t hash_ = 0;
   bool data_ = true;
+  bool direct_ = false;  // opened with O_DIRECT (until clear_direct)
   std::uint64_t position_ = 0;
   std::uint64_t last_byte_read_ = 0, last_byte_written_ = 0;
 };

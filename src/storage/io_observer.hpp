@@ -32,6 +32,13 @@ struct OpEvent {
   bool consecutive = false;
   bool data = true;             // on a data file (dataset, checkpoint), not an index or marker
   std::uint64_t file = 0;       // hash of the file's path; 0 for calls on no file
+  // Reads only: the page-cache residency of the read's pages, probed before it on a sample of
+  // reads (storage/page_residency.hpp), and whether it bypassed the cache (O_DIRECT).
+  std::uint32_t probed_pages = 0;      // 0: not probed
+  std::uint32_t resident_pages = 0;    // of them, resident before the read
+  std::uint32_t stayed_out_pages = 0;  // of the others, still not resident after it
+  std::int32_t probe_error = 0;        // errno of a probe that failed
+  bool direct = false;
 };
 
 class IoObserver {

@@ -69,13 +69,14 @@ std::uint64_t MappedFile::touch(std::uint64_t offset, std::uint64_t length) cons
   if (offset + length > size_)
     throw data_error(fmt::format("'{}' is {} bytes, but a sample at {} needs {}", path_, size_, offset, length),
                      "the file is truncated: regenerate the dataset with 'trainio generate'");
+  const ProbeTicket probe = kept_.probe_before(offset, length);  // before the faults fetch the pages
   const auto start = util::now_ns();
   static const long page = ::sysconf(_SC_PAGESIZE);
   std::uint64_t sum = 0;
   const std::uint64_t first = offset - offset % static_cast<std::uint64_t>(page);
   for (std::uint64_t at = std::max(first, offset); at < offset + length; at = (at / page + 1) * page)
     sum += *reinterpret_cast<const volatile unsigned char*>(data_ + at);
-  kept_.report_transfer(Op::touch, length, offset, start);
+  kept_.report_transfer(Op::touch, length, offset, start, probe);
   return sum;
 }
 

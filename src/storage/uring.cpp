@@ -41,11 +41,13 @@ Uring::~Uring() {
 void Uring::read_all(std::span<AsyncRead> reads) {
   if (!ready_) set_up();
   std::vector<std::int64_t> started(reads.size(), 0);
+  std::vector<ProbeTicket> probes(reads.size());  // page-cache residency, taken before the first submission
   std::size_t next = 0, in_flight = 0, finished = 0;
   auto submit = [&](std::size_t i) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
     if (!sqe) throw internal_error("io_uring: no free submission entry below the ring's depth");
     AsyncRead& r = reads[i];
+    if (r.done == 0) probes[i] = r.file->probe_before(r.offset, r.length);
     io_uring_prep_read(sqe, r.file->fd(), r.buffer + r.done, static_cast<unsigned>(r.length - r.done), r.offset + r.done);
     io_uring_sqe_set_data64(sqe, i);
     started[i] = util::now_ns();
@@ -76,7 +78,8 @@ void Uring::read_all(std::span<AsyncRead> reads) {
                                 r.length - r.done, r.offset + r.done, std::strerror(-cqe->res));
         continue;
       }
-      r.file->report_transfer(Op::read, static_cast<std::uint64_t>(cqe->res), r.offset + r.done, started[i]);
+      r.file->report_transfer(Op::read, static_cast<std::uint64_t>(cqe->res), r.offset + r.done, started[i], probes[i]);
+      probes[i] = {};  // a short read's continuation is not probed again
       r.done += static_cast<std::size_t>(cqe->res);
       if (cqe->res == 0 || r.done == r.length) ++finished;
       else if (failure.empty()) submit(i);  // a short read: continue from where it stopped

@@ -31,8 +31,8 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
 MIB = 1 << 20
 
 
-def run(cmd, **kw):
-    env = dict(os.environ, **MPI_ENV)
+def run(cmd, extra_env=None, **kw):
+    env = dict(os.environ, **MPI_ENV, **(extra_env or {}))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, **kw)
     if proc.returncode != 0:
         sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
@@ -171,10 +171,11 @@ def generate(work, name, args):
     return d
 
 
-def trainio_read(work, data, args, name="out"):
+def trainio_read(work, data, args, name="out", extra_env=None):
     out = os.path.join(work, name)
     shutil.rmtree(out, ignore_errors=True)
-    run([TRAINIO, "run", "default", f"dataset.data_folder={data}", *READ_COMMON, *args, "--output", out])
+    run([TRAINIO, "run", "default", f"dataset.data_folder={data}", *READ_COMMON, *args, "--output", out],
+        extra_env=extra_env)
     figures = train_figures(out)
     shutil.rmtree(out, ignore_errors=True)
     return figures
@@ -261,6 +262,29 @@ def bench_random_4k(table, work, gib, repeat):
         theirs.append(job["read"]["iops"])
     table.add("4 KiB random, O_DIRECT, io_uring depth 32", statistics.median(ours), statistics.median(theirs),
               "IOPS", 0.90)
+
+
+def bench_page_cache_probes(table, work, gib, repeat):
+    """What the page-cache probes cost where they cost most: hot reads in random order (each read
+    far from the last, so one in 64 reads, or one per 16 MiB, is probed with cachestat), one
+    thread, files kept open. trainio with probes against trainio with
+    TRAINIO_PAGE_CACHE_PROBES=off, alternately."""
+    for size, title in ((4096, "4 KiB"), (MIB, "1 MiB")):
+        samples = gib * (1 << 30) // size
+        shape = ["dataset.format=indexed_binary", "dataset.num_files_train=1",
+                 f"dataset.num_samples_per_file={samples}", f"dataset.record_length_bytes={size}"]
+        data = generate(work, f"probe{size}", shape)
+        subprocess.run(["cat"] + data_files(data), stdout=subprocess.DEVNULL, check=True)  # warm the cache
+        reading = shape + ["reader.access=sample", "reader.read_type=memory", "reader.read_threads=1",
+                           "reader.batch_size=64", "reader.sample_shuffle=seed", "train.epochs=1"]
+        ours, theirs = [], []
+        for _ in range(repeat):
+            n, _, seconds = trainio_read(work, data, reading)
+            ours.append(n / seconds)
+            n, _, seconds = trainio_read(work, data, reading, extra_env={"TRAINIO_PAGE_CACHE_PROBES": "off"})
+            theirs.append(n / seconds)
+        table.add(f"hot {title} random reads: page-cache probes on / off", statistics.median(ours),
+                  statistics.median(theirs), "reads/s", 0.97)
 
 
 def bench_small_samples(table, work, repeat):
@@ -453,6 +477,7 @@ def main():
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
     p.add_argument("--only", choices=["hdf5-threads"], help="run one group of cases")
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
+    p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
     args = p.parse_args()
     if not args.only and not os.path.exists(BARRIER_BENCH):
         sys.exit(f"build the benchmarks first: scripts/bench.sh builds them ({BARRIER_BENCH} is missing)")
@@ -475,12 +500,17 @@ def main():
             bench_hdf5_threads(table, work, repeat)
             table.print()
             return
+        if args.probes_only:
+            bench_page_cache_probes(table, work, scale, repeat)
+            table.print()
+            return
         for fmt in ("npz", "npy"):
             bench_generate(table, work, 2, 4 * scale, 64, repeat, fmt)
         data, shape = bench_hot_read(table, work, scale, repeat)
         bench_direct_read(table, work, data, shape, repeat)
         bench_memory(table, work, data, shape)
         bench_random_4k(table, work, scale, repeat)
+        bench_page_cache_probes(table, work, scale, repeat)
         bench_small_samples(table, work, repeat)
         bench_hdf5_threads(table, work, repeat)
         bench_checkpoint(table, work, scale, repeat)

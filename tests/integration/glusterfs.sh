@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The page-cache verdict on a real network file system reached through FUSE: a two-brick
+# GlusterFS volume on loopback (glusterd, bricks and client on this machine, traffic on
+# 127.0.0.0/8 only). FUSE reads never reach /proc/diskstats or /proc/self/io, which once made
+# every epoch look "served from the page cache".
+#
+#   glusterfs.sh TRAINIO [SCRATCH_PARENT]
+#
+# Needs root and FUSE (skips with exit 77 otherwise); glusterfs-server and glusterfs-client
+# (scripts/lib/deps.sh installs them). Everything it starts is torn down on any exit: the mounts,
+# the volume, glusterd and the brick processes (by PID).
+set -euo pipefail
+
+trainio=$(realpath "$1")
+mkdir -p "${2:-${TMPDIR:-/var/tmp}}"
+parent=$(realpath "${2:-${TMPDIR:-/var/tmp}}")
+python=/usr/bin/python3
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "GlusterFS needs root (glusterd, mount)"
+[ -c /dev/fuse ] || skip "FUSE is unavailable (no /dev/fuse)"
+grep -qw fuse /proc/filesystems || skip "FUSE is unavailable (the kernel lists no fuse file system)"
+for c in glusterd gluster glusterfs mount.glusterfs; do
+  command -v "$c" >/dev/null || fail "$c is missing: install glusterfs-server glusterfs-client (scripts/lib/deps.sh does)"
+done
+
+# One test volume at a time on this machine (glusterd is machine-wide).
+mkdir -p /run/lock
+exec 9>/run/lock/trainio-glusterfs-test.lock
+flock -w 120 9 || fail "another GlusterFS test holds /run/lock/trainio-glusterfs-test.lock"
+for _ in $(seq 60); do pgrep -x glusterd >/dev/null || break; sleep 2; done
+pgrep -x glusterd >/dev/null && fail "a glusterd not started by this test is running (pid $(pgrep -x glusterd | tr '\n' ' ')): stop it first"
+
+# glusterd refuses localhost and 127.0.0.1 as brick hosts: a name for another loopback address.
+host=trainio-gluster-test
+grep -Eq "^127\.0\.0\.2[[:space:]].*\b${host}\b" /etc/hosts || echo "127.0.0.2 ${host}" >>/etc/hosts
+
+d=$(mktemp -d "${parent}/trainio-glusterfs.XXXXXX")
+vol="trainio$$"
+glusterd_pid=""
+mounts=()
+cleanup() {
+  local rc=$?
+  set +e
+  for m in "${mounts[@]}"; do
+    mountpoint -q "$m" && { umount "$m" 2>/dev/null || umount -l "$m"; }
+  done
+  if [ -n "$glusterd_pid" ]; then
+    local bricks
+    bricks=$(pgrep -f -- "glusterfsd.*${d}/b[12]" || true)
+    gluster --mode=script volume stop "$vol" force >/dev/null 2>&1
+    gluster --mode=script volume delete "$vol" >/dev/null 2>&1
+    for p in $bricks; do kill "$p" 2>/dev/null; done
+    kill "$glusterd_pid" 2>/dev/null
+    for _ in $(seq 50); do
+      local alive=0
+      for p in $glusterd_pid $bricks; do kill -0 "$p" 2>/dev/null && alive=1; done
+      [ $alive -eq 0 ] && break
+      sleep 0.1
+    done
+    for p in $glusterd_pid $bricks; do kill -9 "$p" 2>/dev/null; done
+  fi
+  [ $rc -ne 0 ] && [ -f "$d/glusterd.log" ] && { echo "--- glusterd.log (end)"; tail -8 "$d/glusterd.log"; } >&2
+  rm -rf "$d"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+glusterd -p "$d/glusterd.pid" --log-file="$d/glusterd.log"
+for _ in $(seq 100); do [ -s "$d/glusterd.pid" ] && break; sleep 0.1; done
+glusterd_pid=$(cat "$d/glusterd.pid")
+for _ in $(seq 100); do gluster --mode=script volume list >/dev/null 2>&1 && break; sleep 0.2; done
+gluster --mode=script volume create "$vol" transport tcp "${host}:${d}/b1" "${host}:${d}/b2" force >/dev/null
+gluster --mode=script volume start "$vol" >/dev/null
+mkdir -p "$d/mnt" "$d/mnt-direct" "$d/work"
+mount -t glusterfs "${host}:/${vol}" "$d/mnt"
+mounts+=("$d/mnt")
+echo "GlusterFS volume $vol mounted at $d/mnt"
+
+# 32 one-MiB samples; the page cache emptied (machine-wide) before each epoch.
+data=(dataset.data_folder="$d/mnt/data" workflow.evaluation=false dataset.num_files_train=32
+      dataset.num_samples_per_file=1 dataset.record_length_bytes=1048576 dataset.num_subfolders_train=0
+      reader.batch_size=4 train.epochs=2 train.computation_time=0.001)
+cd "$d/work"
+"$trainio" run default "${data[@]}" workflow.generate_data=true reader.evict=drop_caches --output cold >cold.txt 2>&1 ||
+  { cat cold.txt; fail "the run under reader.evict=drop_caches failed"; }
+"$trainio" run default "${data[@]}" workflow.generate_data=false --output hot >hot.txt 2>&1 ||
+  { cat hot.txt; fail "the hot run failed"; }
+grep "page cache" cold.txt hot.txt
+
+# The same volume through a FUSE mount in direct_io mode: reads never enter the page cache, so
+# residency says nothing about where they came from.
+mount -t glusterfs -o direct-io-mode=enable "${host}:/${vol}" "$d/mnt-direct"
+mounts+=("$d/mnt-direct")
+"$trainio" run default "${data[@]/$d\/mnt\/data/$d/mnt-direct/data}" workflow.generate_data=false --output direct >direct.txt 2>&1 ||
+  { cat direct.txt; fail "the run on the direct_io mount failed"; }
+grep "page cache" direct.txt
+
+"$python" - "$d/work" <<'PY'
+import json, os, sys
+work = sys.argv[1]
+def epochs(run):
+    s = json.load(open(os.path.join(work, run, "summary.json")))
+    fs = s["trainio"]["context"]["data_filesystem"]
+    assert "fuse" in fs or "gluster" in fs, f"{run}: the data folder is on {fs}, not GlusterFS"
+    return [e["train"] for e in s["trainio"]["epochs"]]
+failures = []
+for t in epochs("cold"):
+    pc = t.get("page_cache", {})
+    print("cold (drop_caches):", pc, "served_from_page_cache:", t["served_from_page_cache"])
+    if t["served_from_page_cache"] or pc.get("verdict") in ("page_cache", None):
+        failures.append(f"an epoch after drop_caches was reported as served from the page cache: {pc}")
+for t in epochs("direct"):
+    pc = t.get("page_cache", {})
+    print("direct_io mount:", pc)
+    if pc.get("verdict") != "unknown" or not pc.get("reason"):
+        failures.append(f"reads past the page cache (FUSE direct_io) must give 'unknown' with a reason: {pc}")
+for t in epochs("hot"):
+    print("hot:", t.get("page_cache"))
+if failures:
+    print("\n".join(failures), file=sys.stderr)
+    sys.exit(1)
+print("OK")
+PY
