@@ -18,6 +18,7 @@
 #include "storage/io_observer.hpp"
 #include "unit/temp_dir.hpp"
 #include "util/page_aligned.hpp"
+#include "unit/format/random_content.hpp"
 #include "util/rng.hpp"
 
 using namespace trainio;
@@ -26,13 +27,10 @@ using Kind = Hdf5Replay::Step::Kind;
 
 namespace {
 
-class Content : public format::ContentSource {
+// The content of the files these tests write.
+class Content : public test::RandomContent {
  public:
-  void fill(void* data, std::size_t size) override { rng_.fill(data, size); }
-  void seek(std::uint64_t) override {}
-
- private:
-  util::Rng rng_{7};
+  Content() : RandomContent(7) {}
 };
 
 // The reads the storage layer saw (offset, bytes), as strace would list the preads.

@@ -12,19 +12,17 @@
 #include "storage/file.hpp"
 #include "unit/temp_dir.hpp"
 #include "util/error.hpp"
+#include "unit/format/random_content.hpp"
 #include "util/rng.hpp"
 
 using namespace trainio;
 
 namespace {
 
-class Content : public format::ContentSource {
+// The content of the files these tests write.
+class Content : public test::RandomContent {
  public:
-  void fill(void* data, std::size_t size) override { rng_.fill(data, size); }
-  void seek(std::uint64_t) override {}
-
- private:
-  util::Rng rng_{1};
+  Content() : RandomContent(1) {}
 };
 
 // Records the sequence of storage calls, as strace would list them.
