@@ -141,6 +141,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         options.generate_only = cmd.generate_only;
         options.force = cmd.force;
         options.progress = cmd.progress;
+        options.step_log_folder = out_dir;
         options.on_epoch = [&](const metrics::EpochRecord& e) {
           const auto s = metrics::summarize_epoch(e, comm);
           if (comm.is_root()) {

@@ -80,15 +80,14 @@ class FinishOnExit {
 };
 
 bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
-               const mpi::Comm& comm, std::int64_t deadline_ns, const std::string& device, metrics::ReadPhase& out) {
+               const mpi::Comm& comm, std::int64_t deadline_ns, const std::string& device, metrics::StepLog& steps,
+               metrics::ReadPhase& out) {
   const auto before = StorageCounters::now(device, comm.node_rank() == 0);
   storage::begin_probe_phase();
   const util::CpuTimes cpu_before = util::process_cpu_times();
   const std::int64_t phase_start = util::now_ns();
   out.start = util::wall_time_iso();
-  out.step_load.reserve(plan.steps());
-  out.step_proc.reserve(plan.steps());
-  out.step_compute.reserve(plan.steps());
+  out.first_step = steps.size();
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                   static_cast<std::uint64_t>(w.output.exclude_end_steps));
   together(comm, [&] { loader.start({&plan, spec.split, spec.preprocess, spec.epoch, spec.run_seed}); });
@@ -105,17 +104,22 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   std::uint64_t block_first = 0;
   bool block_too_short = false;  // a block with too few steps for the exclusions
   util::CpuTimes checkpoint_cpu;
+  // The current block, measured from the steps' logged times as they come (DLIO computes its
+  // block figures from the same per-step lists it writes).
+  auto fresh_block = [&] {
+    return metrics::BlockAccumulator(static_cast<std::uint64_t>(w.output.exclude_start_steps),
+                                     static_cast<std::uint64_t>(w.output.exclude_end_steps));
+  };
+  metrics::BlockAccumulator current = fresh_block();
   auto close_block = [&](std::int64_t end_ns, std::uint64_t end_step) {
-    metrics::BlockAccumulator b(static_cast<std::uint64_t>(w.output.exclude_start_steps),
-                                static_cast<std::uint64_t>(w.output.exclude_end_steps));
-    b.start(block_start);
-    for (std::uint64_t i = block_first; i < end_step; ++i) b.add({out.step_load[i], out.step_compute[i], 0});
-    b.end(end_ns);
-    const metrics::BlockResult r = b.result(spec.batch_size, spec.formula);
+    current.start(block_start);
+    current.end(end_ns);
+    const metrics::BlockResult r = current.result(spec.batch_size, spec.formula);
     block_too_short = block_too_short || r.degenerate;
     out.blocks.push_back({util::wall_time_iso_of(block_start), util::wall_time_iso_of(end_ns), end_step - block_first,
                           r.au, r.throughput_dlio});
     block_first = end_step;
+    current = fresh_block();
   };
   for (std::uint64_t step = 0; step < plan.steps(); ++step) {
     std::exception_ptr failure;
@@ -142,9 +146,12 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
       metrics::trace::span("batch_wait", "loader", t_load, t_batch, args);
       metrics::trace::span("compute", "accelerator", t_batch, t_computed, args);
     }
-    out.step_load.push_back(static_cast<float>(util::ns_to_s(t_batch - t_load)));
-    out.step_proc.push_back(static_cast<float>(util::ns_to_s(t_computed - t_load)));
-    out.step_compute.push_back(static_cast<float>(util::ns_to_s(t_computed - t_batch)));
+    const metrics::StepTimes logged{static_cast<float>(util::ns_to_s(t_batch - t_load)),
+                                    static_cast<float>(util::ns_to_s(t_computed - t_load)),
+                                    static_cast<float>(util::ns_to_s(t_computed - t_batch))};
+    steps.append(logged);
+    ++out.steps_logged;
+    current.add({logged.load, logged.compute, 0});
     progress.step(util::ns_to_s(t_computed - t_batch));
     out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
     out.compute_ns.record(static_cast<std::uint64_t>(t_computed - t_batch));
@@ -171,7 +178,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   }
   const std::int64_t phase_end = util::now_ns();
   block.end(phase_end);
-  if (block_first < out.step_load.size() || out.blocks.empty()) close_block(phase_end, out.step_load.size());
+  if (block_first < out.steps_logged || out.blocks.empty()) close_block(phase_end, out.steps_logged);
   progress.finish();
   loader.finish();
   loader.collect(out);
@@ -244,7 +251,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           return true;
         }};
     evict_dataset(w, layout, comm, plan::Split::train);
-    record.stopped_by_time_limit = run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, er.train);
+    record.stopped_by_time_limit = run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, er.train);
     if (checkpointer && !by_steps && !record.stopped_by_time_limit && epoch == next_epoch) {
       save(epoch, er.train.blocks.size());
       next_epoch += static_cast<std::uint64_t>(cw.epochs_between_checkpoints);
@@ -259,7 +266,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           metrics::BlockAccumulator::DlioFormula::eval, fmt::format("evaluation {}/{}", epoch, shape.epochs),
           options.progress, nullptr};
       evict_dataset(w, layout, comm, plan::Split::eval);
-      record.stopped_by_time_limit = run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, er.eval);
+      record.stopped_by_time_limit = run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, *record.steps, er.eval);
       er.evaluated = true;
     }
     er.end = util::wall_time_iso();

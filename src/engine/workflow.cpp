@@ -4,6 +4,7 @@
 
 #include "engine/checkpointer.hpp"
 #include "engine/generator.hpp"
+#include "engine/step_spill.hpp"
 #include "engine/trainer.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"
@@ -36,6 +37,8 @@ metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& com
     record.generate = generate_dataset(w, layout, comm, {options.force, options.progress});
   if (train) {
     if (has_files && !record.generate.ran) check_dataset(w, layout, comm);
+    if (!options.step_log_folder.empty())
+      record.steps = std::make_shared<StepSpill>(options.step_log_folder, comm.rank());
     TrainOptions to;
     to.run_seed = choose_run_seed(w, comm);
     to.progress = options.progress && comm.is_root();

@@ -4,6 +4,7 @@
 // train, the checkpoint-only run (saves, eviction, loads).
 
 #include <functional>
+#include <string>
 
 #include "config/workload.hpp"
 #include "metrics/run_record.hpp"
@@ -15,6 +16,8 @@ struct WorkflowOptions {
   bool generate_only = false;  // `trainio generate`: generation whatever the workflow says
   bool force = false;          // generate into a folder that is not a trainio dataset
   bool progress = true;
+  // Where training spills its step log (the results folder); empty: the log stays in memory.
+  std::string step_log_folder;
   std::function<void(const metrics::EpochRecord&)> on_epoch;
   std::function<void(const metrics::CheckpointRecord&)> on_checkpoint;
 };

@@ -3,6 +3,7 @@
 // the records of all ranks into the run's figures.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "metrics/block_stats.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/io_recorder.hpp"
+#include "metrics/step_log.hpp"
 
 namespace trainio::metrics {
 
@@ -45,9 +47,8 @@ struct ReadPhase {
   std::uint64_t device_read_bytes = 0;
   bool device_read_known = false;
   double cpu_user = 0, cpu_sys = 0;  // CPU seconds this process (all its threads) used in the phase
-  // Per step, as DLIO's <rank>_output.json lists them (seconds): waiting for the batch, the step
-  // before the barrier (DLIO's "proc": load + compute), the emulated compute.
-  std::vector<float> step_load, step_proc, step_compute;
+  // The phase's steps in the run's step log (RankRecord::steps): [first_step, first_step + steps_logged).
+  std::uint64_t first_step = 0, steps_logged = 0;
 };
 
 struct EpochRecord {
@@ -90,6 +91,8 @@ struct GenerateRecord {
 
 struct RankRecord {
   std::string start, end;
+  // Every step's times, for DLIO's per-rank lists; held outside memory on real runs.
+  std::shared_ptr<StepLog> steps = std::make_shared<MemoryStepLog>();
   bool stopped_by_time_limit = false;  // train.max_seconds ended the run
   GenerateRecord generate;
   std::vector<EpochRecord> epochs;

@@ -24,11 +24,53 @@ json key_values(const std::string& path) {
 // A figure that may have no value: null then (as in summary.json, whose notes say why).
 json maybe(const std::optional<double>& v, double scale = 1) { return v ? json(*v * scale) : json(nullptr); }
 
-json floats(const std::vector<float>& v, std::size_t first, std::size_t last) {
-  json a = json::array();
-  for (std::size_t i = first; i < last; ++i) a.push_back(static_cast<double>(v[i]));
-  return a;
+// A phase's values per block ("block1", ...), then the evaluation's ("eval") if it ran.
+template <typename OfBlock>
+json per_block(const metrics::EpochRecord& e, OfBlock of_block, const json& eval) {
+  json o = json::object();
+  for (std::size_t b = 0; b < e.train.blocks.size(); ++b) o[fmt::format("block{}", b + 1)] = of_block(e.train.blocks[b]);
+  if (e.evaluated) o["eval"] = eval;
+  return o;
 }
+
+// Writes an epoch's per-step lists from the step log, a chunk of steps at a time.
+class StepLists {
+ public:
+  explicit StepLists(metrics::StepLog& log) : log_(log), chunk_(4096) {}
+
+  // {"block1": [...], ..., "eval": [...]}: one field of the epoch's steps.
+  void write_phase(const metrics::EpochRecord& e, float metrics::StepTimes::*field, JsonStream& out) {
+    out.begin_object();
+    std::uint64_t first = e.train.first_step;
+    const std::uint64_t train_end = e.train.first_step + e.train.steps_logged;
+    for (std::size_t b = 0; b < e.train.blocks.size(); ++b) {
+      out.key(fmt::format("block{}", b + 1));
+      const std::uint64_t last = std::min(first + e.train.blocks[b].steps, train_end);
+      write_list(first, last, field, out);
+      first = last;
+    }
+    if (e.evaluated) {
+      out.key("eval");
+      write_list(e.eval.first_step, e.eval.first_step + e.eval.steps_logged, field, out);
+    }
+    out.end_object();
+  }
+
+ private:
+  void write_list(std::uint64_t first, std::uint64_t last, float metrics::StepTimes::*field, JsonStream& out) {
+    out.begin_array();
+    while (first < last) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_.size(), last - first));
+      log_.read(first, std::span(chunk_.data(), n));
+      for (std::size_t i = 0; i < n; ++i) out.number(static_cast<double>(chunk_[i].*field));
+      first += n;
+    }
+    out.end_array();
+  }
+
+  metrics::StepLog& log_;
+  std::vector<metrics::StepTimes> chunk_;
+};
 
 // Seconds between two of DLIO's timestamps.
 double seconds_between(const std::string& start, const std::string& end) {
@@ -74,55 +116,53 @@ double data_bytes_per_host(const config::Workload& w, const plan::DatasetLayout&
   return samples * layout.nominal_record_bytes();
 }
 
-std::string dlio_output_json(const metrics::RankRecord& record, const RankHost& host) {
-  json o;
-  o["host_memory_GB"] = host.memory_gib;
-  o["host_cpu_count"] = host.cpu_count;
-  o["host_processor_name"] = host.machine;
-  o["potential_caching"] = host.potential_caching ? 1 : 0;
-  o["host_cpuinfo"] = key_values("/proc/cpuinfo");
-  o["host_meminfo"] = key_values("/proc/meminfo");
+void dlio_output_json(const metrics::RankRecord& record, const RankHost& host, JsonStream& out) {
+  out.begin_object();
+  out.key("host_memory_GB");
+  out.number(host.memory_gib);
+  out.key("host_cpu_count");
+  out.value(host.cpu_count);
+  out.key("host_processor_name");
+  out.value(host.machine);
+  out.key("potential_caching");
+  out.value(host.potential_caching ? 1 : 0);
+  out.key("host_cpuinfo");
+  out.value(key_values("/proc/cpuinfo"));
+  out.key("host_meminfo");
+  out.value(key_values("/proc/meminfo"));
+  StepLists lists(*record.steps);
   for (const auto& e : record.epochs) {
-    json je;
-    json load = json::object(), proc = json::object(), compute = json::object(), throughput = json::object(),
-         au = json::object();
-    // The phase's step lists, cut into DLIO's blocks.
-    std::size_t first = 0;
-    for (std::size_t b = 0; b < e.train.blocks.size(); ++b) {
-      const auto& block = e.train.blocks[b];
-      const std::string key = fmt::format("block{}", b + 1);
-      const auto last = std::min(first + block.steps, e.train.step_load.size());
-      load[key] = floats(e.train.step_load, first, last);
-      proc[key] = floats(e.train.step_proc, first, last);
-      compute[key] = floats(e.train.step_compute, first, last);
-      throughput[key] = maybe(block.throughput);
-      au[key] = maybe(block.au, 100);
-      first = last;
+    out.key(std::to_string(e.epoch));
+    out.begin_object();
+    // The phase's step lists, cut into DLIO's blocks, one list per field.
+    for (const auto field : {&metrics::StepTimes::load, &metrics::StepTimes::proc}) {
+      out.key(field == &metrics::StepTimes::load ? "load" : "proc");
+      lists.write_phase(e, field, out);
     }
-    if (e.evaluated) {
-      load["eval"] = floats(e.eval.step_load, 0, e.eval.step_load.size());
-      proc["eval"] = floats(e.eval.step_proc, 0, e.eval.step_proc.size());
-      compute["eval"] = floats(e.eval.step_compute, 0, e.eval.step_compute.size());
-      throughput["eval"] = maybe(e.eval.block.throughput_dlio);
-      au["eval"] = maybe(e.eval.block.au, 100);
-    }
-    je["load"] = load;
-    je["proc"] = proc;
-    je["throughput"] = throughput;
-    je["au"] = au;
-    je["compute"] = compute;
+    out.key("throughput");
+    out.value(per_block(e, [](const metrics::DlioBlock& b) { return maybe(b.throughput); },
+                        maybe(e.eval.block.throughput_dlio)));
+    out.key("au");
+    out.value(per_block(e, [](const metrics::DlioBlock& b) { return maybe(b.au, 100); }, maybe(e.eval.block.au, 100)));
+    out.key("compute");
+    lists.write_phase(e, &metrics::StepTimes::compute, out);
     json meminfo = json::object();
     for (const auto& [k, v] : e.host_meminfo) meminfo[k] = v;
-    je["host_meminfo"] = meminfo;
-    je["end"] = e.end;
-    o[std::to_string(e.epoch)] = je;
+    out.key("host_meminfo");
+    out.value(meminfo);
+    out.key("end");
+    out.value(e.end);
+    out.end_object();
   }
-  if (record.epochs.empty() && !record.checkpoints.empty())
-    o["1"] = {{"start", record.checkpoints.front().start}, {"load", json::object()}, {"proc", json::object()},
-              {"throughput", json::object()}, {"au", json::object()}, {"compute", json::object()},
-              {"end", record.checkpoints.back().end}};
-  o["hostname"] = host.hostname;
-  return o.dump(4) + "\n";
+  if (record.epochs.empty() && !record.checkpoints.empty()) {
+    out.key("1");
+    out.value({{"start", record.checkpoints.front().start}, {"load", json::object()}, {"proc", json::object()},
+               {"throughput", json::object()}, {"au", json::object()}, {"compute", json::object()},
+               {"end", record.checkpoints.back().end}});
+  }
+  out.key("hostname");
+  out.value(host.hostname);
+  out.end_object();
 }
 
 std::string dlio_per_epoch_stats_json(const metrics::RankRecord& record, double checkpoint_gib) {

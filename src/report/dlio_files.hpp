@@ -16,6 +16,7 @@
 #include "config/workload.hpp"
 #include "metrics/run_record.hpp"
 #include "plan/layout.hpp"
+#include "report/json_stream.hpp"
 
 namespace trainio::report {
 
@@ -28,7 +29,8 @@ struct RankHost {
   bool potential_caching = false;
 };
 
-std::string dlio_output_json(const metrics::RankRecord& record, const RankHost& host);
+// Streams <rank>_output.json, reading the per-step lists from the record's step log.
+void dlio_output_json(const metrics::RankRecord& record, const RankHost& host, JsonStream& out);
 // `checkpoint_gib`: the whole checkpoint's size, for each checkpoint's throughput.
 std::string dlio_per_epoch_stats_json(const metrics::RankRecord& record, double checkpoint_gib);
 

@@ -7,6 +7,7 @@
 #include "report/dlio_files.hpp"
 #include "report/summary_json.hpp"
 #include "report/tables.hpp"
+#include "storage/atomic_file.hpp"
 #include "storage/fs.hpp"
 #include "util/host_info.hpp"
 #include "util/paths.hpp"
@@ -26,7 +27,14 @@ void write_results(const std::string& folder, const ResultsOf& run, int rank, in
   const double checkpoint_gib =
       w.workflow.checkpoint ? static_cast<double>(plan::CheckpointPlan(w, run.summary.ranks).total_bytes()) / (1ULL << 30) : 0.0;
   const std::string per_epoch_stats = dlio_per_epoch_stats_json(run.record, checkpoint_gib);
-  storage::write_file_atomic(util::join(folder, fmt::format("{}_output.json", rank)), dlio_output_json(run.record, rh));
+  {
+    storage::AtomicFile file(util::join(folder, fmt::format("{}_output.json", rank)), true);
+    JsonStream json([&](std::string_view text) { file.write(text); });
+    dlio_output_json(run.record, rh, json);
+    json.finish();
+    file.write("\n");
+    file.commit();
+  }
   storage::write_file_atomic(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank)), per_epoch_stats);
   if (rank != 0) return;
   storage::write_file_atomic(util::join(folder, "per_epoch_stats.json"), per_epoch_stats);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "storage/atomic_file.hpp"
 #include "storage/file.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
@@ -126,21 +127,9 @@ std::optional<std::string> read_small_file(const std::string& path) {
 
 namespace {
 void write_via_temp(const std::string& path, std::string_view content, bool sync) {
-  const std::string temp = temp_path_for(path);
-  remove_file(temp);  // left over from an interrupted earlier write
-  File f = File::open(temp, {.access = Access::write_new});
-  try {
-    f.pwrite_all(content.data(), content.size(), 0);
-    if (sync) f.fsync();
-    f.close();
-    rename_path(temp, path);
-    // The rename is only durable once the folder's entry is: fsync the folder too.
-    if (sync) sync_folder(util::parent_of(path), SyncScope::folder_entries);
-  } catch (...) {
-    f = File();
-    remove_file(temp);
-    throw;
-  }
+  AtomicFile file(path, sync);
+  file.write(content);
+  file.commit();
 }
 }  // namespace
 

@@ -1,0 +1,54 @@
+#include "engine/step_spill.hpp"
+
+#include <fmt/format.h>
+
+#include "storage/fs.hpp"
+#include "storage/io_observer.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+
+namespace trainio::engine {
+
+static_assert(sizeof(metrics::StepTimes) == 12, "the spill holds three floats per step");
+
+StepSpill::StepSpill(const std::string& folder, int rank)
+    : path_(storage::temp_path_for(util::join(folder, fmt::format("{}_steps.bin", rank)))) {
+  // The spill is trainio's bookkeeping, not the workload's I/O: it is not observed.
+  const storage::ScopedObserver unobserved(nullptr);
+  storage::remove_file(path_);  // left by an interrupted run into the same folder
+  file_ = storage::File::open(path_, {.access = storage::Access::read_write_new});
+  pending_.reserve(kBufferSteps);
+}
+
+StepSpill::~StepSpill() {
+  const storage::ScopedObserver unobserved(nullptr);
+  try {
+    file_.close();
+    storage::remove_file(path_);
+  } catch (...) {
+    // A spill that cannot be removed is left under its temporary name; nothing else to do.
+  }
+}
+
+void StepSpill::append(const metrics::StepTimes& step) {
+  pending_.push_back(step);
+  if (pending_.size() == kBufferSteps) flush();
+}
+
+void StepSpill::flush() {
+  if (pending_.empty()) return;
+  const storage::ScopedObserver unobserved(nullptr);
+  file_.pwrite_all(pending_.data(), pending_.size() * sizeof(metrics::StepTimes), written_ * sizeof(metrics::StepTimes));
+  written_ += pending_.size();
+  pending_.clear();
+}
+
+void StepSpill::read(std::uint64_t first, std::span<metrics::StepTimes> out) {
+  if (first + out.size() > size())
+    throw internal_error(fmt::format("step log: steps [{}, {}) asked of {}", first, first + out.size(), size()));
+  flush();
+  const storage::ScopedObserver unobserved(nullptr);
+  file_.pread_exact(out.data(), out.size_bytes(), first * sizeof(metrics::StepTimes));
+}
+
+}  // namespace trainio::engine
