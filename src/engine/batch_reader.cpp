@@ -40,7 +40,8 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
       const plan::SampleRef ref = work.plan->sample(step, slot);
       std::string& path = paths_[slot - first];
       layout_.path_into(work.split, ref.file, path);
-      requests_[slot - first] = {&path, layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(), ref.sample};
+      requests_[slot - first] = {&path, layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(), ref.sample,
+                                 layout_.file_key(work.split, ref.file)};
     }
     const std::int64_t t0 = util::now_ns();
     out.bytes = reader_->read_batch(requests_);
@@ -56,9 +57,10 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
     for (std::uint64_t slot = first; slot < end; ++slot) {
       const plan::SampleRef ref = work.plan->sample(step, slot);
       layout_.path_into(work.split, ref.file, path_);
-      const plan::SampleShape shape = layout_.sample_shape(work.split, ref.file);
+      const format::SampleRequest request{&path_, layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(),
+                                         ref.sample, layout_.file_key(work.split, ref.file)};
       const std::int64_t t0 = util::now_ns();
-      out.bytes += reader_->read(path_, shape, layout_.samples_per_file(), ref.sample);
+      out.bytes += reader_->read_request(request);
       const std::int64_t t1 = util::now_ns();
       sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
       ++out.samples;

@@ -38,16 +38,9 @@ void TensorflowLoader::start(const PhaseWork& work) {
   window_ = static_cast<std::size_t>(std::max<std::int64_t>(1, w_.reader.prefetch_size)) + (mapping_ ? map_threads_ : 0);
   ready_.assign(window_, Ready{});
 
-  // list_files: TensorFlow checks every name it is given before sharding.
-  {
-    storage::ScopedObserver observe(&setup_io_);
-    std::string path;
-    for (std::uint64_t f = 0; f < layout_.num_files(work.split); ++f) {
-      layout_.path_into(work.split, f, path);
-      if (!storage::exists(path))
-        throw data_error(fmt::format("'{}' is missing", path), "generate the dataset first with 'trainio generate'");
-    }
-  }
+  // list_files: TensorFlow checks every name of the split with access() on every rank, every
+  // epoch (millions of calls per epoch at scale). trainio leaves that out: the dataset marker
+  // vouches for the files, and a missing one is an error when its stream opens it.
   const plan::FileStreams mine = plan::file_streams(layout_, work.split, w_, work.epoch, work.plan->rank(),
                                                    work.plan->ranks(), work.run_seed);
   record_sharded_ = mine.record_sharded;

@@ -68,6 +68,9 @@ struct SampleRequest {
   plan::SampleShape shape;
   std::uint64_t samples_in_file = 0;
   std::uint64_t sample = 0;
+  // The file's dense number in the dataset (plan::DatasetLayout::file_key): what readers that
+  // remember files key them by, at a bit or a slot per file instead of a path.
+  std::uint64_t file = 0;
 };
 
 // One reader per thread: it owns that thread's buffers, allocated once.
@@ -79,10 +82,12 @@ class SampleReader {
   // whatever the reader had to read or decode to get them.
   virtual std::uint64_t read(const std::string& path, const plan::SampleShape& shape,
                              std::uint64_t samples_in_file, std::uint64_t sample) = 0;
+  // Reads one requested sample; readers that remember files by their number override it.
+  virtual std::uint64_t read_request(const SampleRequest& r) { return read(*r.path, r.shape, r.samples_in_file, r.sample); }
   // Reads a batch; readers that overlap reads (io_uring) override it. Returns the sample bytes.
   virtual std::uint64_t read_batch(std::span<const SampleRequest> batch) {
     std::uint64_t bytes = 0;
-    for (const auto& r : batch) bytes += read(*r.path, r.shape, r.samples_in_file, r.sample);
+    for (const auto& r : batch) bytes += read_request(r);
     return bytes;
   }
   // Whether read_batch() overlaps the batch's reads (the loader then hands it whole batches).

@@ -4,29 +4,33 @@
 // first needed (for npz, npy, csv and images open() loads the whole file), takes samples from
 // what it loaded, and closes the file of the sample it has just read whenever the count of
 // samples it has read reaches a multiple of samples_per_file. In file order that is one load per
-// file; with shuffled samples a file may be loaded again after it was closed.
+// file; with shuffled samples a file may be loaded again after it was closed. The open files are
+// remembered one bit per file of the dataset.
 
 #include <memory>
 #include <string>
-#include <unordered_set>
 
+#include "format/file_bitmap.hpp"
 #include "format/format.hpp"
+#include "util/error.hpp"
 
 namespace trainio::format {
 
 class SessionReader final : public SampleReader {
  public:
   explicit SessionReader(std::unique_ptr<SampleReader> inner) : inner_(std::move(inner)) {}
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override {
-    if (loaded_.insert(path).second) inner_->read(path, shape, samples_in_file, sample);
-    if (++read_ % samples_in_file == 0) loaded_.erase(path);
-    return shape.bytes();
+  std::uint64_t read_request(const SampleRequest& r) override {
+    if (loaded_.insert(r.file)) inner_->read_request(r);
+    if (++read_ % r.samples_in_file == 0) loaded_.erase(r.file);
+    return r.shape.bytes();
+  }
+  std::uint64_t read(const std::string& path, const plan::SampleShape&, std::uint64_t, std::uint64_t) override {
+    throw internal_error("the file-session reader reads by request (the file's number), not by path: " + path);
   }
 
  private:
   std::unique_ptr<SampleReader> inner_;
-  std::unordered_set<std::string> loaded_;
+  FileBitmap loaded_;
   std::uint64_t read_ = 0;
 };
 

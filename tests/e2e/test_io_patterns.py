@@ -278,10 +278,11 @@ class IoPatternTest(TrainioTest):
         self.assertEqual(ours, reference)
         with open(self.path("trainio.trace")) as f:
             trace = f.read()
-        # TensorFlow opens with O_RDONLY alone (no O_CLOEXEC, unlike Python) and list_files checks
-        # every file once with access().
+        # TensorFlow opens with O_RDONLY alone (no O_CLOEXEC, unlike Python). Its list_files checks
+        # every file of the split with access() on every rank each epoch; trainio leaves that storm
+        # out (docs/io-patterns.md): the dataset marker and validate vouch for the files.
         self.assertRegex(trace, r'openat\(AT_FDCWD, "[^"]*img_1_of_2.tfrecord", O_RDONLY\) = \d+')
-        self.assertEqual(trace.count('img_1_of_2.tfrecord", F_OK'), 1)
+        self.assertEqual(trace.count('.tfrecord", F_OK'), 0)
         size = os.path.getsize(target)
         preads = [c for c in ours if c.startswith("pread64(")]
         self.assertEqual(len(preads), size // buffer_bytes + (2 if size % buffer_bytes else 1))
