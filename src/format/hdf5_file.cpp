@@ -20,6 +20,9 @@ namespace {
 
 using config::ElementType;
 
+// Labels are written this many at a time (8 MiB of zeros), whatever the file's sample count.
+constexpr hsize_t kLabelPiece = hsize_t{1} << 20;
+
 // The HDF5 type h5py creates for a numpy dtype (little-endian, as numpy's defaults).
 hid_t file_type(ElementType t, h5::Id& owned) {
   switch (t) {
@@ -180,18 +183,27 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
     }
     dset.close("H5Dclose", path);
   }
-  // labels: int64 zeros, one per sample (DLIO's [0] * num_samples), written by one rank.
+  // labels: int64 zeros, one per sample (DLIO's [0] * num_samples), written by one rank, a
+  // piece of at most 8 MiB at a time from one buffer of zeros: never 8 bytes per sample in memory.
   const hsize_t n = f.num_samples;
   h5::Id label_space(H5Screate_simple(1, &n, nullptr), H5Sclose, "H5Screate_simple", path);
   h5::Id labels(H5Dcreate2(file, "labels", H5T_STD_I64LE, label_space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
                 "H5Dcreate2", path);
-  const std::vector<std::int64_t> zeros(f.num_samples, 0);
-  h5::Id label_memory(H5Screate_simple(1, &n, nullptr), H5Sclose, "H5Screate_simple", path);
-  if (comm && !comm->is_root()) {
-    h5::check(H5Sselect_none(label_space), "H5Sselect_none", path);
-    h5::check(H5Sselect_none(label_memory), "H5Sselect_none", path);
-  }
-  h5::check(H5Dwrite(labels, H5T_NATIVE_INT64, label_memory, label_space, dxpl, zeros.data()), "H5Dwrite", path);
+  const std::vector<std::int64_t> zeros(static_cast<std::size_t>(std::min<hsize_t>(n, kLabelPiece)), 0);
+  hsize_t first = 0;
+  do {  // every rank makes the same calls (the write is collective under MPI-IO)
+    const hsize_t count = std::min<hsize_t>(kLabelPiece, n - first);
+    h5::Id label_memory(H5Screate_simple(1, &count, nullptr), H5Sclose, "H5Screate_simple", path);
+    if (comm && !comm->is_root()) {
+      h5::check(H5Sselect_none(label_space), "H5Sselect_none", path);
+      h5::check(H5Sselect_none(label_memory), "H5Sselect_none", path);
+    } else {
+      h5::check(H5Sselect_hyperslab(label_space, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "H5Sselect_hyperslab",
+                path);
+    }
+    h5::check(H5Dwrite(labels, H5T_NATIVE_INT64, label_memory, label_space, dxpl, zeros.data()), "H5Dwrite", path);
+    first += count;
+  } while (first < n);
   labels.close("H5Dclose", path);
   file.close("H5Fclose", path);
 }

@@ -139,21 +139,6 @@ class Deflater {
   z_stream z_{};
 };
 
-std::string deflate_whole(const std::string& plain, int level) {
-  z_stream z{};
-  if (deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw internal_error("zlib refused to start a deflate stream");
-  std::string out(deflateBound(&z, static_cast<uLong>(plain.size())) + 16, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
-  z.avail_in = static_cast<uInt>(plain.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(out.size() - z.avail_out);
-  deflateEnd(&z);
-  return out;
-}
-
 }  // namespace
 
 void NpzWriter::write_deflated(const plan::DataFile& f, storage::File& out, ContentSource& content) {
@@ -176,18 +161,27 @@ void NpzWriter::write_deflated(const plan::DataFile& f, storage::File& out, Cont
   l.x.crc32 = crc;
   l.x.compressed_size = x.compressed;
 
+  // y: the labels (int64 zeros), deflated as they stream from a fixed buffer of zeros: never a
+  // buffer of 8 bytes per sample. Its local header, like x's, is patched in at the end.
   l.y.header_offset = zip::local_header_size(l.x) + l.x.compressed_size;
-  std::string y_plain = l.y_header + std::string(8 * f.num_samples, '\0');
-  l.y.crc32 = zip::crc32(0, y_plain.data(), y_plain.size());
-  const std::string y_compressed = deflate_whole(y_plain, deflate_level_);  // small: its header needs the size
-  l.y.compressed_size = y_compressed.size();
-  w.append(zip::local_header(l.y));
-  w.append(y_compressed);
+  w.append_zeros(zip::local_header_size(l.y));
+  Deflater y(deflate_level_);
+  l.y.crc32 = zeros_crc(8 * f.num_samples, zip::crc32(0, l.y_header.data(), l.y_header.size()));
+  y.add(l.y_header.data(), l.y_header.size(), w, f.num_samples == 0);
+  std::fill(input_.begin(), input_.end(), '\0');
+  for (std::uint64_t left = 8 * f.num_samples; left > 0;) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, input_.size()));
+    left -= n;
+    y.add(input_.data(), n, w, left == 0);
+  }
+  l.y.compressed_size = y.compressed;
   l.cd_offset = l.y.header_offset + zip::local_header_size(l.y) + l.y.compressed_size;
   const std::string cd = zip::central_entry(l.x) + zip::central_entry(l.y);
   w.append(cd);
   w.append(zip::end_records(2, l.cd_offset, cd.size()));
   w.flush();
+  const std::string y_local = zip::local_header(l.y);
+  out.pwrite_all(y_local.data(), y_local.size(), l.y.header_offset);
   const std::string x_local = zip::local_header(l.x);
   out.pwrite_all(x_local.data(), x_local.size(), 0);
 }

@@ -69,6 +69,19 @@ class TrainioTest(unittest.TestCase):
         proc = subprocess.run(cmd, cwd=self.dir, env=full_env, capture_output=True, text=True, timeout=timeout)
         return Result(proc, time.monotonic() - start)
 
+    def peak_rss_mib(self, *args, timeout=300):
+        """Runs trainio alone and returns (exit code, its own peak RSS in MiB, from wait4)."""
+        proc = subprocess.Popen([TRAINIO] + [str(a) for a in args], cwd=self.dir, env=dict(os.environ, **MPI_ENV),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            proc.returncode = 0  # reaped above; keeps Popen from waiting again
+        err = proc.stderr.read().decode()
+        proc.stderr.close()
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0, err)
+        return usage.ru_maxrss / 1024
+
     def ok(self, *args, **kw):
         r = self.run_trainio(*args, **kw)
         self.assertEqual(r.code, 0, r)

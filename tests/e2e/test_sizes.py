@@ -145,3 +145,38 @@ class SizesTest(TrainioTest):
         m = self.run_trainio("report", "--mlperf", "six")
         self.assertEqual(m.code, 1, m)
         self.assertIn("has no AU verdict", m.out + m.err)
+
+
+class LabelsTest(TrainioTest):
+    """Writers stream a file's labels from a fixed buffer: files of millions of samples hold every
+    label, and the real readers agree."""
+
+    SAMPLES = 8_000_000  # 61 MiB of labels held whole, as the writers once did
+    SHAPE = ["dataset.num_files_train=1", f"dataset.num_samples_per_file={SAMPLES}", "dataset.record_length_bytes=1",
+             "dataset.record_length_bytes_stdev=0", "dataset.num_files_eval=0", "workflow.evaluation=false"]
+
+    def check_with_python(self, script):
+        proc = subprocess.run(["/usr/bin/python3", "-c", script], capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout.split()
+
+    def test_hdf5_labels_over_several_pieces(self):
+        peak = self.peak_rss_mib("generate", "default", "dataset.format=hdf5", "dataset.data_folder=d", *self.SHAPE)
+        self.assertLess(peak, 64, "the labels were held in memory")
+        out = self.check_with_python(
+            "import h5py, numpy, glob\n"
+            f"f = h5py.File(glob.glob('{self.path('d')}/train/**/*.hdf5', recursive=True)[0])\n"
+            "l = f['labels'][:]\nprint(l.shape[0], l.dtype, numpy.count_nonzero(l))")
+        self.assertEqual(out, [str(self.SAMPLES), "int64", "0"])
+
+    def test_compressed_npz_labels_are_deflated_as_they_stream(self):
+        peak = self.peak_rss_mib("generate", "default", "dataset.format=npz", "dataset.compression=zip",
+                                 "dataset.data_folder=d", *self.SHAPE)
+        self.assertLess(peak, 64, "the labels were held in memory")
+        out = self.check_with_python(
+            "import numpy, glob\n"
+            f"z = numpy.load(glob.glob('{self.path('d')}/train/**/*.npz', recursive=True)[0])\n"
+            "y = z['y']\nprint(y.shape[0], y.dtype, numpy.count_nonzero(y), z['x'].shape[-1])")
+        self.assertEqual(out, [str(self.SAMPLES), "int64", "0", str(self.SAMPLES)])
+        self.ok("validate", "default", "dataset.format=npz", "dataset.compression=zip", "dataset.data_folder=d",
+                *self.SHAPE)
