@@ -23,8 +23,21 @@ std::uint64_t Histogram::bucket_upper(int bucket) {
   return base + ((1ULL << shift) - 1);
 }
 
+Histogram& Histogram::operator=(const Histogram& other) {
+  if (this == &other) return *this;
+  counts_ = other.counts_ ? std::make_unique<Buckets>(*other.counts_) : nullptr;
+  count_ = other.count_;
+  sum_ = other.sum_;
+  min_ = other.min_;
+  max_ = other.max_;
+  return *this;
+}
+
 void Histogram::merge(const Histogram& other) {
-  for (int i = 0; i < kBuckets; ++i) counts_[i] += other.counts_[i];
+  if (other.counts_) {
+    if (!counts_) allocate();
+    for (std::size_t i = 0; i < kBuckets; ++i) (*counts_)[i] += (*other.counts_)[i];
+  }
   count_ += other.count_;
   sum_ += other.sum_;
   min_ = std::min(min_, other.min_);
@@ -36,15 +49,17 @@ std::uint64_t Histogram::quantile(double q) const {
   q = std::clamp(q, 0.0, 1.0);
   const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
   std::uint64_t seen = 0;
+  if (!counts_) return 0;
   for (int i = 0; i < kBuckets; ++i) {
-    seen += counts_[i];
+    seen += (*counts_)[static_cast<std::size_t>(i)];
     if (seen >= std::max<std::uint64_t>(rank, 1)) return std::clamp(bucket_upper(i), min(), max_);
   }
   return max_;
 }
 
 std::vector<std::uint64_t> Histogram::to_words() const {
-  std::vector<std::uint64_t> w(counts_.begin(), counts_.end());
+  std::vector<std::uint64_t> w = counts_ ? std::vector<std::uint64_t>(counts_->begin(), counts_->end())
+                                         : std::vector<std::uint64_t>(kBuckets, 0);
   w.push_back(count_);
   w.push_back(sum_);
   w.push_back(min_);
@@ -54,8 +69,12 @@ std::vector<std::uint64_t> Histogram::to_words() const {
 
 Histogram Histogram::from_words(const std::vector<std::uint64_t>& words, std::size_t offset) {
   Histogram h;
-  std::copy(words.begin() + static_cast<std::ptrdiff_t>(offset),
-            words.begin() + static_cast<std::ptrdiff_t>(offset + kBuckets), h.counts_.begin());
+  const auto first = words.begin() + static_cast<std::ptrdiff_t>(offset);
+  const auto last = first + kBuckets;
+  if (std::any_of(first, last, [](std::uint64_t c) { return c != 0; })) {
+    h.allocate();
+    std::copy(first, last, h.counts_->begin());
+  }
   h.count_ = words[offset + kBuckets];
   h.sum_ = words[offset + kBuckets + 1];
   h.min_ = words[offset + kBuckets + 2];

@@ -1,10 +1,13 @@
 #pragma once
 // A log-linear latency histogram (HdrHistogram-style): values are bucketed by their power of two
 // and, within it, by the next 6 bits, so any recorded value is known to within 1/64 (~1.6%).
-// Fixed memory, O(1) insert, exact merge across threads and ranks (bucket counts add up).
+// Fixed memory, O(1) insert, exact merge across threads and ranks (bucket counts add up). The
+// 30 KiB of buckets are allocated at the first value: a run keeps a histogram per storage call
+// kind, phase and checkpoint, and most of them stay empty.
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace trainio::metrics {
@@ -16,8 +19,15 @@ class Histogram {
   static constexpr int kOctaves = 64 - kSubBits;
   static constexpr int kBuckets = kSub + kOctaves * kSub;  // values < kSub are exact
 
+  Histogram() = default;
+  Histogram(const Histogram& other) { *this = other; }
+  Histogram& operator=(const Histogram& other);
+  Histogram(Histogram&&) noexcept = default;
+  Histogram& operator=(Histogram&&) noexcept = default;
+
   void record(std::uint64_t value) {
-    ++counts_[bucket_of(value)];
+    if (!counts_) allocate();
+    ++(*counts_)[static_cast<std::size_t>(bucket_of(value))];
     ++count_;
     sum_ += value;
     if (value < min_) min_ = value;
@@ -43,7 +53,9 @@ class Histogram {
   static std::uint64_t bucket_upper(int bucket);
 
  private:
-  std::array<std::uint64_t, kBuckets> counts_{};
+  using Buckets = std::array<std::uint64_t, kBuckets>;
+  void allocate() { counts_ = std::make_unique<Buckets>(); }
+  std::unique_ptr<Buckets> counts_;  // none until the first value
   std::uint64_t count_ = 0;
   std::uint64_t sum_ = 0;
   std::uint64_t min_ = ~0ULL;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/load.hpp"
+#include "format/npy.hpp"
 #include "format/npz.hpp"
 #include "format/python_io.hpp"
 #include "metrics/io_recorder.hpp"
@@ -168,4 +169,19 @@ TEST_CASE("Python's buffered reader: seeks inside the buffer cost no call, tell(
   CHECK(trace.reads() == expected);
   CHECK(trace.count(storage::Op::seek) == 3);  // open's tell, tell(), SEEK_END
   file.close();
+}
+
+TEST_CASE("NPZ sizes stay exact past 4 GiB and 2^32 samples (64-bit layout, zip64 records)") {
+  // Computed, not written: 2^32 + 3 samples of 2x2 bytes (16 GiB of x, 32 GiB of labels).
+  const std::uint64_t samples = (1ULL << 32) + 3;
+  const auto f = npz_file("never-written.npz", 2, samples);
+  const std::uint64_t x_data = 4 * samples, y_data = 8 * samples;
+  const std::uint64_t dims[] = {2, 2, samples}, labels[] = {samples};
+  const std::uint64_t x_header = format::npy::header(config::ElementType::uint8, dims).size();
+  const std::uint64_t y_header = format::npy::header(config::ElementType::int64, labels).size();
+  const std::uint64_t local = 30 + 5 + 20;  // fixed part, "x.npy"/"y.npy", numpy's forced zip64 extra
+  // Central entries: x (sizes past zipfile's limit: a 16-byte zip64 extra), y (sizes and offset: 24).
+  const std::uint64_t central = (46 + 5 + 4 + 16) + (46 + 5 + 4 + 24);
+  const std::uint64_t end = 56 + 20 + 22;  // zip64 end record, locator, end record
+  CHECK(*format::NpzWriter().expected_size(f) == local + x_header + x_data + local + y_header + y_data + central + end);
 }

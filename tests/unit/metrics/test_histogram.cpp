@@ -56,3 +56,25 @@ TEST_CASE("histograms merge exactly and survive a round trip through words") {
   CHECK(copy.mean() == Approx(merged.mean()));
   CHECK(Histogram().quantile(0.5) == 0);
 }
+
+TEST_CASE("histograms allocate their buckets at the first value and copy deeply") {
+  using trainio::metrics::Histogram;
+  // A run keeps one per storage call kind, phase and checkpoint: the empty ones must cost nothing.
+  STATIC_REQUIRE(sizeof(Histogram) <= 64);
+  Histogram empty, filled;
+  for (std::uint64_t v = 1; v <= 1000; ++v) filled.record(v);
+  Histogram copy = filled;
+  copy.record(5000);
+  CHECK(filled.count() == 1000);
+  CHECK(copy.count() == 1001);
+  CHECK(filled.quantile(1.0) == 1000);
+  Histogram merged = empty;
+  merged.merge(empty);
+  CHECK(merged.count() == 0);
+  CHECK(merged.quantile(0.5) == 0);
+  merged.merge(filled);
+  CHECK(merged.quantile(0.5) == filled.quantile(0.5));
+  const Histogram back = Histogram::from_words(empty.to_words());
+  CHECK(back.count() == 0);
+  CHECK(Histogram::from_words(filled.to_words()).quantile(0.99) == filled.quantile(0.99));
+}
