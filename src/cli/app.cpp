@@ -2,10 +2,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "config/suggest.hpp"
 #include "report/run_results.hpp"
 #include "util/build_info.hpp"
+#include "util/error.hpp"
 
 namespace trainio::cli {
 
@@ -28,6 +37,45 @@ constexpr const char* kFooter = R"(Examples:
 
 Exit codes: 0 success, 1 runtime failure (I/O, dataset, a failing rank), 2 usage or config error.
 Docs: README.md and docs/ in the trainio source tree.)";
+
+// Counts given on the command line (ranks, accelerators, hosts): whole numbers of 1 or more.
+const CLI::Validator kCountOfOneOrMore(
+    [](const std::string& text) -> std::string {
+      try {
+        std::size_t used = 0;
+        if (std::stoll(text, &used) >= 1 && used == text.size()) return "";
+      } catch (const std::exception&) {
+      }
+      return "must be a whole number of 1 or more, not '" + text + "'";
+    },
+    "COUNT");
+
+// What a refused command line means, and what to do about it: one line each.
+struct UsageProblem {
+  std::string cause, fix;
+};
+
+UsageProblem explain(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  const std::string list = fmt::format("{}", fmt::join(names, ", "));
+  const CLI::App* used = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->parsed()) used = sub;
+  const std::string help = used ? fmt::format("'trainio {} --help'", used->get_name()) : std::string("'trainio --help'");
+  if (!used && dynamic_cast<const CLI::RequiredError*>(&e)) {
+    // CLI11 reports a missing subcommand first, whatever else is wrong: name what was typed.
+    if (argc < 2) return {"no subcommand given", "give one of: " + list + " (" + help + " shows examples)"};
+    const std::string first = argv[1];
+    if (!first.empty() && first[0] == '-')
+      return {"unknown option '" + first + "'",
+              "options follow the subcommand, e.g. 'trainio run default --output DIR'; subcommands: " + list};
+    const std::string near = config::closest(first, names);
+    return {"unknown subcommand '" + first + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"),
+            "give one of: " + list};
+  }
+  return {e.what(), "see " + help};
+}
 
 void add_run_options(CLI::App* sub, RunCommand& cmd) {
   sub->add_option("workload_and_overrides", cmd.words, kWorkloadHelp);
@@ -69,7 +117,7 @@ int main(int argc, char** argv) {
                                               "samples, bytes, steps per rank (no I/O)");
   config->add_option("workload_and_overrides", config_cmd.words, kWorkloadHelp);
   config->add_option("--ranks,-n", config_cmd.ranks, "ranks to plan for (default: the MPI job size, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(kCountOfOneOrMore);
   config->add_flag("--keys", config_cmd.keys, "list every workload key trainio knows, with its status and meaning");
 
   ValidateCommand validate_cmd;
@@ -87,8 +135,8 @@ int main(int argc, char** argv) {
                                                   "and the override to use");
   datasize->add_option("workload_and_overrides", datasize_cmd.words, kWorkloadHelp)->required();
   datasize->add_option("--accelerators,-n", datasize_cmd.accelerators, "simulated accelerators (ranks) in all")
-      ->required()->check(CLI::PositiveNumber);
-  datasize->add_option("--hosts", datasize_cmd.hosts, "client hosts (default 1)")->check(CLI::PositiveNumber);
+      ->required()->check(kCountOfOneOrMore);
+  datasize->add_option("--hosts", datasize_cmd.hosts, "client hosts (default 1)")->check(kCountOfOneOrMore);
   datasize->add_option("--host-memory", datasize_cmd.host_memory,
                        "each host's memory: a bare number is GiB (as mlpstorage), else a size like 128GiB "
                        "(default: this host's)");
@@ -123,8 +171,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    const UsageProblem problem = explain(app, e, argc, argv);
+    std::fprintf(stderr, "%s\n", format_error(usage_error(problem.cause, problem.fix)).c_str());
+    return 2;
   }
   if (run->parsed()) return run_command(run_cmd, argc, argv);
   if (gen->parsed()) return run_command(gen_cmd, argc, argv);

@@ -13,13 +13,38 @@ class CliTest(TrainioTest):
         self.assertIn("++workload.section.key=value", r.out)
         self.assertIn("--output", r.out)
 
-    def test_no_subcommand_is_a_usage_error(self):
-        r = self.run_trainio()
+    def usage_error(self, *args):
+        """A command line CLI11 refuses: exit 2, one 'trainio: usage error' line and a fix line."""
+        r = self.run_trainio(*args)
         self.assertEqual(r.code, 2, r)
+        self.assertRegex(r.err, r"^trainio: usage error: .+\n  fix: .+", r)
+        return r.err
+
+    def test_no_subcommand_is_a_usage_error(self):
+        self.assertIn("no subcommand", self.usage_error())
 
     def test_unknown_option_is_a_usage_error(self):
-        r = self.run_trainio("run", "--bogus")
-        self.assertEqual(r.code, 2, r)
+        err = self.usage_error("run", "--bogus")
+        self.assertIn("--bogus", err)
+        self.assertIn("trainio run --help", err)
+
+    def test_an_unknown_option_before_the_subcommand_is_named_not_taken_for_a_missing_subcommand(self):
+        err = self.usage_error("--bogus")
+        self.assertIn("unknown option '--bogus'", err)
+        self.assertNotIn("A subcommand is required", err)
+
+    def test_a_misspelled_subcommand_gets_a_suggestion(self):
+        err = self.usage_error("genrate", "default")
+        self.assertIn("unknown subcommand 'genrate'", err)
+        self.assertIn("did you mean 'generate'", err)
+
+    def test_counts_out_of_range_say_what_is_allowed(self):
+        for args in (["config", "default", "--ranks", "0"], ["datasize", "default", "-n", "-3"]):
+            err = self.usage_error(*args)
+            self.assertIn("1 or more", err)
+            self.assertNotIn("1.79", err)
+            self.assertNotIn("e+308", err)
+            self.assertNotIn("0.000000", err)
 
     def test_workloads_lists_shipped_ones_with_descriptions(self):
         r = self.ok("workloads")
