@@ -29,6 +29,13 @@ bool holds_no_files(const std::string& dir) {
 
 }  // namespace
 
+Error no_dataset_error(const std::string& root, const std::string& workload) {
+  return data_error(fmt::format("there is no dataset in '{}'", root),
+                    fmt::format("generate it first ('trainio generate {}' with the same overrides, or "
+                                "workflow.generate_data=True), or point dataset.data_folder at the dataset",
+                                workload));
+}
+
 DataFolder inspect_data_folder(const std::string& root) {
   DataFolder f;
   if (!storage::is_dir(root)) {

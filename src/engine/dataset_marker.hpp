@@ -7,6 +7,8 @@
 
 #include "plan/fingerprint.hpp"
 
+#include "util/error.hpp"
+
 namespace trainio::engine {
 
 inline constexpr const char* kMarkerName = ".trainio-dataset.json";
@@ -19,6 +21,9 @@ struct DataFolder {
 };
 
 DataFolder inspect_data_folder(const std::string& root);
+
+// The error for a data folder that is missing or holds no files, naming `workload` in the fix.
+Error no_dataset_error(const std::string& root, const std::string& workload);
 
 // Written atomically (temp + rename).
 void write_marker(const std::string& root, const plan::Fingerprint& fp, bool complete);

@@ -295,13 +295,10 @@ void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
     if (!comm.is_root()) return;
     const std::string& root = layout.root();
     const DataFolder folder = inspect_data_folder(root);
-    const std::string generate_hint = fmt::format(
-        "generate it first: 'trainio generate {}' with the same overrides, or set workflow.generate_data=True",
-        w.name);
     switch (folder.state) {
       case DataFolder::State::missing:
       case DataFolder::State::empty:
-        throw data_error(fmt::format("there is no dataset in '{}'", root), generate_hint);
+        throw no_dataset_error(root, w.name);
       case DataFolder::State::foreign:
         spdlog::warn("'{}' has no {}: reading the files the workload names without checking how they were made",
                      root, kMarkerName);

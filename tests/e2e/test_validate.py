@@ -45,3 +45,16 @@ class ValidateTest(TrainioTest):
         r = self.run_trainio("validate", "default", *DATA[:-1], "dataset.record_length_bytes=4096")
         self.assertEqual(r.code, 1, r)
         self.assertIn("dataset.record_length_bytes=8192", r.out)
+
+
+class ValidateMissingDatasetTest(TrainioTest):
+    def test_a_missing_or_empty_folder_is_one_clear_error_not_a_line_per_file(self):
+        os.makedirs(self.path("empty"))
+        for folder in ("nowhere", "empty"):
+            for ranks in (None, 2):
+                r = self.run_trainio("validate", "default", f"dataset.data_folder={folder}", ranks=ranks)
+                self.assertEqual(r.code, 1, r)
+                self.assertNotIn(": missing", r.out + r.err)
+                self.assertEqual((r.out + r.err).count("there is no dataset in"), 1, r)
+                self.assertIn("fix: ", r.err)
+                self.assertIn("trainio generate", r.err)
