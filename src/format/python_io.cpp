@@ -131,9 +131,10 @@ std::size_t PyBufferedFile::read_all(void* dest_void, std::size_t capacity) {
   auto* dest = static_cast<char*>(dest_void);
   std::size_t written = 0;
   if (const std::size_t avail = readahead(); avail > 0) {
-    std::memcpy(dest, buffer_.data() + (pos_ - buf_start_), avail < capacity ? avail : capacity);
-    written = avail;
-    pos_ += avail;
+    written = avail < capacity ? avail : capacity;
+    std::memcpy(dest, buffer_.data() + (pos_ - buf_start_), written);
+    pos_ += written;
+    if (written < avail) return written;  // the caller's buffer is full; the rest stays buffered
   }
   reset_buffer();
   // FileIO.readall: lseek(0, SEEK_CUR) and fstat to size the read, then read until EOF.

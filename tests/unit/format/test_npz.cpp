@@ -185,3 +185,22 @@ TEST_CASE("NPZ sizes stay exact past 4 GiB and 2^32 samples (64-bit layout, zip6
   const std::uint64_t end = 56 + 20 + 22;  // zip64 end record, locator, end record
   CHECK(*format::NpzWriter().expected_size(f) == local + x_header + x_data + local + y_header + y_data + central + end);
 }
+
+TEST_CASE("Python's read() into a buffer smaller than what is left reports only the bytes it copied") {
+  test::TempDir dir("pyio-readall");
+  {
+    storage::File out = storage::File::open(dir / "data", {.access = storage::Access::write_new});
+    std::vector<char> bytes(10000);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i % 251);
+    out.pwrite_all(bytes.data(), bytes.size(), 0);
+    out.close();
+  }
+  format::PyBufferedFile file(4096);
+  file.open(dir / "data");
+  char head[10];
+  REQUIRE(file.read(head, sizeof head) == sizeof head);  // 4086 bytes stay buffered
+  std::vector<char> small(100, '\x7f');
+  CHECK(file.read_all(small.data(), small.size()) == small.size());
+  for (std::size_t i = 0; i < small.size(); ++i) CHECK(small[i] == static_cast<char>((10 + i) % 251));
+  file.close();
+}
