@@ -1,11 +1,11 @@
 #include "engine/cache_control.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "engine/together.hpp"
 #include "format/format.hpp"
@@ -27,12 +27,20 @@ void drop_file(const std::string& path) {
   f.close();
 }
 
+// The errno of writing "3" to /proc/sys/vm/drop_caches, or 0: each call checked where it fails.
+int write_drop_caches() {
+  const int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int error = 0;
+  if (const ssize_t n = ::write(fd, "3\n", 2); n != 2) error = n < 0 ? errno : EIO;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  return error;
+}
+
 void drop_caches() {
   ::sync();
-  std::ofstream out("/proc/sys/vm/drop_caches");
-  if (!(out << "3\n") || !out.flush())
-    throw usage_error(fmt::format("reader.evict=drop_caches cannot write /proc/sys/vm/drop_caches: {}",
-                                  std::strerror(errno ? errno : EACCES)),
+  if (const int error = write_drop_caches(); error != 0)
+    throw usage_error(fmt::format("reader.evict=drop_caches cannot write /proc/sys/vm/drop_caches: {}", std::strerror(error)),
                       "run as root (machine-wide), or use reader.evict=fadvise (per file, no privilege needed)");
 }
 

@@ -4,6 +4,8 @@ sample of reads, O_DIRECT as bypassing the cache), not machine-wide counters: a 
 reads of the same disk do not change the verdict. The data lives on the disk (ext4 here), not tmpfs."""
 import csv
 import os
+import shutil
+import unittest
 import subprocess
 
 from harness import TrainioTest
@@ -136,3 +138,16 @@ class PageCacheTest(TrainioTest):
         self.run_epochs(out="hot")
         r = self.ok("report", "hot")
         self.assertIn("2 of 2 epochs were served from the page cache", r.out)
+
+
+class DropCachesTest(TrainioTest):
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root to run trainio as another user")
+    def test_drop_caches_without_privilege_names_the_errno_and_the_alternative(self):
+        os.chmod(self.dir, 0o777)
+        r = self.run_trainio("run", "default", "dataset.num_files_train=4", "dataset.num_files_eval=0",
+                             "workflow.evaluation=false", "reader.evict=drop_caches", "--output", "o",
+                             wrapper=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"))
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("cannot write /proc/sys/vm/drop_caches: Permission denied", r.err)
+        self.assertIn("fix: run as root", r.err)
+        self.assertIn("reader.evict=fadvise", r.err)
