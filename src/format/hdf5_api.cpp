@@ -18,6 +18,14 @@ herr_t keep_last(unsigned, const H5E_error2_t* e, void* out) {
 
 }  // namespace
 
+std::vector<hsize_t> simple_extent(hid_t space, const std::string& path) {
+  const int rank = H5Sget_simple_extent_ndims(space);
+  check(rank, "H5Sget_simple_extent_ndims", path);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  check(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "H5Sget_simple_extent_dims", path);
+  return dims;
+}
+
 void check(long long status, const char* call, const std::string& path) {
   if (status >= 0) return;
   if (auto storage = storage::take_driver_error()) {

@@ -7,11 +7,15 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace trainio::format::h5 {
 
 // Throws for a negative HDF5 return value.
 void check(long long status, const char* call, const std::string& path);
+
+// The dimensions of a simple dataspace (H5Sget_simple_extent_ndims, then _dims), checked.
+std::vector<hsize_t> simple_extent(hid_t space, const std::string& path);
 
 class Id {
  public:

@@ -220,9 +220,7 @@ std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::
       if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) return fmt::format("no dataset '{}'", name);
       h5::Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", f.path);
       h5::Id space(H5Dget_space(dset), H5Sclose, "H5Dget_space", f.path);
-      const int rank = H5Sget_simple_extent_ndims(space);
-      std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
-      H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+      const std::vector<hsize_t> dims = h5::simple_extent(space, f.path);
       if (std::vector<std::uint64_t>(dims.begin(), dims.end()) != l.shape)
         return fmt::format("'{}' has another shape than the workload's", name);
       h5::Id type(H5Dget_type(dset), H5Tclose, "H5Dget_type", f.path);
@@ -242,8 +240,13 @@ std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::
     if (H5Lexists(file, "labels", H5P_DEFAULT) <= 0) return std::string("no dataset 'labels'");
     h5::Id labels(H5Dopen2(file, "labels", H5P_DEFAULT), H5Dclose, "H5Dopen2", f.path);
     h5::Id space(H5Dget_space(labels), H5Sclose, "H5Dget_space", f.path);
-    if (H5Sget_simple_extent_npoints(space) != static_cast<hssize_t>(f.num_samples))
-      return fmt::format("'labels' holds {} entries, expected {}", H5Sget_simple_extent_npoints(space), f.num_samples);
+    const hssize_t entries = H5Sget_simple_extent_npoints(space);
+    h5::check(entries, "H5Sget_simple_extent_npoints", f.path);
+    if (entries != static_cast<hssize_t>(f.num_samples))
+      return fmt::format("'labels' holds {} entries, expected {}", entries, f.num_samples);
+    space.close("H5Sclose", f.path);
+    labels.close("H5Dclose", f.path);
+    file.close("H5Fclose", f.path);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::config) throw;
     return std::string(e.what());

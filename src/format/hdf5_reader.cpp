@@ -25,9 +25,8 @@ void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, 
     const std::string name = dataset_name(i);
     h5::Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
     h5::Id space(H5Dget_space(dset), H5Sclose, "H5Dget_space", path);
-    const int rank = H5Sget_simple_extent_ndims(space);
-    std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
-    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    const std::vector<hsize_t> dims = h5::simple_extent(space, path);
+    const int rank = static_cast<int>(dims.size());
     if (std::vector<std::uint64_t>(dims.begin(), dims.end()) != l.shape)
       throw data_error(fmt::format("'{}': dataset '{}' has another shape than the workload expects", path, name),
                        "the dataset was generated for another workload: regenerate it with 'trainio generate'");
