@@ -1,5 +1,6 @@
 #include "engine/batch_reader.hpp"
 
+#include "storage/fs.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -15,6 +16,11 @@ Batch BatchReader::read(const PhaseWork& work, std::uint64_t step, std::uint64_t
   try {
     return read_samples(work, step, first, end);
   } catch (Error& e) {
+    // Something other than a file in a sample's place (a FIFO reads as empty): say what it is.
+    if (reader_->reads_batches())
+      for (const auto& path : paths_) storage::refuse_irregular_file(path);
+    else
+      storage::refuse_irregular_file(path_);
     // A storage call that failed on a dataset file (unreadable, a folder in its place) says what
     // failed; what to do about it is the same for every reader.
     e.with_hint("check that the dataset's files are readable ('trainio validate' names every damaged file), or "

@@ -89,19 +89,24 @@ void TensorflowLoader::stream_main(std::size_t slot) {
     for (const std::uint64_t file : s.files) {
       layout_.path_into(work_.split, file, path);
       const std::uint64_t sample_bytes = layout_.sample_shape(work_.split, file).bytes();
-      in.open(path, layout_.samples_per_file());
-      std::uint64_t length = 0;
-      while (true) {
-        const std::int64_t t0 = util::now_ns();
-        if (!in.next(length)) break;
-        s.record_ns.record(static_cast<std::uint64_t>(util::now_ns() - t0));
-        chunk.records.push_back(sample_bytes);
-        if (chunk.records.size() == kChunkRecords) {
-          if (!hand_over(slot, std::move(chunk))) return;
-          chunk = Chunk{};
+      try {
+        in.open(path, layout_.samples_per_file());
+        std::uint64_t length = 0;
+        while (true) {
+          const std::int64_t t0 = util::now_ns();
+          if (!in.next(length)) break;
+          s.record_ns.record(static_cast<std::uint64_t>(util::now_ns() - t0));
+          chunk.records.push_back(sample_bytes);
+          if (chunk.records.size() == kChunkRecords) {
+            if (!hand_over(slot, std::move(chunk))) return;
+            chunk = Chunk{};
+          }
         }
+        in.close();
+      } catch (const Error&) {
+        storage::refuse_irregular_file(path);  // a FIFO in the file's place reads as empty: name it
+        throw;
       }
-      in.close();
     }
     chunk.last = true;
     hand_over(slot, std::move(chunk));

@@ -40,7 +40,9 @@ ValidationReport validate_dataset(const config::Workload& w, const plan::Dataset
     for (std::uint64_t k = me; k < total; k += ranks) {
       const plan::DataFile file = layout.file_by_global_index(k);
       ++checked;
-      if (!storage::file_size(file.path)) {
+      if (const auto kind = storage::irregular_file_kind(file.path)) {
+        mine.push_back(fmt::format("{}: is {}, not a regular file", file.path, *kind));
+      } else if (!storage::file_size(file.path)) {
         mine.push_back(fmt::format("{}: missing", file.path));
       } else {
         try {

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "storage/errno_hint.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -79,35 +80,16 @@ class FileOpTimer {
 namespace {
 
 Error call_failed(const char* call, const std::string& path, int err, const std::string& detail = {}) {
-  std::string msg = fmt::format("{}('{}'{}) failed: {}", call, path, detail, std::strerror(err));
-  std::string hint;
-  switch (err) {
-    case ENOSPC:
-    case EDQUOT:
-      hint = "the file system is full: free space or point the data/checkpoint folder elsewhere";
-      break;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      hint = "check the permissions of the folder, or choose one you can write to";
-      break;
-    case ENOENT:
-      hint = "check the path; generate the dataset first with 'trainio generate' if it is missing";
-      break;
-    case EINVAL:
-      if (std::strcmp(call, "open") != 0) break;
-      hint = "the file system may not support the requested mode (e.g. O_DIRECT)";
-      break;
-    default:
-      break;
-  }
-  return Error(ErrorKind::io, std::move(msg), std::move(hint));
+  return Error(ErrorKind::io, fmt::format("{}('{}'{}) failed: {}", call, path, detail, std::strerror(err)),
+               hint_for_errno(call, err));
 }
 
 int open_flags(const OpenOptions& o) {
   int flags = o.close_on_exec ? O_CLOEXEC : 0;
   switch (o.access) {
-    case Access::read: flags |= O_RDONLY; break;
+    // O_NONBLOCK: a FIFO in place of a data file would block open() until a writer came; Linux
+    // ignores the flag for regular files (docs/io-patterns.md).
+    case Access::read: flags |= O_RDONLY | O_NONBLOCK; break;
     case Access::write_new: flags |= O_WRONLY | O_CREAT | O_EXCL; break;
     case Access::write_truncate: flags |= O_WRONLY | O_CREAT | O_TRUNC; break;
     case Access::read_write: flags |= O_RDWR; break;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "storage/atomic_file.hpp"
+#include "storage/errno_hint.hpp"
 #include "storage/file.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
@@ -24,14 +25,7 @@ namespace {
 
 
 Error fs_failed(const char* call, const std::string& path, int err) {
-  std::string hint;
-  if (err == EACCES || err == EPERM || err == EROFS)
-    hint = "check the permissions of the folder, or choose one you can write to";
-  else if (err == ENOSPC || err == EDQUOT)
-    hint = "the file system is full: free space or choose another folder";
-  else if (err == ENOTDIR || err == EEXIST)
-    hint = "a file stands where a folder is expected: choose another path";
-  return io_error(fmt::format("{}('{}') failed: {}", call, path, std::strerror(err)), std::move(hint));
+  return io_error(fmt::format("{}('{}') failed: {}", call, path, std::strerror(err)), hint_for_errno(call, err));
 }
 
 }  // namespace
@@ -94,11 +88,23 @@ bool is_dir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool exists(const std::string& path) {
-  const auto start = util::now_ns();
-  const bool found = ::access(path.c_str(), F_OK) == 0;
-  observe_path_op(Op::stat, path, start);
-  return found;
+std::optional<std::string> irregular_file_kind(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  if (S_ISREG(st.st_mode)) return std::nullopt;
+  if (S_ISDIR(st.st_mode)) return "a folder";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  return "not a file";
+}
+
+void refuse_irregular_file(const std::string& path) {
+  if (const auto kind = irregular_file_kind(path))
+    throw data_error(fmt::format("'{}' is {}, not a regular file", path, *kind),
+                     "put the dataset's file back in its place: 'trainio generate' with the same overrides rewrites "
+                     "what is missing or damaged");
 }
 
 std::vector<std::string> list_dir(const std::string& path) {

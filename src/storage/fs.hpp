@@ -33,8 +33,14 @@ std::optional<std::uint64_t> file_size(const std::string& path);
 
 bool is_dir(const std::string& path);
 
-// access(path, F_OK), as TensorFlow's list_files checks each name: whether the file exists.
-bool exists(const std::string& path);
+// What stands at `path` when it is something other than a regular file ("a FIFO", "a folder",
+// "a character device", ...), following links; nullopt for a regular file or nothing (stat(2)).
+std::optional<std::string> irregular_file_kind(const std::string& path);
+
+// For the error path of a read that failed: throws a dataset error naming what stands at `path`
+// when it is not a regular file (a FIFO reads as empty, a folder fails with EISDIR), so the
+// message says what is wrong rather than what the read met. Returns when it is a regular file.
+void refuse_irregular_file(const std::string& path);
 
 // Names in a folder (no "." or ".."), unsorted; empty when the folder does not exist.
 std::vector<std::string> list_dir(const std::string& path);

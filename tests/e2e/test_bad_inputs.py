@@ -1,6 +1,8 @@
 """Workload files and names that must be refused with one clear message, a fix and exit 2:
 never a hang, never unbounded memory, never a write outside the configured folders."""
+import glob
 import os
+import shutil
 import stat
 
 from harness import TrainioTest
@@ -96,3 +98,52 @@ class NamesStayInTheirFoldersTest(TrainioTest):
         self.assertIn("inside the data folder", r.err)
         self.assertIn("fix:", r.err)
         self.assertFalse(os.path.exists(self.path("data")))
+
+
+class DatasetFileTypesTest(TrainioTest):
+    """Something other than a regular file where a dataset file should be: one message naming it and
+    what it is, exit 1, never a hang (a FIFO blocks open() until a writer comes)."""
+
+    FORMATS = {"npz": [], "hdf5": ["dataset.format=hdf5"],
+               "tfrecord": ["dataset.format=tfrecord", "framework=tensorflow", "reader.data_loader=tensorflow"]}
+    SHAPE = ["dataset.num_files_train=4", "dataset.num_files_eval=0", "workflow.evaluation=false",
+             "dataset.num_subfolders_train=0"]
+
+    def replace_one_file(self, fmt, make):
+        self.ok("generate", "default", "dataset.data_folder=d", *self.SHAPE, *self.FORMATS[fmt])
+        victim = sorted(glob.glob(self.path("d", "train", "*")))[1]
+        os.remove(victim)
+        make(victim)
+        return os.path.basename(victim)
+
+    def check_refused(self, fmt, kind, make):
+        name = self.replace_one_file(fmt, make)
+        for command, options in (("run", ["--output", "o"]), ("validate", [])):
+            r = self.run_trainio(command, "default", "dataset.data_folder=d", "workflow.generate_data=false",
+                                 *self.SHAPE, *self.FORMATS[fmt], *options, timeout=60)
+            self.assertEqual(r.code, 1, r)
+            self.assertIn(name, r.out + r.err)
+            self.assertIn(f"is {kind}, not a regular file", r.out + r.err)
+            if command == "run":
+                self.assertIn("fix:", r.err)
+
+    def test_a_fifo_stops_the_run_naming_it(self):
+        for fmt in self.FORMATS:
+            with self.subTest(fmt):
+                self.check_refused(fmt, "a FIFO", os.mkfifo)
+                shutil.rmtree(self.path("d"))
+
+    def test_a_folder_stops_the_run_naming_it(self):
+        self.check_refused("npz", "a folder", os.mkdir)
+
+    def test_a_symlink_loop_and_an_overlong_name_have_a_fix(self):
+        name = self.replace_one_file("npz", lambda p: os.symlink(os.path.basename(p), p))
+        r = self.run_trainio("run", "default", "dataset.data_folder=d", "workflow.generate_data=false", *self.SHAPE,
+                             "--output", "o")
+        self.assertEqual(r.code, 1, r)
+        self.assertIn(name, r.err)
+        self.assertIn("fix: a symbolic link in the path points back at itself", r.err)
+        r = self.run_trainio("run", "default", "dataset.data_folder=" + "x" * 300, *self.SHAPE, "--output", "o2")
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("File name too long", r.err)
+        self.assertIn("fix: a name in the path is longer than the file system allows", r.err)
