@@ -83,6 +83,10 @@ void add_run_options(CLI::App* sub, RunCommand& cmd) {
                 "generate into a data folder that is not empty and not a trainio dataset");
   sub->add_flag("!--no-progress", cmd.progress, "no progress lines during generation and long epochs");
   sub->add_option("--log-level", cmd.log_level, "trace, debug, info, warn, error or off (also TRAINIO_LOG)");
+  sub->add_option("--stall-timeout", cmd.stall_timeout,
+                  "seconds one storage call may take before the job is stopped, naming the call, the file and the "
+                  "rank (a hung mount would otherwise hang the job); 0 turns this off (default 600)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ struct RunCommand {
   bool progress = true;
   bool generate_only = false;      // `trainio generate`
   bool trace = false;              // --trace: as workflow.profiling
+  double stall_timeout = 600;      // --stall-timeout: seconds a storage call may take; 0: no watchdog
   std::string hydra_subdir = ".hydra";  // Hydra's files in the results folder; empty: none
   std::vector<std::string> notes;  // said once the log is up (DLIO's entry: Hydra settings without effect)
 };

@@ -50,6 +50,13 @@ void log_to_file(const std::string& text) {
 }
 }  // namespace
 
+void print_error(const std::string& text) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s\n", text.c_str());
+  std::fflush(stderr);
+  log_to_file(text);
+}
+
 void add_log_file(const std::string& path) {
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false);
   sink->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");
@@ -90,18 +97,12 @@ int guarded(const std::function<int()>& body, const std::unique_ptr<Job>& job) {
     const mpi::Comm* comm = shared_comm();
     Error shown = e;
     if (comm) shown.with_rank(comm->rank());
-    std::fflush(stdout);
-    const std::string text = format_error(shown);
-    std::fprintf(stderr, "%s\n", text.c_str());
-    log_to_file(text);
+    print_error(format_error(shown));
     // An error that the ranks did not settle together would leave the others waiting: end the job.
     if (comm && !e.settled()) comm->abort(exit_code(e.kind()));
     return exit_code(e.kind());
   } catch (const std::exception& e) {
-    std::fflush(stdout);
-    const std::string text = format_error(internal_error(e.what()));
-    std::fprintf(stderr, "%s\n", text.c_str());
-    log_to_file(text);
+    print_error(format_error(internal_error(e.what())));
     if (const mpi::Comm* comm = shared_comm()) comm->abort(1);
     return 1;
   }

@@ -38,6 +38,9 @@ config::Workload load_workload(const std::vector<std::string>& words, const mpi:
 // Logs the loader's notes (keys without effect, old spellings) on rank 0.
 void log_notes(const config::Workload& w, const mpi::Comm& comm);
 
+// Prints an error's text to standard error and into the run's log file.
+void print_error(const std::string& text);
+
 // Runs a command body, turning any error into its message (printed once) and an exit code.
 // `job` is consulted when an error arrives (it may not exist yet).
 int guarded(const std::function<int()>& body, const std::unique_ptr<Job>& job);

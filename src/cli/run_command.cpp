@@ -8,6 +8,7 @@
 #include "cli/common.hpp"
 #include "config/dump.hpp"
 #include "engine/together.hpp"
+#include "engine/stall_watchdog.hpp"
 #include "engine/workflow.hpp"
 #include "format/format.hpp"
 #include "metrics/summary.hpp"
@@ -161,6 +162,11 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
             std::fflush(stdout);
           }
         };
+        // A storage call that never returns (a hung mount) ends the job with its name, not a hang.
+        const engine::StallWatchdog watchdog(cmd.stall_timeout, comm.rank(), [&comm](const std::string& message) {
+          print_error(message);
+          comm.abort(1);  // MPI_Abort from the watchdog's thread: the stuck one cannot be joined
+        });
         const metrics::RankRecord record = engine::run_workflow(w, comm, options);
         metrics::trace::finish();
         const metrics::RunSummary summary = metrics::summarize(record, comm);

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "storage/errno_hint.hpp"
+#include "storage/in_flight.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -22,7 +23,8 @@ namespace trainio::storage {
 // Times one storage call on a file and reports it to the thread's observer.
 class FileOpTimer {
  public:
-  FileOpTimer(File& file, Op op, std::int64_t start = util::now_ns()) : file_(file), op_(op), start_(start) {}
+  FileOpTimer(File& file, Op op, std::int64_t start = util::now_ns())
+      : file_(file), op_(op), start_(start), in_flight_(op, file.path_, start) {}
   // A call that moves no data.
   void done(std::uint64_t bytes = 0) const {
     if (IoObserver* obs = thread_observer()) obs->on_op(event(bytes));
@@ -75,6 +77,7 @@ class FileOpTimer {
   File& file_;
   Op op_;
   std::int64_t start_;
+  InFlightCall in_flight_;  // what the stall watchdog sees while the call runs
 };
 
 namespace {
@@ -103,7 +106,11 @@ int open_flags(const OpenOptions& o) {
 
 File File::open(const std::string& path, OpenOptions options) {
   const std::int64_t start = util::now_ns();
-  const int fd = ::open(path.c_str(), open_flags(options), 0644);
+  int fd;
+  {
+    const InFlightCall in_flight(Op::open, path, start);
+    fd = ::open(path.c_str(), open_flags(options), 0644);
+  }
   if (fd < 0) throw call_failed("open", path, errno);
   File f(fd, path);
   f.direct_ = options.direct;

@@ -1,0 +1,43 @@
+/* Fault injection for the stall watchdog's tests: preloaded (LD_PRELOAD), it makes every read of
+ * a file whose path contains $TRAINIO_FAULT_SLOW_PATH sleep $TRAINIO_FAULT_SLOW_SECONDS first, as
+ * a read from a hung mount would. Nothing else changes; without the variables it only forwards. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+static int is_slow(int fd) {
+  const char* want = getenv("TRAINIO_FAULT_SLOW_PATH");
+  if (!want || !*want) return 0;
+  char link[64], path[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t n = readlink(link, path, sizeof path - 1);
+  if (n <= 0) return 0;
+  path[n] = '\0';
+  return strstr(path, want) != NULL;
+}
+
+static void stall(int fd) {
+  if (!is_slow(fd)) return;
+  const char* seconds = getenv("TRAINIO_FAULT_SLOW_SECONDS");
+  sleep(seconds ? (unsigned)atoi(seconds) : 3600u);
+}
+
+ssize_t read(int fd, void* buf, size_t count) {
+  static ssize_t (*real)(int, void*, size_t);
+  if (!real) real = (ssize_t (*)(int, void*, size_t))dlsym(RTLD_NEXT, "read");
+  stall(fd);
+  return real(fd, buf, count);
+}
+
+ssize_t pread64(int fd, void* buf, size_t count, off_t offset) {
+  static ssize_t (*real)(int, void*, size_t, off_t);
+  if (!real) real = (ssize_t (*)(int, void*, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
+  stall(fd);
+  return real(fd, buf, count, offset);
+}
+
+ssize_t pread(int fd, void* buf, size_t count, off_t offset) { return pread64(fd, buf, count, offset); }
