@@ -25,6 +25,10 @@ constexpr const char* kWorkloadHelp =
     "workload=NAME, or a YAML file; overrides are section.key=value or DLIO's "
     "++workload.section.key=value (lists as [a,b]).";
 
+constexpr const char* kExitCodes =
+    "Exit codes: 0 success, 1 runtime failure (I/O, dataset, a failing rank), 2 usage or config error.\n"
+    "Docs: README.md and docs/ in the trainio source tree.";
+
 constexpr const char* kFooter = R"(Examples:
   trainio workloads                                   list shipped workloads
   trainio config unet3d_h100 --ranks 8                resolved config and derived figures
@@ -33,10 +37,7 @@ constexpr const char* kFooter = R"(Examples:
   mpirun -np 4 trainio run unet3d_h100 ++workload.workflow.generate_data=True
   srun --mpi=pmix -n 16 trainio run my_workload.yaml reader.read_threads=8 --output results/run1
   trainio report results/run1 results/run2 results/run3   one run's table, or the mean and spread of several
-  trainio compare baseline/ candidate/ --format junit      per figure: change and verdict; exit 1 on regression
-
-Exit codes: 0 success, 1 runtime failure (I/O, dataset, a failing rank), 2 usage or config error.
-Docs: README.md and docs/ in the trainio source tree.)";
+  trainio compare baseline/ candidate/ --format junit      per figure: change and verdict; exit 1 on regression)";
 
 // Counts given on the command line (ranks, accelerators, hosts): whole numbers of 1 or more.
 const CLI::Validator kCountOfOneOrMore(
@@ -77,6 +78,10 @@ UsageProblem explain(const CLI::App& app, const CLI::ParseError& e, int argc, ch
   return {e.what(), "see " + help};
 }
 
+
+// Each subcommand's --help ends with its own examples.
+std::string examples(const char* lines) { return std::string("Examples:\n") + lines + "\n" + kExitCodes; }
+
 void add_run_options(CLI::App* sub, RunCommand& cmd) {
   sub->add_option("workload_and_overrides", cmd.words, kWorkloadHelp);
   sub->add_flag("--force", cmd.force,
@@ -97,7 +102,7 @@ int main(int argc, char** argv) {
       "Generates datasets in the formats training reads, replays what training does to storage across\n"
       "MPI ranks (launch with mpirun or srun), and reports DLIO-compatible metrics.",
       "trainio"};
-  app.footer(kFooter);
+  app.footer(std::string(kFooter) + "\n\n" + kExitCodes);
   app.set_version_flag("--version", std::string("trainio ") + util::version() + " (" + util::git_commit() + ")");
   app.require_subcommand(1);
 
@@ -105,6 +110,13 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run the workload's workflow: generate data if it asks to, then train "
                                         "(evaluating and checkpointing), or checkpoint only, and write results");
   add_run_options(run, run_cmd);
+  run->footer(examples(
+      "  trainio run default                                  the default workload on ./data, results in trainio-output/\n"
+      "  trainio run unet3d_h100 dataset.data_folder=/mnt/fs/unet3d --output results/run1\n"
+      "  mpirun -np 8 --bind-to none trainio run resnet50_h100 reader.read_threads=4\n"
+      "  srun --mpi=pmix -n 16 trainio run my_workload.yaml ++workload.train.epochs=3\n"
+      "  trainio run cosmoflow_h100 --trace                   also a Perfetto trace of phases, steps and calls\n"
+      "  trainio run default --stall-timeout 1800             allow storage calls up to 30 minutes"));
   run->add_option("--output,-o", run_cmd.output,
                   "results folder (default: output.folder, else trainio-output/<workload>-<time>)");
   run->add_flag("--trace", run_cmd.trace,
@@ -115,6 +127,10 @@ int main(int argc, char** argv) {
   gen_cmd.generate_only = true;
   auto* gen = app.add_subcommand("generate", "Generate the workload's dataset only (resumes an interrupted one)");
   add_run_options(gen, gen_cmd);
+  gen->footer(examples(
+      "  trainio generate default dataset.data_folder=/mnt/fs/data\n"
+      "  mpirun -np 8 trainio generate unet3d_h100 dataset.num_files_train=3200   ranks share the files\n"
+      "  trainio generate default dataset.format=hdf5 --force   into a folder that holds other files"));
 
   ConfigCommand config_cmd;
   auto* config = app.add_subcommand("config", "Print the resolved workload as YAML and what it implies: "
@@ -122,7 +138,13 @@ int main(int argc, char** argv) {
   config->add_option("workload_and_overrides", config_cmd.words, kWorkloadHelp);
   config->add_option("--ranks,-n", config_cmd.ranks, "ranks to plan for (default: the MPI job size, else 1)")
       ->check(kCountOfOneOrMore);
-  config->add_flag("--keys", config_cmd.keys, "list every workload key trainio knows, with its status and meaning");
+  config->footer(examples(
+      "  trainio config unet3d_h100 --ranks 8                resolved workload, sizes, steps per rank\n"
+      "  trainio config my_workload.yaml reader.batch_size=8  what an override changes\n"
+      "  trainio config --keys reader                         every reader key, its default and meaning"));
+  config->add_flag("--keys", config_cmd.keys,
+                   "list every workload key trainio knows, with its status and meaning; 'config --keys reader' lists "
+                   "one section's");
 
   ValidateCommand validate_cmd;
   auto* validate = app.add_subcommand("validate", "Check every file of the workload's dataset: complete, well formed, "
@@ -130,8 +152,13 @@ int main(int argc, char** argv) {
   validate->add_option("workload_and_overrides", validate_cmd.words, kWorkloadHelp);
   validate->add_flag("!--no-progress", validate_cmd.progress, "no progress lines");
   validate->add_option("--log-level", validate_cmd.log_level, "trace, debug, info, warn, error or off (also TRAINIO_LOG)");
+  validate->footer(examples(
+      "  trainio validate default dataset.data_folder=/mnt/fs/data     every file decoded and checked\n"
+      "  mpirun -np 8 trainio validate unet3d_h100 dataset.data_folder=/mnt/fs/unet3d   ranks share the files"));
 
-  app.add_subcommand("workloads", "List the shipped workloads");
+  app.add_subcommand("workloads", "List the shipped workloads")
+      ->footer(examples("  trainio workloads                      one line each: name and what it models\n"
+                        "  trainio config $(trainio workloads | awk '/unet3d/{print $1; exit}')"));
 
   DatasizeCommand datasize_cmd;
   auto* datasize = app.add_subcommand("datasize", "MLPerf Storage's dataset size for a workload: the larger of 500 steps "
@@ -141,6 +168,9 @@ int main(int argc, char** argv) {
   datasize->add_option("--accelerators,-n", datasize_cmd.accelerators, "simulated accelerators (ranks) in all")
       ->required()->check(kCountOfOneOrMore);
   datasize->add_option("--hosts", datasize_cmd.hosts, "client hosts (default 1)")->check(kCountOfOneOrMore);
+  datasize->footer(examples(
+      "  trainio datasize unet3d_h100 -n 8                    one host with this host's memory\n"
+      "  trainio datasize resnet50_h100 -n 64 --hosts 8 --host-memory 512"));
   datasize->add_option("--host-memory", datasize_cmd.host_memory,
                        "each host's memory: a bare number is GiB (as mlpstorage), else a size like 128GiB "
                        "(default: this host's)");
@@ -156,6 +186,10 @@ int main(int argc, char** argv) {
                    "benchmark whose resolved values differ from MLPerf's only where CLOSED or OPEN allows (exit 1 when a "
                    "check fails)");
   report->add_option("--output,-o", report_cmd.output, "where to write the aggregate (default aggregate.json)");
+  report->footer(examples(
+      "  trainio report results/run1                          one run's table\n"
+      "  trainio report results/                              every run in the folder: mean and spread\n"
+      "  trainio report results/ --mlperf                     MLPerf Storage's submission checks"));
 
   CompareCommand compare_cmd;
   std::string figures_help = "figure to compare (repeatable; default: every figure both sides have). Known:";
@@ -171,6 +205,10 @@ int main(int argc, char** argv) {
   compare->add_option("--alpha", compare_cmd.alpha, "significance level of the U test, between 0 and 1 (default 0.05)");
   compare->add_option("--metric", compare_cmd.metrics, figures_help);
   compare->add_option("--format", compare_cmd.format, "text, markdown or junit (default text)");
+  compare->footer(examples(
+      "  trainio compare baseline/ candidate/                 every figure: medians, change, verdict\n"
+      "  trainio compare main/ pr/ --metric train_throughput_mean_samples_per_second --threshold 10%\n"
+      "  trainio compare nightly/ today/ --format junit > compare.xml   for CI"));
 
   try {
     app.parse(argc, argv);

@@ -1,4 +1,7 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <cstdio>
 
@@ -7,6 +10,7 @@
 #include "config/dump.hpp"
 #include "config/load.hpp"
 #include "config/schema.hpp"
+#include "config/suggest.hpp"
 #include "config/shipped_workloads.hpp"
 #include "mlperf/rules.hpp"
 #include "plan/checkpoint_plan.hpp"
@@ -20,10 +24,30 @@ namespace trainio::cli {
 
 namespace {
 
-std::string key_list(bool markdown) {
+// The sections of the known keys ("dataset", "reader", ...), in catalogue order.
+std::vector<std::string> key_sections() {
+  std::vector<std::string> sections;
+  for (const auto& k : config::key_catalogue()) {
+    const std::string section = k.path.substr(0, k.path.find('.'));
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) sections.push_back(section);
+  }
+  return sections;
+}
+
+// Every known key, or those of one section (empty: all).
+std::string key_list(bool markdown, const std::string& section = {}) {
+  if (!section.empty()) {
+    const auto sections = key_sections();
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+      const std::string near = config::closest(section, sections);
+      throw usage_error(fmt::format("no section '{}'{}", section, near.empty() ? "" : "; did you mean '" + near + "'?"),
+                        fmt::format("give one of: {}", fmt::join(sections, ", ")));
+    }
+  }
   std::string out;
   if (markdown) out += "| key | default | accepts | status | meaning |\n|---|---|---|---|---|\n";
   for (const auto& k : config::key_catalogue()) {
+    if (!section.empty() && k.path.rfind(section + ".", 0) != 0) continue;
     std::string status = config::status_label(k.status);
     if (k.extension) status += ", trainio extension";
     std::string meaning = k.help;
@@ -130,7 +154,9 @@ int config_command(const ConfigCommand& cmd) {
   return guarded(
       [&] {
         if (cmd.keys) {
-          std::printf("%s", key_list(false).c_str());
+          if (cmd.words.size() > 1)
+            throw usage_error("--keys takes at most one section", "e.g. 'trainio config --keys reader'");
+          std::printf("%s", key_list(false, cmd.words.empty() ? std::string() : cmd.words.front()).c_str());
           return 0;
         }
         const auto split = config::split_args(cmd.words);

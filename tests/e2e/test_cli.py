@@ -80,6 +80,14 @@ class CliTest(TrainioTest):
             self.assertIn(key, r.out)
         self.assertIn("no effect (DLIO ignores it too)", r.out)
 
+    def test_config_keys_of_one_section(self):
+        keys = [line for line in self.ok("config", "--keys", "reader").out.splitlines() if not line.startswith(" ")]
+        self.assertIn("reader.batch_size", keys)
+        self.assertTrue(keys and all(k.startswith("reader.") for k in keys), keys)
+        err = self.usage_error("config", "--keys", "readr")
+        self.assertIn("no section 'readr'", err)
+        self.assertIn("did you mean 'reader'", err)
+
     def test_config_error_has_location_suggestion_and_exit_2(self):
         with open(self.path("bad.yaml"), "w") as f:
             f.write("framework: pytorch\nreader:\n  data_loader: pytorch\n  batchsize: 4\n")
@@ -120,3 +128,16 @@ class CliTest(TrainioTest):
         self.assertIn("native_dali", r.err)
         self.assertIn("remove reader.access", r.err)
         self.assertFalse(os.path.exists(self.path("d")))  # refused before any I/O
+
+
+class SubcommandHelpTest(TrainioTest):
+    def test_each_subcommand_shows_its_own_examples(self):
+        seen = set()
+        for sub in ("run", "generate", "config", "validate", "workloads", "datasize", "report", "compare"):
+            out = self.ok(sub, "--help").out
+            examples = out[out.index("Examples:"):]
+            lines = [line for line in examples.splitlines()[1:] if line.startswith("  trainio") or "trainio " + sub in line]
+            self.assertTrue(any(f"trainio {sub}" in line for line in lines), f"{sub}: {examples}")
+            self.assertIn("Exit codes", examples)
+            seen.add(examples)
+        self.assertEqual(len(seen), 8)  # no two subcommands share their examples
