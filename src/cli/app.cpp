@@ -192,7 +192,9 @@ int main(int argc, char** argv) {
       "  trainio report results/ --mlperf                     MLPerf Storage's submission checks"));
 
   CompareCommand compare_cmd;
-  std::string figures_help = "figure to compare (repeatable; default: every figure both sides have). Known:";
+  std::string figures_help =
+      "figure to compare (repeatable; default: every steady figure both sides have, tail percentiles only when "
+      "named). Known:";
   for (const auto& f : report::known_figures()) figures_help += std::string("\n  ") + f.name + "  " + f.help;
   figures_help += "\nor a dotted path into summary.json, e.g. trainio.epochs.0.train.au_percentage";
   auto* compare = app.add_subcommand(
@@ -201,7 +203,9 @@ int main(int argc, char** argv) {
                  "when each side has 3 or more runs), 2 on unusable input");
   compare->add_option("baseline", compare_cmd.baseline, "results folder, or a folder of them")->required();
   compare->add_option("candidate", compare_cmd.candidate, "results folder, or a folder of them")->required();
-  compare->add_option("--threshold", compare_cmd.threshold, "smallest change that counts (default 5%)");
+  compare->add_option("--threshold", compare_cmd.thresholds,
+                      "smallest change that counts: 5% (the default) for every figure, or FIGURE=10% for one "
+                      "(repeatable)");
   compare->add_option("--alpha", compare_cmd.alpha, "significance level of the U test, between 0 and 1 (default 0.05)");
   compare->add_option("--metric", compare_cmd.metrics, figures_help);
   compare->add_option("--format", compare_cmd.format, "text, markdown or junit (default text)");

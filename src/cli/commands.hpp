@@ -53,7 +53,7 @@ int report_command(const ReportCommand& cmd);
 
 struct CompareCommand {
   std::string baseline, candidate;  // a results folder, or a folder of them, each
-  std::string threshold = "5%";
+  std::vector<std::string> thresholds;  // "5%" for all figures, "FIGURE=10%" for one
   double alpha = 0.05;
   std::vector<std::string> metrics;
   std::string format = "text";      // text, markdown, junit

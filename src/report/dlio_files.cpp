@@ -7,6 +7,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "util/clock.hpp"
 #include "util/proc_stats.hpp"
 
 namespace trainio::report {
@@ -72,25 +73,9 @@ class StepLists {
   std::vector<metrics::StepTimes> chunk_;
 };
 
-// Seconds between two of DLIO's timestamps.
-double seconds_between(const std::string& start, const std::string& end) {
-  auto parse = [](const std::string& s) {
-    std::tm tm{};
-    double micros = 0;
-    if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%d.%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                    &tm.tm_sec, &micros) != 7)
-      return 0.0;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    tm.tm_isdst = -1;
-    return static_cast<double>(std::mktime(&tm)) + micros * 1e-6;
-  };
-  return parse(end) - parse(start);
-}
-
 // DLIO writes epoch, block and evaluation durations as strings with two decimals.
 std::string duration_text(const std::string& start, const std::string& end) {
-  return fmt::format("{:.2f}", seconds_between(start, end));
+  return fmt::format("{:.2f}", util::seconds_between(start, end));
 }
 
 json span(const std::string& start, const std::string& end) {

@@ -107,10 +107,14 @@ const std::vector<Figure>& known_figures() {
       {"train_throughput_mean_samples_per_second", "samples/s", true, "training samples/s (DLIO's formula, mean over epochs)"},
       {"train_au_mean_percentage", "%", true, "accelerator utilisation (mean over epochs)"},
       {"train_io_mean_MB_per_second", "MiB/s", true, "DLIO's nominal MB/s (samples/s x record size)"},
-      {"read_bytes_per_second", "B/s", true, "bytes the storage calls returned per second (mean over epochs)"},
+      {"read_bytes_per_second", "B/s", true,
+       "bytes the storage calls returned per second (mean over epochs); reported, never judged (less read "
+       "amplification lowers it)", true, false},
       {"eval_throughput_mean_samples_per_second", "samples/s", true, "evaluation samples/s"},
-      {"batch_wait_p99_seconds", "s", false, "99th percentile of the wait for a batch (worst epoch)"},
-      {"sample_read_p99_seconds", "s", false, "99th percentile of a sample's read (worst epoch)"},
+      {"batch_wait_p99_seconds", "s", false, "99th percentile of the wait for a batch (worst epoch; compared only when named)",
+       false},
+      {"sample_read_p99_seconds", "s", false, "99th percentile of a sample's read (worst epoch; compared only when named)",
+       false},
       {"save_checkpoint_io_mean_GB_per_second", "GiB/s", true, "checkpoint save bandwidth"},
       {"load_checkpoint_io_mean_GB_per_second", "GiB/s", true, "checkpoint load bandwidth"},
       {"save_checkpoint_duration_mean_seconds", "s", false, "time to save a checkpoint (slowest rank)"},
@@ -134,6 +138,12 @@ std::optional<double> figure_of(const RunResult& run, const std::string& name) {
   for (const auto& f : known_figures())
     if (name == f.name) return number_at(s, std::string("metric.") + f.name);
   return number_at(s, name);
+}
+
+const Figure* find_figure(const std::string& name) {
+  for (const auto& f : known_figures())
+    if (name == f.name) return &f;
+  return nullptr;
 }
 
 bool higher_is_better(const std::string& name) {

@@ -35,6 +35,12 @@ struct Figure {
   const char* unit;
   bool higher_is_better;
   const char* help;
+  // Steady between runs of one configuration (means over epochs): what compare judges by
+  // default. Tail percentiles are not: between two runs of one configuration they moved 70%.
+  bool stable = true;
+  // Whether a change is better or worse at all: the bytes the storage calls returned per second
+  // fall when read amplification does, which is neither.
+  bool judged = true;
 };
 const std::vector<Figure>& known_figures();
 
@@ -48,5 +54,7 @@ std::optional<double> figure_of(const RunResult& run, const std::string& name);
 // Whether a larger value of `name` is better (known figures; else a guess from the name:
 // seconds, durations, latencies and waits are better smaller).
 bool higher_is_better(const std::string& name);
+// The known figure named `name`, or nullptr.
+const Figure* find_figure(const std::string& name);
 
 }  // namespace trainio::report

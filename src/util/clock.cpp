@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <ctime>
 
 namespace trainio::util {
 
@@ -53,6 +55,23 @@ std::string wall_time_compact() {
   const WallNow w = wall_at(0);
   return fmt::format("{:04}{:02}{:02}-{:02}{:02}{:02}", w.local.tm_year + 1900, w.local.tm_mon + 1,
                      w.local.tm_mday, w.local.tm_hour, w.local.tm_min, w.local.tm_sec);
+}
+
+double seconds_between(const std::string& start, const std::string& end) {
+  auto parse = [](const std::string& s, double& out) {
+    std::tm tm{};
+    double micros = 0;
+    if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%d.%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                    &tm.tm_sec, &micros) != 7)
+      return false;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    tm.tm_isdst = -1;
+    out = static_cast<double>(std::mktime(&tm)) + micros * 1e-6;
+    return true;
+  };
+  double from = 0, to = 0;
+  return parse(start, from) && parse(end, to) ? to - from : 0.0;
 }
 
 }  // namespace trainio::util

@@ -20,6 +20,8 @@ void sleep_until_ns(std::int64_t deadline_ns);
 std::string wall_time_iso();
 // The same for an earlier moment of the monotonic clock (now_ns()).
 std::string wall_time_iso_of(std::int64_t mono_ns);
+// Seconds from one wall time as wall_time_iso() writes it to another; 0 when either is unreadable.
+double seconds_between(const std::string& start, const std::string& end);
 
 // Compact wall time for folder names: "20261121-101503".
 std::string wall_time_compact();

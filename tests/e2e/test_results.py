@@ -309,11 +309,102 @@ class ReportCompareTest(TrainioTest):
                     json.dump(s, f)
         runs("zero", [0, 0])
         runs("slow", [5, 5])
-        r = self.run_trainio("compare", self.path("zero"), self.path("slow"))
+        r = self.run_trainio("compare", self.path("zero"), self.path("slow"), "--metric", "batch_wait_p99_seconds")
         self.assertEqual(r.code, 1, r)
         row = next(line for line in r.out.splitlines() if "batch_wait_p99_seconds" in line)
         self.assertIn("n/a", row)
         self.assertIn("REGRESSION", row)
         # The throughput is null in one run a side: it is not compared, and the note says so.
+        r = self.run_trainio("compare", self.path("zero"), self.path("slow"))
         self.assertIn("train_throughput_mean_samples_per_second is missing from 1 of 2 baseline", r.out)
-        self.assertEqual(self.run_trainio("compare", self.path("slow"), self.path("zero")).code, 0)
+        self.assertEqual(self.run_trainio("compare", self.path("slow"), self.path("zero"), "--metric",
+                                          "batch_wait_p99_seconds").code, 0)
+
+
+def set_figure(folder, dotted_path, values):
+    """Sets a dotted path of each run's summary.json in `folder` (run0, run1, ...) to a value."""
+    for i, v in enumerate(values):
+        path = os.path.join(folder, f"run{i}", "summary.json")
+        with open(path) as f:
+            s = json.load(f)
+        node = s
+        *parents, last = dotted_path.split(".")
+        for p in parents:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        node[last] = v
+        with open(path, "w") as f:
+            json.dump(s, f)
+
+
+class CompareForCiTest(TrainioTest):
+    """compare as CI uses it: stable figures by default, a threshold per figure, the configuration
+    differences first, no verdict on figures that are neither better nor worse when larger."""
+
+    def setUp(self):
+        super().setUp()
+        self.ok("run", "default", *RUN, "--output", "real")
+        self.base = self.summary("real")
+
+    def test_tail_latencies_do_not_decide_by_default(self):
+        fake_runs(self.base, self.path("a"), [100, 100, 100])
+        fake_runs(self.base, self.path("b"), [100, 100, 100])
+        # Between two runs of one configuration p99s moved -72% and -74%: noise, not a verdict.
+        epochs = len(self.base["trainio"]["epochs"])
+        for e in range(epochs):
+            set_figure(self.path("b"), f"trainio.epochs.{e}.train.batch_wait_seconds.p99", [9.0, 9.0, 9.0])
+        r = self.run_trainio("compare", self.path("a"), self.path("b"))
+        self.assertEqual(r.code, 0, r)
+        self.assertNotIn("batch_wait_p99_seconds", r.out)
+        # Asked for by name, they are compared.
+        r = self.run_trainio("compare", self.path("a"), self.path("b"), "--metric", "batch_wait_p99_seconds")
+        self.assertEqual(r.code, 1, r)
+
+    def test_a_threshold_per_figure(self):
+        fake_runs(self.base, self.path("a"), [100])
+        fake_runs(self.base, self.path("b"), [92])
+        self.assertEqual(self.run_trainio("compare", self.path("a"), self.path("b")).code, 1)
+        r = self.run_trainio("compare", self.path("a"), self.path("b"), "--threshold",
+                             "train_throughput_mean_samples_per_second=10%")
+        self.assertEqual(r.code, 0, r)
+        self.assertIn("10.0%", r.out)
+        err = self.run_trainio("compare", self.path("a"), self.path("b"), "--threshold", "train_throughput_mean_samples_per_secnd=10%")
+        self.assertEqual(err.code, 2, err)
+        self.assertIn("did you mean 'train_throughput_mean_samples_per_second'", err.err)
+
+    def test_read_bytes_per_second_is_not_judged(self):
+        fake_runs(self.base, self.path("a"), [100])
+        fake_runs(self.base, self.path("b"), [100])
+        set_figure(self.path("a"), "trainio.train.read_bytes_per_second_mean", [1000.0])
+        set_figure(self.path("b"), "trainio.train.read_bytes_per_second_mean", [290.0])  # less read amplification
+        r = self.run_trainio("compare", self.path("a"), self.path("b"), "--metric", "read_bytes_per_second")
+        self.assertEqual(r.code, 0, r)
+        self.assertNotIn("REGRESSION", r.out)
+        self.assertIn("changed", r.out)
+
+    def test_unknown_figure_gets_a_suggestion(self):
+        r = self.run_trainio("compare", self.path("real"), self.path("real"), "--metric", "train_au_mean_percent")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("did you mean 'train_au_mean_percentage'", r.err)
+
+    def test_configuration_differences_come_first(self):
+        fake_runs(self.base, self.path("a"), [100])
+        fake_runs(self.base, self.path("b"), [100])
+        set_figure(self.path("b"), "trainio.workload.config.reader.read_threads", [8])
+        r = self.run_trainio("compare", self.path("a"), self.path("b"))
+        first = r.out.splitlines()[0]
+        self.assertIn("configurations differ", first)
+        self.assertIn("reader.read_threads", r.out.split("figure")[0])
+        # Seeds and folders are not differences worth a line.
+        self.assertNotIn("train.seed", r.out)
+
+    def test_junit_cases_carry_time_and_properties(self):
+        fake_runs(self.base, self.path("a"), [100])
+        fake_runs(self.base, self.path("b"), [80])
+        r = self.run_trainio("compare", self.path("a"), self.path("b"), "--format", "junit")
+        case = next(c for c in ET.fromstring(r.out).iter("testcase")
+                    if c.get("name") == "train_throughput_mean_samples_per_second")
+        self.assertEqual(float(case.get("time")), 30.0)  # the candidate run's duration
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        for key in ("baseline", "candidate", "change", "threshold", "verdict"):
+            self.assertIn(key, props)
+        self.assertEqual(props["verdict"], "REGRESSION")
