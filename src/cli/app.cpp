@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -39,17 +40,24 @@ constexpr const char* kFooter = R"(Examples:
   trainio report results/run1 results/run2 results/run3   one run's table, or the mean and spread of several
   trainio compare baseline/ candidate/ --format junit      per figure: change and verdict; exit 1 on regression)";
 
-// Counts given on the command line (ranks, accelerators, hosts): whole numbers of 1 or more.
-const CLI::Validator kCountOfOneOrMore(
-    [](const std::string& text) -> std::string {
-      try {
-        std::size_t used = 0;
-        if (std::stoll(text, &used) >= 1 && used == text.size()) return "";
-      } catch (const std::exception&) {
-      }
-      return "must be a whole number of 1 or more, not '" + text + "'";
-    },
-    "COUNT");
+// A number given on the command line with a lower bound, refused in words: CLI11's own range
+// checks print the type's whole range ("0.000000 to 1.79e308").
+CLI::Validator number_at_least(bool whole, double least, const std::string& allowed, const std::string& name) {
+  return CLI::Validator(
+      [=](const std::string& text) -> std::string {
+        try {
+          std::size_t used = 0;
+          const double v = whole ? static_cast<double>(std::stoll(text, &used)) : std::stod(text, &used);
+          if (used == text.size() && std::isfinite(v) && v >= least) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be " + allowed + ", not '" + text + "'";
+      },
+      name);
+}
+// Counts (ranks, accelerators, hosts) and times in seconds given on the command line.
+const CLI::Validator kCountOfOneOrMore = number_at_least(true, 1, "a whole number of 1 or more", "COUNT");
+const CLI::Validator kSecondsOrZero = number_at_least(false, 0, "a number of seconds, 0 or more", "SECONDS");
 
 // What a refused command line means, and what to do about it: one line each.
 struct UsageProblem {
@@ -91,7 +99,7 @@ void add_run_options(CLI::App* sub, RunCommand& cmd) {
   sub->add_option("--stall-timeout", cmd.stall_timeout,
                   "seconds one storage call may take before the job is stopped, naming the call, the file and the "
                   "rank (a hung mount would otherwise hang the job); 0 turns this off (default 600)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kSecondsOrZero);
 }
 
 }  // namespace

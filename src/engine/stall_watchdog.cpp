@@ -37,7 +37,8 @@ StallWatchdog::~StallWatchdog() {
 void StallWatchdog::watch() {
   // Look often enough to end the job within a tenth of the timeout after it passes (at most 1 s).
   const auto period = std::chrono::duration<double>(std::clamp(timeout_s_ / 10, 0.01, 1.0));
-  const auto timeout_ns = static_cast<std::int64_t>(timeout_s_ * 1e9);
+  // At most 10^9 s (31 years): a larger --stall-timeout would not fit in 64-bit nanoseconds.
+  const auto timeout_ns = static_cast<std::int64_t>(std::min(timeout_s_, 1e9) * 1e9);
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, period, [this] { return stopping_; })) {
     const std::int64_t now = util::now_ns();

@@ -46,6 +46,14 @@ class CliTest(TrainioTest):
             self.assertNotIn("e+308", err)
             self.assertNotIn("0.000000", err)
 
+    def test_a_negative_or_non_numeric_stall_timeout_says_what_is_allowed(self):
+        for value in ("-1", "abc"):
+            err = self.usage_error("run", "default", "--stall-timeout", value)
+            self.assertIn(f"--stall-timeout: must be a number of seconds, 0 or more, not '{value}'", err)
+            self.assertIn("fix:", err)
+            self.assertNotIn("e+308", err)
+            self.assertNotIn("0.000000", err)
+
     def test_workloads_lists_shipped_ones_with_descriptions(self):
         r = self.ok("workloads")
         names = [line.split()[0] for line in r.out.splitlines()]
