@@ -50,6 +50,14 @@ void log_to_file(const std::string& text) {
 }
 }  // namespace
 
+void print_result(const std::string& text) {
+  std::printf("%s", text.c_str());
+  std::fflush(stdout);
+  if (!log_file_only) return;
+  log_file_only->info("{}", text.back() == '\n' ? text.substr(0, text.size() - 1) : text);
+  log_file_only->flush();
+}
+
 void print_error(const std::string& text) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s\n", text.c_str());

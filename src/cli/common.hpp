@@ -38,6 +38,9 @@ config::Workload load_workload(const std::vector<std::string>& words, const mpi:
 // Logs the loader's notes (keys without effect, old spellings) on rank 0.
 void log_notes(const config::Workload& w, const mpi::Comm& comm);
 
+// Prints a result (an epoch's line, the final table) to standard output and into the run's log
+// file, so the log the results folder keeps holds what the console showed.
+void print_result(const std::string& text);
 // Prints an error's text to standard error and into the run's log file.
 void print_error(const std::string& text);
 

@@ -146,8 +146,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         options.on_epoch = [&](const metrics::EpochRecord& e) {
           const auto s = metrics::summarize_epoch(e, comm);
           if (comm.is_root()) {
-            std::printf("%s\n", report::epoch_line(s, shape.epochs, layout.nominal_record_bytes()).c_str());
-            std::fflush(stdout);
+            print_result(report::epoch_line(s, shape.epochs, layout.nominal_record_bytes()) + "\n");
           }
         };
         const std::uint64_t planned_saves =
@@ -158,8 +157,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           const auto s = metrics::summarize_checkpoint(c, comm);
           if (comm.is_root()) {
             const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
-            std::printf("%s\n", report::checkpoint_line(s, save ? planned_saves : planned_loads).c_str());
-            std::fflush(stdout);
+            print_result(report::checkpoint_line(s, save ? planned_saves : planned_loads) + "\n");
           }
         };
         // A storage call that never returns (a hung mount) ends the job with its name, not a hang.
@@ -193,7 +191,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         engine::together(comm, [&] {
           report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
         });
-        if (comm.is_root()) std::printf("%s", report::final_table(w, layout, summary, summary_path).c_str());
+        if (comm.is_root()) print_result(report::final_table(w, layout, summary, summary_path));
         return 0;
       });
 }

@@ -111,7 +111,13 @@ class RunTest(TrainioTest):
             self.assertEqual(e["eval"]["samples"], 6)
         self.assertEqual(t["train"]["samples"], 48)
         self.assertTrue(os.path.exists(self.path("out", "config.yaml")))
-        self.assertTrue(os.path.exists(self.path("out", "dlio.log")))
+        # The log the results folder keeps holds what the console showed: every epoch's line and
+        # the final table, beside the warnings.
+        log = self.read_text("out", "dlio.log")
+        self.assertEqual(log.count("epoch 1/2"), 1, log)
+        self.assertEqual(log.count("epoch 2/2"), 1, log)
+        self.assertIn("results", log)
+        self.assertIn("summary.json", log)
 
     def test_au_falls_when_storage_cannot_keep_up(self):
         # A reader that sleeps 20 ms per sample feeding a 1 ms step cannot reach high AU.
