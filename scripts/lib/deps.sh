@@ -9,8 +9,10 @@ TRAINIO_BUILD_PACKAGES=(
 )
 # Tests also check files with the real Python libraries (PyTorch for checkpoints) and trace
 # system calls; the GlusterFS integration test runs a loopback volume (tests/integration/glusterfs.sh).
+# clang builds the ASan+UBSan, TSan and libFuzzer copies (tests/sanitize/run.sh); llvm symbolizes.
+TRAINIO_SANITIZER_PACKAGES=(clang libclang-rt-dev llvm)
 TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema python3-yaml strace
-                       glusterfs-server glusterfs-client)
+                       glusterfs-server glusterfs-client "${TRAINIO_SANITIZER_PACKAGES[@]}")
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.
 install_missing() {
