@@ -1,24 +1,73 @@
 #include "engine/loader.hpp"
 
-#include "engine/dali_loader.hpp"
-#include "engine/pytorch_loader.hpp"
+#include <algorithm>
+
+#include "engine/pipelined_loader.hpp"
 #include "engine/tensorflow_loader.hpp"
 
 namespace trainio::engine {
+
+namespace {
+
+using Assignment = BatchPipeline::Assignment;
+
+std::size_t count(std::int64_t value) { return static_cast<std::size_t>(std::max<std::int64_t>(0, value)); }
+
+// PyTorch's DataLoader: read_threads workers; batch b is read by worker b % workers, sample
+// after sample; at most prefetch_factor batches per worker are in flight (DLIO:
+// prefetch_factor = ceil(prefetch_size / read_threads), at least 1); batches reach the training
+// loop in order. read_threads 0: the training thread reads each batch when it asks.
+LoaderDesign pytorch(const config::Workload& w, std::size_t workers) {
+  LoaderDesign d;
+  d.workers = workers;
+  const std::size_t prefetch = count(w.reader.prefetch_size);
+  d.window = workers == 0 ? 1 : std::max<std::size_t>(1, (prefetch + workers - 1) / workers) * workers;
+  return d;
+}
+
+// DLIO's TensorFlow loader for formats other than TFRecord (a Python generator under tf.data):
+// read_threads generator threads (at least 1: tf.data has no "read in the training thread")
+// each walk a contiguous slice of the rank's samples, keeping a file open for samples_per_file
+// samples, and tf.data interleaves their batches round robin: batch b comes from thread
+// b % threads, its (b / threads)-th batch. Read ahead as PyTorch's (the same prefetch rule).
+LoaderDesign tensorflow_generator(const config::Workload& w) {
+  LoaderDesign d = pytorch(w, std::max<std::size_t>(1, count(w.reader.read_threads)));
+  d.thread_slices = true;
+  d.use = format::ReaderUse::by_file_session;
+  return d;
+}
+
+// DALI's pipeline as DLIO drives it: one pipeline per rank whose queue holds prefetch_size
+// batches (2 when 0, as DLIO sets it), filled in order; the samples of each batch are shared
+// out among read_threads workers (DALI's parallel external_source gives each worker a part of
+// the batch). With data_loader dali each sample is read by the framework reader's read_index
+// (open, read, close); native_dali reads with DALI's own readers, one read of the sample's bytes
+// (access: sample). read_threads 0: the training thread reads each batch when it asks (DALI's
+// serial external source).
+LoaderDesign dali(const config::Workload& w) {
+  LoaderDesign d;
+  d.workers = count(w.reader.read_threads);
+  d.window = w.reader.prefetch_size > 0 ? count(w.reader.prefetch_size) : 2;
+  d.assignment = Assignment::shared_queue;
+  d.split_batches = true;
+  return d;
+}
+
+}  // namespace
 
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout) {
   switch (w.reader.data_loader) {
     case config::DataLoader::tensorflow:
       if (w.dataset.format == config::Format::tfrecord) return std::make_unique<TensorflowLoader>(w, layout);
-      return std::make_unique<PytorchLoader>(w, layout, PytorchLoader::Order::thread_slices);
+      return std::make_unique<PipelinedLoader>(w, layout, tensorflow_generator(w));
     case config::DataLoader::dali:
     case config::DataLoader::native_dali:
-      return std::make_unique<DaliLoader>(w, layout);
+      return std::make_unique<PipelinedLoader>(w, layout, dali(w));
     case config::DataLoader::pytorch:
     case config::DataLoader::synthetic:
       break;
   }
-  return std::make_unique<PytorchLoader>(w, layout);
+  return std::make_unique<PipelinedLoader>(w, layout, pytorch(w, count(w.reader.read_threads)));
 }
 
 }  // namespace trainio::engine

@@ -1,7 +1,8 @@
 #pragma once
 // A data loader as the training loop sees it: start a phase, take batches in order, finish.
-// Implementations replay a framework's loader: PyTorch's DataLoader (pytorch_loader.hpp),
-// TensorFlow's tf.data pipeline (tensorflow_loader.hpp), DALI's pipeline (dali_loader.hpp).
+// Implementations replay a framework's loader: PyTorch's DataLoader, DALI's pipeline and DLIO's
+// TensorFlow generator threads are designs of one ordered batch pipeline (pipelined_loader.hpp,
+// designs in loader.cpp); tf.data over TFRecord files has stages of its own (tensorflow_loader.hpp).
 
 #include <cstdint>
 #include <memory>

@@ -1,0 +1,126 @@
+#include "engine/batch_pipeline.hpp"
+
+#include <algorithm>
+
+#include "util/error.hpp"
+
+namespace trainio::engine {
+
+BatchPipeline::BatchPipeline(std::size_t workers, std::size_t window, Assignment assignment, ReadPart read)
+    : assignment_(assignment), read_(std::move(read)), window_(std::max<std::size_t>(1, window)) {
+  if (workers == 0) return;
+  slots_.resize(window_);
+  const std::size_t conditions = assignment == Assignment::worker_per_batch ? workers : 1;
+  for (std::size_t i = 0; i < conditions; ++i) work_cv_.push_back(std::make_unique<std::condition_variable>());
+  for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+}
+
+BatchPipeline::~BatchPipeline() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  for (auto& cv : work_cv_) cv->notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+bool BatchPipeline::take_locked(std::size_t worker, Unit& unit) {
+  if (!active_) return false;
+  const std::uint64_t limit = std::min(batches_, consumed_ + window_);
+  if (assignment_ == Assignment::worker_per_batch) {
+    // This worker's batches are worker, worker + W, ...: the first one no slot holds yet.
+    const std::uint64_t w = threads_.size();
+    std::uint64_t batch = worker;
+    if (consumed_ > worker) batch += (consumed_ - worker + w - 1) / w * w;
+    while (batch < limit && slots_[batch % window_].batch == batch) batch += w;
+    if (batch >= limit) return false;
+    unit = Unit{batch, 0};
+  } else {
+    const std::uint64_t batch = next_unit_ / parts_;
+    if (batch >= limit) return false;
+    unit = Unit{batch, next_unit_ % parts_};
+    ++next_unit_;
+  }
+  Slot& slot = slots_[unit.batch % window_];
+  if (slot.batch != unit.batch) slot = Slot{unit.batch, parts_, {}, nullptr};
+  return true;
+}
+
+void BatchPipeline::worker_main(std::size_t id) {
+  std::condition_variable& cv = *work_cv_[assignment_ == Assignment::worker_per_batch ? id : 0];
+  std::unique_lock lock(mutex_);
+  while (true) {
+    Unit unit;
+    cv.wait(lock, [&] { return stopping_ || take_locked(id, unit); });
+    if (stopping_) return;
+    const std::uint64_t parts = parts_;
+    ++busy_;
+    lock.unlock();
+    Batch result;
+    std::exception_ptr error;
+    try {
+      result = read_(id, unit.batch, unit.part, parts);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    --busy_;
+    Slot& slot = slots_[unit.batch % window_];
+    slot.result.samples += result.samples;
+    slot.result.bytes += result.bytes;
+    if (error && !slot.error) slot.error = error;
+    if (--slot.parts_left == 0 || busy_ == 0) done_cv_.notify_all();  // next() or finish() waits
+  }
+}
+
+void BatchPipeline::wake_for_batch(std::uint64_t batch) {
+  if (batch >= batches_) return;
+  if (assignment_ == Assignment::worker_per_batch) {
+    work_cv_[batch % work_cv_.size()]->notify_one();
+  } else {
+    for (std::uint64_t p = 0; p < parts_; ++p) work_cv_[0]->notify_one();
+  }
+}
+
+void BatchPipeline::start(std::uint64_t batches, std::uint64_t parts) {
+  std::lock_guard lock(mutex_);
+  batches_ = batches;
+  parts_ = assignment_ == Assignment::worker_per_batch ? 1 : std::max<std::uint64_t>(1, parts);
+  consumed_ = 0;
+  next_unit_ = 0;
+  for (auto& s : slots_) s = Slot{};
+  active_ = !threads_.empty();
+  for (auto& cv : work_cv_) cv->notify_all();
+}
+
+Batch BatchPipeline::next() {
+  if (threads_.empty()) {
+    if (consumed_ >= batches_) throw internal_error("the training loop asked for more batches than the epoch has");
+    return read_(0, consumed_++, 0, 1);
+  }
+  Slot slot;
+  std::uint64_t freed = 0;
+  {
+    std::unique_lock lock(mutex_);
+    const std::uint64_t b = consumed_;
+    if (b >= batches_) throw internal_error("the training loop asked for more batches than the epoch has");
+    Slot& s = slots_[b % window_];
+    done_cv_.wait(lock, [&] { return s.batch == b && s.parts_left == 0; });
+    slot = std::move(s);
+    s = Slot{};
+    ++consumed_;
+    freed = consumed_ + window_ - 1;  // the batch that may start now
+  }
+  wake_for_batch(freed);  // batches_ and parts_ change only on this thread, in start()
+  if (slot.error) std::rethrow_exception(slot.error);
+  return slot.result;
+}
+
+void BatchPipeline::finish() {
+  if (threads_.empty()) return;
+  std::unique_lock lock(mutex_);
+  active_ = false;  // no new reads; let the ones in flight complete
+  done_cv_.wait(lock, [&] { return busy_ == 0; });
+}
+
+}  // namespace trainio::engine
