@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds trainio with clang's sanitizers in a folder of its own and runs tests under them.
 #   tests/sanitize/run.sh asan SOURCE BUILD   ASan+UBSan: unit and MPI tests, an end-to-end subset
-#   tests/sanitize/run.sh tsan SOURCE BUILD   TSan: the reader threads and loaders, end to end
+#   tests/sanitize/run.sh tsan SOURCE BUILD   TSan: the batch pipeline's unit tests, the loaders end to end
 #   tests/sanitize/run.sh fuzz SOURCE BUILD [SECONDS [libFuzzer flags...]]
 #                                             each libFuzzer target (tests/fuzz/run.sh) for SECONDS
 # BUILD is the main build folder; the instrumented builds go to BUILD/asan and BUILD/tsan (fuzz
@@ -58,7 +58,7 @@ case $mode in
   tsan)
     dir=$build/tsan
     cmake_extra=(-DTRAINIO_BUILD_TESTS=ON)
-    configure_and_build "$dir" "$common -fsanitize=thread" trainio trainio_slow_io
+    configure_and_build "$dir" "$common -fsanitize=thread" trainio trainio_slow_io trainio_unit_tests
     ;;
   *) echo "usage: $0 asan|tsan|fuzz SOURCE BUILD [SECONDS]" >&2; exit 2 ;;
 esac
@@ -70,6 +70,7 @@ case $mode in
     ctest --output-on-failure -j "$(nproc)" -L e2e -R "e2e: ($asan_e2e)\$" --timeout 900
     ;;
   tsan)
+    ./tests/trainio_unit_tests "[pipeline]"
     ctest --output-on-failure -j "$(nproc)" -L e2e -R "e2e: ($tsan_e2e)\$" --timeout 900
     ;;
   fuzz)
