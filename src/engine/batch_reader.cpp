@@ -66,7 +66,7 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
       const format::SampleRequest request{&path_, layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(),
                                          ref.sample, layout_.file_key(work.split, ref.file)};
       const std::int64_t t0 = util::now_ns();
-      out.bytes += reader_->read_request(request);
+      out.bytes += reader_->read(request);
       const std::int64_t t1 = util::now_ns();
       sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
       ++out.samples;

@@ -55,8 +55,10 @@ Error not_the_csv(const std::string& path, const std::string& what) {
 
 }  // namespace
 
-std::uint64_t CsvReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                              std::uint64_t /*sample*/) {
+std::uint64_t CsvReader::read(const SampleRequest& r) {
+  const std::string& path = *r.path;
+  const plan::SampleShape& shape = r.shape;
+  const std::uint64_t samples_in_file = r.samples_in_file;
   // pandas.read_csv(path): open(path, 'r', newline=''), then TextIOWrapper.read(256 KiB) until
   // it returns nothing. A text read loops over BufferedReader.read1 until it has what it asked
   // for or the file ends. The rows read are checked against the plan as they arrive (CsvRows:

@@ -26,8 +26,7 @@ class CsvWriter final : public ByteWriter {
 
 class CsvReader final : public SampleReader {
  public:
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override;
+  std::uint64_t read(const SampleRequest& r) override;
 
  private:
   PyBufferedFile file_;

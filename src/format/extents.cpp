@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <list>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
+#include "format/file_cache.hpp"
 #include "format/hdf5_api.hpp"
 #include "format/hdf5_replay.hpp"
 #include "format/npy_file.hpp"
@@ -25,7 +24,7 @@ using config::Format;
 class WholeFile final : public ExtentFinder {
  public:
   bool needs_file_size() const override { return true; }
-  Extent find(const std::string&, const plan::SampleShape&, std::uint64_t, std::uint64_t, std::uint64_t size) override {
+  Extent find(const SampleRequest&, std::uint64_t size) override {
     return {0, size};
   }
 };
@@ -35,10 +34,9 @@ class Contiguous final : public ExtentFinder {
  public:
   using Header = std::uint64_t (*)(const plan::SampleShape&, std::uint64_t);
   explicit Contiguous(Header header) : header_(header) {}
-  Extent find(const std::string&, const plan::SampleShape& shape, std::uint64_t samples, std::uint64_t sample,
-              std::uint64_t) override {
-    const std::uint64_t bytes = shape.bytes();
-    return {header_(shape, samples) + sample * bytes, bytes};
+  Extent find(const SampleRequest& r, std::uint64_t) override {
+    const std::uint64_t bytes = r.shape.bytes();
+    return {header_(r.shape, r.samples_in_file) + r.sample * bytes, bytes};
   }
 
  private:
@@ -67,18 +65,17 @@ std::uint64_t no_header(const plan::SampleShape&, std::uint64_t) { return 0; }
 
 class TfRecordExtents final : public ExtentFinder {
  public:
-  Extent find(const std::string&, const plan::SampleShape& shape, std::uint64_t, std::uint64_t sample,
-              std::uint64_t) override {
+  Extent find(const SampleRequest& r, std::uint64_t) override {
+    const auto& shape = r.shape;
     const auto frame = tfrecord::example_frame(shape.bytes(), shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0);
-    return {sample * frame.record_bytes(), frame.record_bytes()};
+    return {r.sample * frame.record_bytes(), frame.record_bytes()};
   }
 };
 
 class TarExtents final : public ExtentFinder {
  public:
-  Extent find(const std::string&, const plan::SampleShape& shape, std::uint64_t, std::uint64_t sample,
-              std::uint64_t) override {
-    return {tar::sample_offset(sample, shape.bytes()), tar::kBlock + shape.bytes()};
+  Extent find(const SampleRequest& r, std::uint64_t) override {
+    return {tar::sample_offset(r.sample, r.shape.bytes()), tar::kBlock + r.shape.bytes()};
   }
 };
 
@@ -88,14 +85,10 @@ class TarExtents final : public ExtentFinder {
 // lock (hdf5_replay.hpp), their metadata bytes compared, so the address is the recorded one.
 class Hdf5Extents final : public ExtentFinder {
  public:
-  Extent find(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples, std::uint64_t sample,
-              std::uint64_t) override {
-    auto it = offsets_.find(path);
-    if (it == offsets_.end()) {
-      if (offsets_.size() >= 4096) offsets_.clear();
-      it = offsets_.emplace(path, data_offset(path, shape, samples)).first;
-    }
-    return {it->second + sample * shape.bytes(), shape.bytes()};
+  Extent find(const SampleRequest& r, std::uint64_t) override {
+    const std::uint64_t address =
+        offsets_.get_or_insert(r.file, [&] { return data_offset(*r.path, r.shape, r.samples_in_file); });
+    return {address + r.sample * r.shape.bytes(), r.shape.bytes()};
   }
 
  private:
@@ -130,7 +123,7 @@ class Hdf5Extents final : public ExtentFinder {
     }
     return offset;
   }
-  std::unordered_map<std::string, std::uint64_t> offsets_;
+  FileCache<std::uint64_t> offsets_{4096};  // records_0's address in the files read last
   std::vector<Hdf5Replay> known_;          // recorded opens, one per file layout met
   std::vector<std::uint64_t> addresses_;   // records_0's address in each
   std::vector<unsigned char> scratch_;

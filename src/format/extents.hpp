@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/workload.hpp"
+#include "format/format.hpp"
 #include "plan/layout.hpp"
 
 namespace trainio::format {
@@ -21,8 +22,8 @@ class ExtentFinder {
   virtual ~ExtentFinder() = default;
   // Whether find() needs the file's size (whole-file formats).
   virtual bool needs_file_size() const { return false; }
-  virtual Extent find(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                      std::uint64_t sample, std::uint64_t file_size) = 0;
+  // Where sample r.sample of file r.file lies; `file_size` only when needs_file_size().
+  virtual Extent find(const SampleRequest& r, std::uint64_t file_size) = 0;
 };
 
 // The whole file is the unit of reading (csv, jpeg, png; and any format read as DLIO's O_DIRECT

@@ -69,7 +69,7 @@ struct SampleRequest {
   std::uint64_t samples_in_file = 0;
   std::uint64_t sample = 0;
   // The file's dense number in the dataset (plan::DatasetLayout::file_key): what readers that
-  // remember files key them by, at a bit or a slot per file instead of a path.
+  // remember files key them by (file_bitmap.hpp, file_cache.hpp), instead of its path.
   std::uint64_t file = 0;
 };
 
@@ -77,17 +77,13 @@ struct SampleRequest {
 class SampleReader {
  public:
   virtual ~SampleReader() = default;
-  // Reads sample `sample` of the file at `path`, whose samples have `shape` and which holds
-  // `samples_in_file` of them. Returns the sample's bytes (what the training step consumes),
+  // Reads the requested sample. Returns the sample's bytes (what the training step consumes),
   // whatever the reader had to read or decode to get them.
-  virtual std::uint64_t read(const std::string& path, const plan::SampleShape& shape,
-                             std::uint64_t samples_in_file, std::uint64_t sample) = 0;
-  // Reads one requested sample; readers that remember files by their number override it.
-  virtual std::uint64_t read_request(const SampleRequest& r) { return read(*r.path, r.shape, r.samples_in_file, r.sample); }
+  virtual std::uint64_t read(const SampleRequest& r) = 0;
   // Reads a batch; readers that overlap reads (io_uring) override it. Returns the sample bytes.
   virtual std::uint64_t read_batch(std::span<const SampleRequest> batch) {
     std::uint64_t bytes = 0;
-    for (const auto& r : batch) bytes += read_request(r);
+    for (const auto& r : batch) bytes += read(r);
     return bytes;
   }
   // Whether read_batch() overlaps the batch's reads (the loader then hands it whole batches).

@@ -6,13 +6,13 @@
 
 #include <hdf5.h>
 
-#include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "format/file_cache.hpp"
 #include "format/format.hpp"
+#include "format/hdf5_api.hpp"
 #include "format/hdf5_replay.hpp"
 #include "storage/file.hpp"
 #include "util/page_aligned.hpp"
@@ -64,8 +64,7 @@ class Hdf5Reader final : public SampleReader {
   // dataset reads.
   Hdf5Reader(const config::Workload& w, bool keep_open);
   ~Hdf5Reader() override;
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override;
+  std::uint64_t read(const SampleRequest& r) override;
 
  private:
   enum class Replay { contiguous, per_sample, none };
@@ -84,15 +83,15 @@ class Hdf5Reader final : public SampleReader {
   };
   Template& template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file);
   // Reads through libhdf5 under the lock, recording the calls into `t` when it is replayable.
-  void read_through_hdf5(const std::string& path, const Hdf5Layout& l, std::uint64_t sample, Template* t);
-  void keep(const std::string& path, storage::File file, std::size_t layout);
+  void read_through_hdf5(const SampleRequest& r, const Hdf5Layout& l, Template* t);
 
   const config::Workload& workload_;
   bool keep_open_;
   Replay replay_;
-  std::map<std::string, hid_t> open_;  // keep_open, through libhdf5: path -> file id (at most kMaxOpen)
-  std::unordered_map<std::string, Kept> files_;  // keep_open, replayed: at most kMaxOpen
+  // keep_open: DLIO keeps every file open; trainio keeps the kMaxOpen used last (descriptors).
   static constexpr std::size_t kMaxOpen = 256;
+  FileCache<h5::Id> open_{kMaxOpen};  // through libhdf5 (closed under the HDF5 lock)
+  FileCache<Kept> files_{kMaxOpen};   // replayed
   std::vector<Template> templates_;
   std::size_t recordings_ = 0;
   std::vector<unsigned char> scratch_;  // metadata read while replaying

@@ -75,12 +75,9 @@ Hdf5Reader::Template& Hdf5Reader::template_for(const plan::SampleShape& shape, s
   return templates_.back();
 }
 
-void Hdf5Reader::keep(const std::string& path, storage::File file, std::size_t layout) {
-  if (files_.size() >= kMaxOpen) files_.erase(files_.begin());  // DLIO keeps every file open; trainio bounds the descriptors
-  files_.emplace(path, Kept{std::move(file), layout});
-}
-
-void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l, std::uint64_t sample, Template* t) {
+void Hdf5Reader::read_through_hdf5(const SampleRequest& r, const Hdf5Layout& l, Template* t) {
+  const std::string& path = *r.path;
+  const std::uint64_t sample = r.sample;
   std::lock_guard lock(storage::hdf5_lock());
   storage::DriverRecording recording;
   recording.keep_file = keep_open_;
@@ -91,8 +88,8 @@ void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l,
   {
     h5::Id owned;  // the file when it is closed after this sample
     hid_t file = -1;
-    if (const auto it = open_.find(path); keep_open_ && !t && it != open_.end()) {
-      file = it->second;
+    if (h5::Id* kept = keep_open_ && !t ? open_.find(r.file) : nullptr) {
+      file = *kept;
     } else {
       h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
       owned = h5::Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
@@ -102,11 +99,7 @@ void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l,
     if (!keep_open_ || t) {
       owned.close("H5Fclose", path);  // with keep_open and a recording the driver keeps the descriptor
     } else if (owned.get() >= 0) {
-      if (open_.size() >= kMaxOpen) {
-        H5Fclose(open_.begin()->second);
-        open_.erase(open_.begin());
-      }
-      open_.emplace(path, owned.release());
+      open_.insert(r.file, std::move(owned));  // may close the least recently used, under the lock
     }
   }
   if (!t) return;
@@ -136,14 +129,17 @@ void Hdf5Reader::read_through_hdf5(const std::string& path, const Hdf5Layout& l,
   }
   if (keep_open_ && recording.kept.is_open()) {
     if (layout < known.size())
-      keep(path, std::move(recording.kept), layout);
+      files_.insert(r.file, Kept{std::move(recording.kept), layout});
     else
       recording.kept.close();  // not replayable: libhdf5 opens the file for its next sample again
   }
 }
 
-std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                               std::uint64_t sample) {
+std::uint64_t Hdf5Reader::read(const SampleRequest& r) {
+  const std::string& path = *r.path;
+  const plan::SampleShape& shape = r.shape;
+  const std::uint64_t samples_in_file = r.samples_in_file;
+  const std::uint64_t sample = r.sample;
   Template* t = replay_ != Replay::none ? &template_for(shape, samples_in_file) : nullptr;
   if (t && !t->replayable) t = nullptr;
   if (t && replay_ == Replay::per_sample && samples_in_file > kMaxIndexedSamples) {
@@ -162,19 +158,17 @@ std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape&
   if (!known.empty()) {
     const Hdf5ReplayShape& s = known.front().shape();
     const std::uint64_t bytes = s.sample_bytes * static_cast<std::uint64_t>(s.datasets);
-    for (const Hdf5Replay& r : known)
-      if (buffer_.size() < r.data_bytes()) buffer_.resize(r.data_bytes());
-    if (keep_open_) {
-      if (const auto it = files_.find(path); it != files_.end()) {
-        Hdf5Replay::run(known.subspan(it->second.layout, 1), it->second.file, path, sample, Hdf5Replay::Part::read,
-                        scratch_, buffer_.data());
-        return bytes;
-      }
+    for (const Hdf5Replay& replay : known)
+      if (buffer_.size() < replay.data_bytes()) buffer_.resize(replay.data_bytes());
+    if (Kept* kept = keep_open_ ? files_.find(r.file) : nullptr) {
+      Hdf5Replay::run(known.subspan(kept->layout, 1), kept->file, path, sample, Hdf5Replay::Part::read, scratch_,
+                      buffer_.data());
+      return bytes;
     }
     storage::File file;
     const auto part = keep_open_ ? Hdf5Replay::Part::open_read : Hdf5Replay::Part::open_read_close;
     if (const auto layout = Hdf5Replay::run(known, file, path, sample, part, scratch_, buffer_.data())) {
-      if (keep_open_) keep(path, std::move(file), *layout);
+      if (keep_open_) files_.insert(r.file, Kept{std::move(file), *layout});
       return bytes;
     }
     // The file's metadata differ from every recorded file of its shape: libhdf5 reads the sample
@@ -194,13 +188,13 @@ std::uint64_t Hdf5Reader::read(const std::string& path, const plan::SampleShape&
   const std::uint64_t per_sample = l.sample_bytes_per_dataset();
   const std::size_t need = std::max<std::size_t>(per_sample, Hdf5ReplayShape{}.sieve_bytes);
   if (buffer_.size() < need) buffer_.resize(need);
-  read_through_hdf5(path, l, sample, t);
+  read_through_hdf5(r, l, t);
   return per_sample * static_cast<std::uint64_t>(l.datasets);
 }
 
 Hdf5Reader::~Hdf5Reader() {
   std::lock_guard lock(storage::hdf5_lock());
-  for (const auto& [path, id] : open_) H5Fclose(id);
+  open_.clear();  // H5Fclose under the lock
 }
 
 }  // namespace trainio::format

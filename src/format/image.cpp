@@ -119,8 +119,9 @@ std::optional<std::string> decoded_problem(const DecodedImage& got, ImageSize wa
 
 }  // namespace
 
-std::uint64_t ImageReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t,
-                                std::uint64_t) {
+std::uint64_t ImageReader::read(const SampleRequest& r) {
+  const std::string& path = *r.path;
+  const plan::SampleShape& shape = r.shape;
   // Image.open: open the file, rewind, sniff 16 bytes (the first buffer fill).
   const ImageSize size = image_size(shape);
   file_.open(path);

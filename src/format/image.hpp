@@ -43,8 +43,7 @@ ImageSize image_size(const plan::SampleShape& shape);
 class ImageReader final : public SampleReader {
  public:
   explicit ImageReader(ImageWriter::Codec codec) : codec_(codec), block_(kDecoderBlock) {}
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override;
+  std::uint64_t read(const SampleRequest& r) override;
 
  private:
   static constexpr std::size_t kDecoderBlock = 65536;  // PIL.ImageFile.MAXBLOCK

@@ -47,13 +47,18 @@ void IndexedBinaryReader::load_index(const std::string& path, std::uint64_t samp
     }
     file_.close();
   }
-  indexed_.insert(path);
 }
 
-std::uint64_t IndexedBinaryReader::read(const std::string& path, const plan::SampleShape& shape,
-                                        std::uint64_t samples_in_file, std::uint64_t sample) {
+std::uint64_t IndexedBinaryReader::read(const SampleRequest& r) {
+  const std::string& path = *r.path;
+  const plan::SampleShape& shape = r.shape;
+  const std::uint64_t samples_in_file = r.samples_in_file;
+  const std::uint64_t sample = r.sample;
   const std::uint64_t size = shape.bytes();
-  if (!indexed_.count(path)) load_index(path, samples_in_file, size);
+  if (!indexed_.contains(r.file)) {
+    load_index(path, samples_in_file, size);
+    indexed_.insert(r.file);
+  }
   if (buffer_.size() < size) buffer_.resize(size);
   if (!keep_open_ || open_path_ != path) {
     if (!open_path_.empty()) file_.close();
@@ -74,13 +79,10 @@ std::uint64_t IndexedBinaryReader::read(const std::string& path, const plan::Sam
   return size;
 }
 
-const MmapIndexedBinaryReader::Maps& MmapIndexedBinaryReader::maps_for(const std::string& path, std::uint64_t samples,
-                                                                      std::uint64_t sample_bytes) {
-  if (const auto it = maps_.find(path); it != maps_.end()) return it->second;
-  if (maps_.size() >= kMaxMapped) {
-    maps_.erase(order_.front());
-    order_.pop_front();
-  }
+const MmapIndexedBinaryReader::Maps& MmapIndexedBinaryReader::maps_for(const SampleRequest& r) {
+  if (const Maps* kept = maps_.find(r.file)) return *kept;
+  const std::string& path = *r.path;
+  const std::uint64_t samples = r.samples_in_file, sample_bytes = r.shape.bytes();
   Maps m{storage::MappedFile::open(indexed_binary::offsets_path(path)),
          storage::MappedFile::open(indexed_binary::sizes_path(path)), storage::MappedFile::open(path)};
   // The sizes of the three files are known from mapping them; their content is only read where
@@ -91,15 +93,13 @@ const MmapIndexedBinaryReader::Maps& MmapIndexedBinaryReader::maps_for(const std
                     fmt::format("holds {} bytes, expected {} ({} entries)", index->size(), 8 * samples, samples));
   if (m.data.size() != samples * sample_bytes)
     throw damaged(path, fmt::format("is {} bytes, the index says {} samples of {} bytes", m.data.size(), samples, sample_bytes));
-  order_.push_back(path);
-  return maps_.emplace(path, std::move(m)).first->second;
+  return maps_.insert(r.file, std::move(m));
 }
 
-std::uint64_t MmapIndexedBinaryReader::read(const std::string& path, const plan::SampleShape& shape,
-                                            std::uint64_t samples_in_file, std::uint64_t sample) {
-  const std::uint64_t size = shape.bytes();
-  const Maps& m = maps_for(path, samples_in_file, size);
-  m.data.touch(sample * size, size);
+std::uint64_t MmapIndexedBinaryReader::read(const SampleRequest& r) {
+  const std::uint64_t size = r.shape.bytes();
+  const Maps& m = maps_for(r);
+  m.data.touch(r.sample * size, size);
   return size;
 }
 

@@ -9,19 +9,15 @@
 
 #include "format/file_bitmap.hpp"
 #include "format/format.hpp"
-#include "util/error.hpp"
 
 namespace trainio::format {
 
 class MemoryReader final : public SampleReader {
  public:
   explicit MemoryReader(std::unique_ptr<SampleReader> inner) : inner_(std::move(inner)) {}
-  std::uint64_t read_request(const SampleRequest& r) override {
-    if (loaded_.insert(r.file)) inner_->read_request(r);
+  std::uint64_t read(const SampleRequest& r) override {
+    if (loaded_.insert(r.file)) inner_->read(r);
     return r.shape.bytes();
-  }
-  std::uint64_t read(const std::string& path, const plan::SampleShape&, std::uint64_t, std::uint64_t) override {
-    throw internal_error("read_type memory reads by request (the file's number), not by path: " + path);
   }
   const FileBitmap& loaded() const { return loaded_; }
 

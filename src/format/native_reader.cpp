@@ -25,37 +25,23 @@ NativeReader::Range NativeReader::range_of(const Extent& e) const {
   return {start, static_cast<std::size_t>(end - start), static_cast<std::size_t>(e.offset - start)};
 }
 
-template <typename Handle, typename Open>
-Handle& NativeReader::kept(std::unordered_map<std::string, Kept<Handle>>& cache, const std::string& path, Open open) {
-  if (const auto it = cache.find(path); it != cache.end()) {
-    order_.splice(order_.end(), order_, it->second.at);  // now the most recently used
-    return it->second.handle;
-  }
-  if (cache.size() >= kMaxOpen) {
-    cache.erase(order_.front());
-    order_.pop_front();
-  }
-  order_.push_back(path);
-  return cache.emplace(path, Kept<Handle>{open(), std::prev(order_.end())}).first->second.handle;
-}
-
-storage::File& NativeReader::open_file(const std::string& path) {
+storage::File& NativeReader::open_file(const SampleRequest& r) {
+  const std::string& path = *r.path;
   if (direct_ && alignment_ == 1) alignment_ = storage::direct_alignment(path).offset;
   if (!keep_open_) {
     current_ = storage::File::open(path, {.direct = direct_});
     return current_;
   }
-  return kept(files_, path, [&] { return storage::File::open(path, {.direct = direct_}); });
+  return files_.get_or_insert(r.file, [&] { return storage::File::open(path, {.direct = direct_}); });
 }
 
-void NativeReader::done_with(const std::string&) {
+void NativeReader::done_with() {
   if (!keep_open_) current_.close();
 }
 
-Extent NativeReader::extent_of(storage::File& f, const std::string& path, const plan::SampleShape& shape,
-                               std::uint64_t samples, std::uint64_t sample) {
+Extent NativeReader::extent_of(storage::File& f, const SampleRequest& r) {
   const std::uint64_t size = extents_->needs_file_size() ? f.size() : 0;
-  return extents_->find(path, shape, samples, sample, size);
+  return extents_->find(r, size);
 }
 
 void NativeReader::check_complete(const std::string& path, const Extent& e, const Range& r, std::size_t got) const {
@@ -64,31 +50,27 @@ void NativeReader::check_complete(const std::string& path, const Extent& e, cons
                    "the file is truncated: regenerate the dataset with 'trainio generate'");
 }
 
-std::uint64_t NativeReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples,
-                                 std::uint64_t sample) {
+std::uint64_t NativeReader::read(const SampleRequest& r) {
   if (engine_ == config::IoEngine::mmap) {
-    storage::MappedFile& map = kept(maps_, path, [&] { return storage::MappedFile::open(path); });
-    const Extent e = extents_->find(path, shape, samples, sample, map.size());
+    storage::MappedFile& map = maps_.get_or_insert(r.file, [&] { return storage::MappedFile::open(*r.path); });
+    const Extent e = extents_->find(r, map.size());
     map.touch(e.offset, e.length);
-    return shape.bytes();
+    return r.shape.bytes();
   }
-  if (uring_) {
-    const SampleRequest one{&path, shape, samples, sample};
-    return read_batch({&one, 1});
-  }
-  storage::File& f = open_file(path);
-  const Extent e = extent_of(f, path, shape, samples, sample);
-  const Range r = range_of(e);
-  char* buffer = buffer_.reserve(r.length, std::max<std::size_t>(alignment_, 64));
+  if (uring_) return read_batch({&r, 1});
+  storage::File& f = open_file(r);
+  const Extent e = extent_of(f, r);
+  const Range range = range_of(e);
+  char* buffer = buffer_.reserve(range.length, std::max<std::size_t>(alignment_, 64));
   std::size_t got = 0;
-  while (got < r.length) {
-    const std::size_t n = f.pread_some(buffer + got, r.length - got, r.offset + got);
+  while (got < range.length) {
+    const std::size_t n = f.pread_some(buffer + got, range.length - got, range.offset + got);
     if (n == 0) break;
     got += n;
   }
-  check_complete(path, e, r, got);
-  done_with(path);
-  return shape.bytes();
+  check_complete(*r.path, e, range, got);
+  done_with();
+  return r.shape.bytes();
 }
 
 std::uint64_t NativeReader::read_batch(std::span<const SampleRequest> batch) {
@@ -105,13 +87,13 @@ std::uint64_t NativeReader::read_batch(std::span<const SampleRequest> batch) {
   for (const auto& req : batch) {
     storage::File* f = nullptr;
     if (cached) {
-      f = &open_file(*req.path);
+      f = &open_file(req);
     } else {
       if (direct_ && alignment_ == 1) alignment_ = storage::direct_alignment(*req.path).offset;
       f = &batch_files_.emplace_back(storage::File::open(*req.path, {.direct = direct_}));
     }
     batch_open_.push_back(f);
-    const Extent e = extent_of(*f, *req.path, req.shape, req.samples_in_file, req.sample);
+    const Extent e = extent_of(*f, req);
     batch_extents_.push_back(e);
     batch_ranges_.push_back(range_of(e));
     total += (batch_ranges_.back().length + alignment_ - 1) / alignment_ * alignment_;

@@ -7,13 +7,12 @@
 //  - io_uring: a whole batch's reads in flight at once, up to reader.io_depth.
 // With reader.odirect and access: framework it reads whole files, as DLIO's O_DIRECT readers do.
 
-#include <list>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "format/extents.hpp"
+#include "format/file_cache.hpp"
 #include "format/format.hpp"
 #include "storage/aligned_buffer.hpp"
 #include "storage/file.hpp"
@@ -25,8 +24,7 @@ namespace trainio::format {
 class NativeReader final : public SampleReader {
  public:
   NativeReader(const config::Workload& w, std::unique_ptr<ExtentFinder> extents);
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override;
+  std::uint64_t read(const SampleRequest& r) override;
   std::uint64_t read_batch(std::span<const SampleRequest> batch) override;
   bool reads_batches() const override { return uring_ != nullptr; }
 
@@ -37,10 +35,9 @@ class NativeReader final : public SampleReader {
     std::size_t skip = 0;  // where the extent starts inside the range
   };
   Range range_of(const Extent& e) const;
-  storage::File& open_file(const std::string& path);
-  void done_with(const std::string& path);
-  Extent extent_of(storage::File& f, const std::string& path, const plan::SampleShape& shape, std::uint64_t samples,
-                   std::uint64_t sample);
+  storage::File& open_file(const SampleRequest& r);
+  void done_with();
+  Extent extent_of(storage::File& f, const SampleRequest& r);
   void check_complete(const std::string& path, const Extent& e, const Range& r, std::size_t got) const;
 
   std::unique_ptr<ExtentFinder> extents_;
@@ -53,16 +50,8 @@ class NativeReader final : public SampleReader {
   // Open files (read_type: memory) or maps (mmap), least recently used dropped first: a batch
   // of at most kMaxOpen files never closes a file it is still reading.
   static constexpr std::size_t kMaxOpen = 256;
-  template <typename Handle>
-  struct Kept {
-    Handle handle;
-    std::list<std::string>::iterator at;  // place in order_
-  };
-  template <typename Handle, typename Open>
-  Handle& kept(std::unordered_map<std::string, Kept<Handle>>& cache, const std::string& path, Open open);
-  std::unordered_map<std::string, Kept<storage::File>> files_;
-  std::unordered_map<std::string, Kept<storage::MappedFile>> maps_;
-  std::list<std::string> order_;  // least recently used first
+  FileCache<storage::File> files_{kMaxOpen};
+  FileCache<storage::MappedFile> maps_{kMaxOpen};
   storage::File current_;
   std::vector<storage::File> batch_files_;     // opened for this batch only
   std::vector<storage::File*> batch_open_;     // each request's file

@@ -50,8 +50,10 @@ void NpyWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
 
 NpyReader::NpyReader(std::size_t python_buffer_size) : file_(python_buffer_size) {}
 
-std::uint64_t NpyReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                              std::uint64_t /*sample*/) {
+std::uint64_t NpyReader::read(const SampleRequest& r) {
+  const std::string& path = *r.path;
+  const plan::SampleShape& shape = r.shape;
+  const std::uint64_t samples_in_file = r.samples_in_file;
   // np.load: open, sniff the magic, step back; read_array reads magic, length and header from
   // Python's buffer.
   file_.open(path);

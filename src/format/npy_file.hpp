@@ -22,8 +22,7 @@ class NpyWriter final : public ByteWriter {
 class NpyReader final : public SampleReader {
  public:
   explicit NpyReader(std::size_t python_buffer_size = 0);
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override;
+  std::uint64_t read(const SampleRequest& r) override;
 
  private:
   PyBufferedFile file_;

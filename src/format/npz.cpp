@@ -328,8 +328,10 @@ void NpzReader::member_read_exact(Member& m, char* dest, std::size_t n, const st
   }
 }
 
-std::uint64_t NpzReader::read(const std::string& path, const plan::SampleShape& shape,
-                              std::uint64_t samples_in_file, std::uint64_t /*sample*/) {
+std::uint64_t NpzReader::read(const SampleRequest& r) {
+  const std::string& path = *r.path;
+  const plan::SampleShape& shape = r.shape;
+  const std::uint64_t samples_in_file = r.samples_in_file;
   // np.load(path): open, sniff 6 magic bytes, step back.
   file_.open(path);
   char magic[6];

@@ -37,8 +37,7 @@ class NpzReader final : public SampleReader {
  public:
   explicit NpzReader(std::size_t python_buffer_size = 0);
   ~NpzReader() override;
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override;
+  std::uint64_t read(const SampleRequest& r) override;
 
  private:
   // zipfile's _SharedFile.read + ZipExtFile state for one opened member.

@@ -12,20 +12,16 @@
 
 #include "format/file_bitmap.hpp"
 #include "format/format.hpp"
-#include "util/error.hpp"
 
 namespace trainio::format {
 
 class SessionReader final : public SampleReader {
  public:
   explicit SessionReader(std::unique_ptr<SampleReader> inner) : inner_(std::move(inner)) {}
-  std::uint64_t read_request(const SampleRequest& r) override {
-    if (loaded_.insert(r.file)) inner_->read_request(r);
+  std::uint64_t read(const SampleRequest& r) override {
+    if (loaded_.insert(r.file)) inner_->read(r);
     if (++read_ % r.samples_in_file == 0) loaded_.erase(r.file);
     return r.shape.bytes();
-  }
-  std::uint64_t read(const std::string& path, const plan::SampleShape&, std::uint64_t, std::uint64_t) override {
-    throw internal_error("the file-session reader reads by request (the file's number), not by path: " + path);
   }
 
  private:

@@ -8,9 +8,7 @@ namespace trainio::format {
 
 class SyntheticReader final : public SampleReader {
  public:
-  std::uint64_t read(const std::string&, const plan::SampleShape& shape, std::uint64_t, std::uint64_t) override {
-    return shape.bytes();
-  }
+  std::uint64_t read(const SampleRequest& r) override { return r.shape.bytes(); }
 };
 
 }  // namespace trainio::format

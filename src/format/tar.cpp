@@ -143,8 +143,11 @@ bool all_zero(const char* p, std::size_t n) {
 
 }  // namespace
 
-std::uint64_t TarSampleReader::read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                                    std::uint64_t sample) {
+std::uint64_t TarSampleReader::read(const SampleRequest& r) {
+  const std::string& path = *r.path;
+  const plan::SampleShape& shape = r.shape;
+  const std::uint64_t samples_in_file = r.samples_in_file;
+  const std::uint64_t sample = r.sample;
   const std::uint64_t bytes = shape.bytes();
   const std::uint64_t offset = tar::sample_offset(sample, bytes);
   // The shard's last sample is read on to the end of the archive (its label, the two zero blocks,

@@ -44,8 +44,7 @@ class TarWriter final : public ByteWriter {
 // and data at its offset.
 class TarSampleReader final : public SampleReader {
  public:
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override;
+  std::uint64_t read(const SampleRequest& r) override;
 
  private:
   util::Bytes buffer_;

@@ -174,12 +174,13 @@ void TfRecordWriter::write(const plan::DataFile& f, const std::string& path, Con
   storage::write_file_replace(tfrecord::index_path(f), index);
 }
 
-std::uint64_t DaliTfRecordReader::read(const std::string& path, const plan::SampleShape& shape,
-                                       std::uint64_t samples_in_file, std::uint64_t sample) {
+std::uint64_t DaliTfRecordReader::read(const SampleRequest& request) {
+  const std::string& path = *request.path;
+  const plan::SampleShape& shape = request.shape;
+  const std::uint64_t sample = request.sample;
   const auto frame = tfrecord::example_frame(shape.bytes(), shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0);
   const std::uint64_t record = frame.record_bytes();
   if (buffer_.size() < record) buffer_.resize(record);
-  (void)samples_in_file;
   storage::File in = storage::File::open(path);
   in.pread_exact(buffer_.data(), record, sample * record);
   in.close();

@@ -50,8 +50,7 @@ class TfRecordWriter final : public FileWriter {
 // DALI's TFRecord reader: one read of the whole record at the offset its index gives.
 class DaliTfRecordReader final : public SampleReader {
  public:
-  std::uint64_t read(const std::string& path, const plan::SampleShape& shape, std::uint64_t samples_in_file,
-                     std::uint64_t sample) override;
+  std::uint64_t read(const SampleRequest& r) override;
 
  private:
   util::Bytes buffer_;

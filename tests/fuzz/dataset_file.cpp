@@ -61,6 +61,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // A fresh reader per input: readers may remember files they opened (read_type: memory).
   const auto reader = format::make_reader(t.workload);
   for (std::uint64_t s = 0; s < t.file.num_samples; ++s)
-    fuzz::expect_clean_errors([&] { (void)reader->read(t.file.path, t.file.sample, t.file.num_samples, s); });
+    fuzz::expect_clean_errors([&] { (void)reader->read({&t.file.path, t.file.sample, t.file.num_samples, s, 0}); });
   return 0;
 }

@@ -20,6 +20,12 @@ using namespace trainio;
 
 namespace {
 
+// Reads sample `sample` of the `samples`-sample file at `path` (file number 0).
+std::uint64_t read_sample(format::SampleReader& reader, const std::string& path, const plan::SampleShape& shape,
+                          std::uint64_t samples, std::uint64_t sample) {
+  return reader.read({&path, shape, samples, sample, 0});
+}
+
 // The content of the files these tests write.
 class Content : public test::RandomContent {
  public:
@@ -90,7 +96,7 @@ TEST_CASE("np.load(path)['x'] is replayed call for call (4 KiB Python buffer)") 
   Trace trace;
   storage::ScopedObserver observe(&trace);
   format::NpzReader reader(4096);
-  const auto got = reader.read(f.path, f.sample, 1, 0);
+  const auto got = read_sample(reader, f.path, f.sample, 1, 0);
   CHECK(got == 1048576);
   // numpy 1.24 / CPython 3.11 on a file system with 4 KiB blocks: the sniff, the end record
   // (read(23) + read(1) from readall), the zip64 probe, the central directory, two member
@@ -110,18 +116,18 @@ TEST_CASE("the NPZ reader checks what it reads against the workload") {
   const auto f = npz_file(dir / "a.npz", 64, 2);
   write(f);
   format::NpzReader reader;
-  CHECK(reader.read(f.path, f.sample, 2, 1) == 64 * 64);  // the sample, out of the 2-sample array
+  CHECK(read_sample(reader, f.path, f.sample, 2, 1) == 64 * 64);  // the sample, out of the 2-sample array
 
   SECTION("another shape") {
     plan::SampleShape other;
     other.push(32);
     other.push(32);
-    CHECK_THROWS_WITH(reader.read(f.path, other, 2, 0), Catch::Contains("different shape"));
+    CHECK_THROWS_WITH(read_sample(reader, f.path, other, 2, 0), Catch::Contains("different shape"));
   }
   SECTION("a truncated file") {
     REQUIRE(::truncate(f.path.c_str(), 3000) == 0);
     try {
-      reader.read(f.path, f.sample, 2, 0);
+      read_sample(reader, f.path, f.sample, 2, 0);
       FAIL("expected an error");
     } catch (const Error& e) {
       CHECK(e.kind() == ErrorKind::data);
@@ -132,11 +138,11 @@ TEST_CASE("the NPZ reader checks what it reads against the workload") {
     storage::File junk = storage::File::open(dir / "junk.npz", {.access = storage::Access::write_new});
     junk.pwrite_all("hello, this is not an archive at all....", 40, 0);
     junk.close();
-    CHECK_THROWS_WITH(reader.read(dir / "junk.npz", f.sample, 2, 0), Catch::Contains("not a valid NPZ"));
+    CHECK_THROWS_WITH(read_sample(reader, dir / "junk.npz", f.sample, 2, 0), Catch::Contains("not a valid NPZ"));
   }
   SECTION("a missing file") {
     try {
-      reader.read(dir / "missing.npz", f.sample, 2, 0);
+      read_sample(reader, dir / "missing.npz", f.sample, 2, 0);
       FAIL("expected an error");
     } catch (const Error& e) {
       CHECK(e.kind() == ErrorKind::io);

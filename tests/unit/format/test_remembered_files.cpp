@@ -13,9 +13,9 @@ namespace {
 class CountingReader final : public format::SampleReader {
  public:
   explicit CountingReader(std::uint64_t& loads) : loads_(loads) {}
-  std::uint64_t read(const std::string&, const plan::SampleShape& shape, std::uint64_t, std::uint64_t) override {
+  std::uint64_t read(const format::SampleRequest& r) override {
     ++loads_;
-    return shape.bytes();
+    return r.shape.bytes();
   }
 
  private:
@@ -39,10 +39,10 @@ TEST_CASE("read_type memory loads each file once per reader, keyed by the file's
   std::uint64_t loads = 0;
   format::MemoryReader reader(std::make_unique<CountingReader>(loads));
   const std::string a = "a.npz", b = "b.npz";
-  CHECK(reader.read_request(request(a, 0, 0)) == 100);
-  CHECK(reader.read_request(request(a, 0, 3)) == 100);
-  CHECK(reader.read_request(request(b, 7, 1)) == 100);
-  CHECK(reader.read_request(request(a, 0, 2)) == 100);
+  CHECK(reader.read(request(a, 0, 0)) == 100);
+  CHECK(reader.read(request(a, 0, 3)) == 100);
+  CHECK(reader.read(request(b, 7, 1)) == 100);
+  CHECK(reader.read(request(a, 0, 2)) == 100);
   CHECK(loads == 2);
 }
 
@@ -51,8 +51,8 @@ TEST_CASE("read_type memory remembers a million files in a bit each") {
   format::MemoryReader reader(std::make_unique<CountingReader>(loads));
   const std::string path = "f.npz";
   constexpr std::uint64_t kFiles = 1'000'000;
-  for (std::uint64_t f = 0; f < kFiles; ++f) reader.read_request(request(path, f, 0));
-  for (std::uint64_t f = 0; f < kFiles; f += 997) reader.read_request(request(path, f, 1));
+  for (std::uint64_t f = 0; f < kFiles; ++f) reader.read(request(path, f, 0));
+  for (std::uint64_t f = 0; f < kFiles; f += 997) reader.read(request(path, f, 1));
   CHECK(loads == kFiles);
   // One bit per file (125,000 bytes), with the vector's growth slack: never per-path strings.
   CHECK(reader.loaded().memory_bytes() <= 2 * kFiles / 8);
@@ -64,9 +64,9 @@ TEST_CASE("the file-session reader closes a file when its count of samples reach
   const std::string p = "x.npz";
   // File 0's 4 samples in order: one load; then file 1 (a new load), interleaved with file 0
   // again after it was closed (a second load of file 0).
-  for (std::uint64_t s = 0; s < 4; ++s) reader.read_request(request(p, 0, s));
+  for (std::uint64_t s = 0; s < 4; ++s) reader.read(request(p, 0, s));
   CHECK(loads == 1);
-  reader.read_request(request(p, 1, 0));
-  reader.read_request(request(p, 0, 1));
+  reader.read(request(p, 1, 0));
+  reader.read(request(p, 0, 1));
   CHECK(loads == 3);
 }
