@@ -1,12 +1,17 @@
 #pragma once
 // The only door to MPI. Everything else in trainio sees ranks, barriers and reductions through
 // Comm, so that mpi.h stays out of other headers and a single-process run needs no MPI at all.
+// A Comm is a small value over one of two backends (comm_backend.hpp): MPI_COMM_WORLD
+// (comm_mpi.cpp) or a single process that never calls MPI (comm.cpp).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace trainio::mpi {
+
+class CommBackend;
 
 // Initialises MPI for the lifetime of the object (MPI_THREAD_FUNNELED: only the main thread
 // calls MPI) and finalises it on destruction unless the job was aborted.
@@ -91,10 +96,9 @@ class Comm {
   [[noreturn]] void abort(int code) const;
 
  private:
-  Comm() = default;
-  void discover_hosts();
+  explicit Comm(std::shared_ptr<const CommBackend> backend);
 
-  bool mpi_ = false;
+  std::shared_ptr<const CommBackend> backend_;
   int rank_ = 0;
   int size_ = 1;
   int node_rank_ = 0;

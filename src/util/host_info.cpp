@@ -15,12 +15,16 @@
 
 namespace trainio::util {
 
-HostInfo host_info() {
-  HostInfo h;
+std::string hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0)
     throw internal_error(std::string("gethostname failed: ") + std::strerror(errno));
-  h.hostname = name;
+  return name;
+}
+
+HostInfo host_info() {
+  HostInfo h;
+  h.hostname = hostname();
   utsname u{};
   if (uname(&u) == 0) {
     h.kernel = std::string(u.sysname) + " " + u.release;

@@ -16,6 +16,8 @@ struct HostInfo {
 };
 
 HostInfo host_info();
+// gethostname(); throws an internal error when it fails.
+std::string hostname();
 
 // File-system type of the mount holding `path` ("ext4", "tmpfs", "fuse.glusterfs", "lustre"),
 // from /proc/self/mountinfo; "unknown" when it cannot be told.
