@@ -20,6 +20,7 @@
 #include "report/context.hpp"
 #include "report/hydra_files.hpp"
 #include "report/results.hpp"
+#include "report/trace_file.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -134,8 +135,9 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
 
         if (!cmd.generate_only && (cmd.trace || w.workflow.profiling))
           engine::together(comm, [&] {
-            metrics::trace::start(util::join(out_dir, fmt::format("trace-{}-of-{}.pfw", comm.rank(), comm.size())),
-                                  comm.rank(), static_cast<std::uint64_t>(w.output.trace_every));
+            metrics::trace::start(
+                report::open_trace_file(util::join(out_dir, fmt::format("trace-{}-of-{}.pfw", comm.rank(), comm.size()))),
+                comm.rank(), static_cast<std::uint64_t>(w.output.trace_every));
           });
 
         engine::WorkflowOptions options;
@@ -166,7 +168,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           comm.abort(1);  // MPI_Abort from the watchdog's thread: the stuck one cannot be joined
         });
         const metrics::RankRecord record = engine::run_workflow(w, comm, options);
-        metrics::trace::finish();
+        engine::together(comm, [] { metrics::trace::finish(); });  // a trace that did not fit fails every rank
         const metrics::RunSummary summary = metrics::summarize(record, comm);
 
         // A run that only generates data writes no summary and no per-rank files, as DLIO: tools

@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
+#include <exception>
 #include <mutex>
+#include <utility>
 
 #include "util/clock.hpp"
-#include "util/error.hpp"
 
 namespace trainio::metrics::trace {
 
@@ -17,9 +17,10 @@ namespace {
 
 constexpr std::size_t kFlushAt = 1u << 20;
 
-struct Sink {
+struct State {
   std::mutex mutex;
-  std::FILE* file = nullptr;
+  std::unique_ptr<Sink> sink;
+  std::exception_ptr error;  // the sink's first failure: tracing stops, finish() rethrows it
   int rank = 0;
   std::uint64_t every = 1;
   std::int64_t wall_minus_mono_us = 0;  // converts monotonic nanoseconds to wall-clock microseconds
@@ -27,16 +28,24 @@ struct Sink {
   std::atomic<std::uint64_t> next_id{0};
 };
 
-Sink& sink() {
-  static Sink s;
+State& state() {
+  static State s;
   return s;
 }
 
+// Hands a thread's events to the sink. Never throws: it runs in thread-exit destructors.
 void write_out(std::string& buffer) {
   if (buffer.empty()) return;
-  Sink& s = sink();
+  State& s = state();
   std::lock_guard lock(s.mutex);
-  if (s.file) std::fwrite(buffer.data(), 1, buffer.size(), s.file);
+  if (s.sink && !s.error) {
+    try {
+      s.sink->write(buffer);
+    } catch (...) {
+      s.error = std::current_exception();
+      s.on = false;
+    }
+  }
   buffer.clear();
 }
 
@@ -53,11 +62,11 @@ ThreadBuffer& local() {
   return b;
 }
 
-std::int64_t wall_us(std::int64_t mono_ns) { return mono_ns / 1000 + sink().wall_minus_mono_us; }
+std::int64_t wall_us(std::int64_t mono_ns) { return mono_ns / 1000 + state().wall_minus_mono_us; }
 
 void add(ThreadBuffer& b, std::string_view name, std::string_view category, std::int64_t start_ns, std::int64_t dur_ns,
          std::string_view args) {
-  Sink& s = sink();
+  State& s = state();
   fmt::format_to(std::back_inserter(b.text), R"({{"id":{},"name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"ph":"X")",
                  s.next_id.fetch_add(1, std::memory_order_relaxed), name, category, s.rank, b.tid, wall_us(start_ns),
                  std::max<std::int64_t>(0, dur_ns / 1000));
@@ -68,28 +77,30 @@ void add(ThreadBuffer& b, std::string_view name, std::string_view category, std:
 
 }  // namespace
 
-void start(const std::string& path, int rank, std::uint64_t every) {
-  Sink& s = sink();
+void start(std::unique_ptr<Sink> sink, int rank, std::uint64_t every) {
+  State& s = state();
   std::lock_guard lock(s.mutex);
-  s.file = std::fopen(path.c_str(), "w");
-  if (!s.file) throw io_error(fmt::format("cannot create the trace file '{}'", path), "check that the results folder is writable");
+  s.sink = std::move(sink);
+  s.error = nullptr;
   s.rank = rank;
   s.every = every == 0 ? 1 : every;
   timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   s.wall_minus_mono_us = (static_cast<std::int64_t>(wall.tv_sec) * 1'000'000 + wall.tv_nsec / 1000) - util::now_ns() / 1000;
-  std::fprintf(s.file, "[\n{\"id\":0,\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"rank %d\"}}\n",
-               rank, rank);
+  s.sink->write(fmt::format(R"([
+{{"id":0,"name":"process_name","ph":"M","pid":{},"tid":0,"args":{{"name":"rank {}"}}}}
+)",
+                            rank, rank));
   s.next_id = 1;
   s.on = true;
 }
 
-bool enabled() { return sink().on.load(std::memory_order_relaxed); }
+bool enabled() { return state().on.load(std::memory_order_relaxed); }
 
 void storage_call(const storage::OpEvent& e) {
   if (!enabled()) return;
   ThreadBuffer& b = local();
-  if (b.calls++ % sink().every != 0) return;
+  if (b.calls++ % state().every != 0) return;
   // The hash as a hex string: JSON readers hold numbers as doubles, exact only to 2^53.
   std::string args = fmt::format(R"("fhash":"{:016x}","size":{})", e.file, e.bytes);
   if (e.has_offset) args += fmt::format(R"(,"offset":{})", e.offset);
@@ -103,14 +114,15 @@ void span(std::string_view name, std::string_view category, std::int64_t start_n
 }
 
 void finish() {
-  Sink& s = sink();
-  if (!s.on) return;
+  State& s = state();
   write_out(local().text);
   s.on = false;
   std::lock_guard lock(s.mutex);
-  std::fputs("]\n", s.file);
-  std::fclose(s.file);
-  s.file = nullptr;
+  const std::unique_ptr<Sink> sink = std::move(s.sink);  // dropped uncommitted on an error
+  if (!sink) return;
+  if (s.error) std::rethrow_exception(std::exchange(s.error, nullptr));
+  sink->write("]\n");
+  sink->commit();
 }
 
 }  // namespace trainio::metrics::trace

@@ -6,10 +6,13 @@
 // Unix epoch; pid is the rank, tid the thread. With `every` > 1 only one storage call in `every`
 // per thread is written (steps and phases always are).
 //
-// Each thread collects its events in its own buffer and appends them to the file when the buffer
-// is full and when the thread ends, so tracing costs no lock per event and bounded memory.
+// Each thread collects its events in its own buffer and hands them to the sink when the buffer
+// is full and when the thread ends, so tracing costs no lock per event and bounded memory. The
+// sink (report/trace_file.hpp) writes the file; a failed write stops tracing and is rethrown by
+// finish(), so a trace cut short never passes for a whole one.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -17,15 +20,25 @@
 
 namespace trainio::metrics::trace {
 
-// Opens the trace file. Throws an I/O error when it cannot be created.
-void start(const std::string& path, int rank, std::uint64_t every);
+// Where the trace's text goes, in order; calls are serialised by the trace.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void write(std::string_view text) = 0;
+  // After the last write: the text is complete.
+  virtual void commit() = 0;
+};
+
+// Starts tracing into `sink`.
+void start(std::unique_ptr<Sink> sink, int rank, std::uint64_t every);
 bool enabled();
 // A storage call (from IoRecorder).
 void storage_call(const storage::OpEvent& e);
 // A span on the calling thread; `args` is a JSON object's members without braces, or empty.
 void span(std::string_view name, std::string_view category, std::int64_t start_ns, std::int64_t end_ns,
           std::string_view args = {});
-// Writes every thread's pending events and the closing "]"; no events are taken after it.
+// Writes the calling thread's pending events and the closing "]", and commits the sink; no events
+// are taken after it. Throws the first error the sink raised (the trace is then not committed).
 void finish();
 
 }  // namespace trainio::metrics::trace

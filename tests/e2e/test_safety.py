@@ -113,6 +113,23 @@ class SafetyTest(TrainioTest):
         finally:
             subprocess.run(["umount", mount])
 
+    def test_a_trace_that_does_not_fit_fails_the_run_and_leaves_no_half_trace(self):
+        mount = self.path("small")
+        os.makedirs(mount)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount],
+                          capture_output=True).returncode != 0:
+            self.skipTest("cannot mount a small tmpfs here (needs root)")
+        try:
+            # Every storage call traced over 5 epochs: about 400 KB of trace, the results 130 KB.
+            r = self.run_trainio("run", "default", *SMALL, "train.epochs=5", "reader.batch_size=1",
+                                 "train.computation_time=0", "--trace", "--output", f"{mount}/o")
+            self.assertEqual(r.code, 1, r)
+            self.assertIn("No space left on device", r.err)
+            self.assertIn("trace-0-of-1.pfw", r.err)
+            self.assertEqual([f for f in os.listdir(f"{mount}/o") if "pfw" in f], [], "no trace, whole or half")
+        finally:
+            subprocess.run(["umount", mount])
+
 
 @unittest.skipUnless(shutil.which("strace"), "strace is not installed")
 class DurabilityTest(TrainioTest):
