@@ -6,6 +6,7 @@
 #include "engine/content.hpp"
 #include "engine/dataset_marker.hpp"
 #include "engine/progress.hpp"
+#include "engine/shared_writing.hpp"
 #include "engine/together.hpp"
 #include "format/format.hpp"
 #include "metrics/io_recorder.hpp"
@@ -13,6 +14,7 @@
 #include "plan/generation.hpp"
 #include "storage/file.hpp"
 #include "storage/fs.hpp"
+#include "storage/io_observer.hpp"
 #include "util/checked.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -206,6 +208,7 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
   std::uint64_t bytes = 0;
   for (std::uint64_t k = 0; k < layout.total_files(); ++k) bytes += layout.file_by_global_index(k).data_bytes();
   Progress progress("generate (shared files)", layout.total_files(), bytes, 1, options.progress && comm.is_root());
+  MpiSharedWriting shared(comm);
   for (std::uint64_t k = 0; k < layout.total_files(); ++k) {
     const plan::DataFile file = layout.file_by_global_index(k);
     const std::string temp = storage::temp_path_for(file.path);
@@ -220,7 +223,10 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
     } else {
       together(comm, [&] {
         const auto content = make_content(w, content_seed(file));
-        writer.write_shared(file, temp, comm, *content);
+        const std::int64_t started = util::now_ns();
+        const std::uint64_t written = writer.write_shared(file, temp, shared, *content);
+        // MPI-IO moved the bytes, not trainio's storage layer: this rank's share is recorded here.
+        storage::observe_path_op(storage::Op::write, temp, started, written);
       });
       together(comm, [&] {
         if (comm.is_root()) storage::rename_path(temp, file.path);

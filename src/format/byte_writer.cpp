@@ -10,13 +10,18 @@ void ByteWriter::write(const plan::DataFile& file, const std::string& path, Cont
   out.close();  // a failing close can carry a deferred write error
 }
 
-void FileWriter::write_shared(const plan::DataFile&, const std::string&, const mpi::Comm&, ContentSource&) {
+std::uint64_t FileWriter::write_shared(const plan::DataFile&, const std::string&, SharedWriting&, ContentSource&) {
   throw internal_error("this format cannot be written by several ranks at once");
 }
 
 SampleRange share_of(std::uint64_t samples, int rank, int ranks) {
   const auto r = static_cast<std::uint64_t>(rank), n = static_cast<std::uint64_t>(ranks);
   return {samples * r / n, samples * (r + 1) / n};
+}
+
+std::uint64_t largest_share(std::uint64_t samples, int ranks) {
+  const auto n = static_cast<std::uint64_t>(ranks);
+  return (samples + n - 1) / n;  // shares of floor(samples * r / n) bounds differ by at most one
 }
 
 }  // namespace trainio::format

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "config/workload.hpp"
-#include "mpi/comm.hpp"
 #include "plan/layout.hpp"
 #include "storage/file.hpp"
 #include "util/page_aligned.hpp"
@@ -28,6 +27,32 @@ class ContentSource {
   virtual void seek(std::uint64_t offset) = 0;
 };
 
+// A new file that every rank writes byte ranges of, with collective calls.
+class SharedOutput {
+ public:
+  virtual ~SharedOutput() = default;
+  // Collective: every rank calls it the same number of times (a rank with nothing left writes 0
+  // bytes), each time writing `size` bytes at `offset`.
+  virtual void write_at_all(std::uint64_t offset, const void* data, std::uint64_t size) = 0;
+  // Collective.
+  virtual void close() = 0;
+};
+
+// What the engine gives a writer for a file all ranks write together (fewer files than ranks):
+// the ranks and the collective means (MPI-IO, parallel HDF5). Format lays out the bytes and the
+// calls; the communicator stays in the engine.
+class SharedWriting {
+ public:
+  virtual ~SharedWriting() = default;
+  virtual int rank() const = 0;
+  virtual int ranks() const = 0;
+  // Collective: creates `path` (it must not exist) for collective byte-range writes.
+  virtual std::unique_ptr<SharedOutput> create(const std::string& path) = 0;
+  // Property lists (HDF5 hid_t) for parallel HDF5 over the job's ranks; the caller closes them.
+  virtual std::int64_t hdf5_file_access() = 0;
+  virtual std::int64_t hdf5_collective_transfer() = 0;
+};
+
 class FileWriter {
  public:
   virtual ~FileWriter() = default;
@@ -41,9 +66,10 @@ class FileWriter {
 
   // Whether all ranks can write one file together (used when there are fewer files than ranks).
   virtual bool writes_shared() const { return false; }
-  // Collective: every rank of `comm` writes its share of `file`'s samples into `path`.
-  virtual void write_shared(const plan::DataFile& file, const std::string& path, const mpi::Comm& comm,
-                            ContentSource& content);
+  // Collective: this rank writes its share of `file`'s samples into `path`, through what `job`
+  // provides. Returns the bytes this rank's share put in the file.
+  virtual std::uint64_t write_shared(const plan::DataFile& file, const std::string& path, SharedWriting& job,
+                                     ContentSource& content);
 };
 
 // The samples [first, last) rank `rank` of `ranks` writes of a shared file of `samples`.
@@ -51,6 +77,8 @@ struct SampleRange {
   std::uint64_t first = 0, last = 0;
 };
 SampleRange share_of(std::uint64_t samples, int rank, int ranks);
+// The most samples any rank's share holds: how many rounds of collective writes every rank makes.
+std::uint64_t largest_share(std::uint64_t samples, int ranks);
 
 // Writers whose bytes trainio lays out itself: they write through one storage::File.
 class ByteWriter : public FileWriter {

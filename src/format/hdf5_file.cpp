@@ -7,9 +7,6 @@
 #include <mutex>
 
 #include "format/hdf5_api.hpp"
-#include "mpi/shared_file.hpp"
-#include "storage/io_observer.hpp"
-#include "util/clock.hpp"
 #include "storage/hdf5_vfd.hpp"
 #include "util/error.hpp"
 #include "util/page_aligned.hpp"
@@ -116,25 +113,22 @@ Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& f) {
 void Hdf5Writer::write(const plan::DataFile& f, const std::string& path, ContentSource& content) {
   std::lock_guard lock(storage::hdf5_lock());
   h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
-  write_file(f, path, fapl, H5P_DEFAULT, {0, f.num_samples}, nullptr, content);
+  write_file(f, path, fapl, H5P_DEFAULT, {0, f.num_samples}, 0, 1, content);
 }
 
-void Hdf5Writer::write_shared(const plan::DataFile& f, const std::string& path, const mpi::Comm& comm,
-                              ContentSource& content) {
+std::uint64_t Hdf5Writer::write_shared(const plan::DataFile& f, const std::string& path, SharedWriting& job,
+                                       ContentSource& content) {
   std::lock_guard lock(storage::hdf5_lock());
-  h5::Id fapl(mpi::hdf5_parallel_fapl(), H5Pclose, "H5Pset_fapl_mpio", path);
-  h5::Id dxpl(mpi::hdf5_collective_dxpl(), H5Pclose, "H5Pset_dxpl_mpio", path);
-  const SampleRange mine = share_of(f.num_samples, comm.rank(), comm.size());
-  const auto start = util::now_ns();
-  write_file(f, path, fapl, dxpl, mine, &comm, content);
-  // MPI-IO moved the bytes, not the trainio driver: account for this rank's share here.
-  const std::uint64_t bytes = (mine.last - mine.first) * hdf5_layout(workload_, f).sample_bytes_per_dataset() *
-                              static_cast<std::uint64_t>(hdf5_layout(workload_, f).datasets);
-  storage::observe_path_op(storage::Op::write, path, start, bytes);
+  h5::Id fapl(job.hdf5_file_access(), H5Pclose, "H5Pset_fapl_mpio", path);
+  h5::Id dxpl(job.hdf5_collective_transfer(), H5Pclose, "H5Pset_dxpl_mpio", path);
+  const SampleRange mine = share_of(f.num_samples, job.rank(), job.ranks());
+  write_file(f, path, fapl, dxpl, mine, job.rank(), job.ranks(), content);
+  const Hdf5Layout l = hdf5_layout(workload_, f);
+  return (mine.last - mine.first) * l.sample_bytes_per_dataset() * static_cast<std::uint64_t>(l.datasets);
 }
 
 void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl,
-                            SampleRange mine, const mpi::Comm* comm, ContentSource& content) {
+                            SampleRange mine, int writer, int writers, ContentSource& content) {
   const Hdf5Layout l = hdf5_layout(workload_, f);
   h5::check(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), "H5Pset_libver_bounds", path);
   h5::Id file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), H5Fclose, "H5Fcreate", path);
@@ -149,8 +143,7 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
   std::uint64_t slab = std::max<std::uint64_t>(1, (8u << 20) / std::max<std::uint64_t>(1, per_sample));
   if (!l.chunk.empty()) slab = std::max<std::uint64_t>(l.chunk[0], slab / l.chunk[0] * l.chunk[0]);
   const std::uint64_t my_samples = mine.last - mine.first;
-  const std::uint64_t my_rounds = (my_samples + slab - 1) / slab;
-  const std::uint64_t rounds = comm ? comm->max(my_rounds) : my_rounds;
+  const std::uint64_t rounds = (largest_share(f.num_samples, writers) + slab - 1) / slab;
   if (buffer_.size() < std::min(slab, std::max<std::uint64_t>(my_samples, 1)) * per_sample)
     buffer_.resize(std::min(slab, std::max<std::uint64_t>(my_samples, 1)) * per_sample);
   for (int i = 0; i < l.datasets; ++i) {
@@ -194,7 +187,7 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
   do {  // every rank makes the same calls (the write is collective under MPI-IO)
     const hsize_t count = std::min<hsize_t>(kLabelPiece, n - first);
     h5::Id label_memory(H5Screate_simple(1, &count, nullptr), H5Sclose, "H5Screate_simple", path);
-    if (comm && !comm->is_root()) {
+    if (writer != 0) {
       h5::check(H5Sselect_none(label_space), "H5Sselect_none", path);
       h5::check(H5Sselect_none(label_memory), "H5Sselect_none", path);
     } else {

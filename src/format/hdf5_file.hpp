@@ -39,12 +39,14 @@ class Hdf5Writer final : public FileWriter {
   std::optional<std::uint64_t> expected_size(const plan::DataFile&) const override { return std::nullopt; }
   // Parallel HDF5: all ranks create the file together and write their samples collectively.
   bool writes_shared() const override { return true; }
-  void write_shared(const plan::DataFile& file, const std::string& path, const mpi::Comm& comm,
-                    ContentSource& content) override;
+  std::uint64_t write_shared(const plan::DataFile& file, const std::string& path, SharedWriting& job,
+                             ContentSource& content) override;
 
  private:
+  // Writes samples `mine` of `f` as writer `writer` of `writers` (0 of 1 alone): every writer
+  // makes the same calls, as collective HDF5 I/O requires.
   void write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl, SampleRange mine,
-                  const mpi::Comm* comm, ContentSource& content);
+                  int writer, int writers, ContentSource& content);
   const config::Workload& workload_;
   util::Bytes buffer_;
 };

@@ -5,9 +5,6 @@
 #include <cstring>
 
 #include "format/stream_writer.hpp"
-#include "mpi/shared_file.hpp"
-#include "storage/io_observer.hpp"
-#include "util/clock.hpp"
 #include "storage/fs.hpp"
 #include "util/page_aligned.hpp"
 
@@ -55,26 +52,26 @@ void IndexedBinaryWriter::write_indexes(const plan::DataFile& f) {
   write_index(indexed_binary::sizes_path(f.path), f.num_samples, [&](std::uint64_t) { return size; }, index_buffer);
 }
 
-void IndexedBinaryWriter::write_shared(const plan::DataFile& f, const std::string& path, const mpi::Comm& comm,
-                                       ContentSource& content) {
+std::uint64_t IndexedBinaryWriter::write_shared(const plan::DataFile& f, const std::string& path, SharedWriting& job,
+                                                ContentSource& content) {
   constexpr std::uint64_t kChunk = 4u << 20;
-  const SampleRange mine = share_of(f.num_samples, comm.rank(), comm.size());
+  const SampleRange mine = share_of(f.num_samples, job.rank(), job.ranks());
   const std::uint64_t first = mine.first * f.sample.bytes();
   const std::uint64_t bytes = (mine.last - mine.first) * f.sample.bytes();
   if (buffer_.size() < kChunk) buffer_.resize(kChunk);
   content.seek(first);
-  auto file = mpi::SharedFile::create(comm, path);
-  const std::uint64_t rounds = comm.max((bytes + kChunk - 1) / kChunk);
-  const auto start = util::now_ns();
+  const auto file = job.create(path);
+  const std::uint64_t largest = largest_share(f.num_samples, job.ranks()) * f.sample.bytes();
+  const std::uint64_t rounds = (largest + kChunk - 1) / kChunk;  // the same on every rank
   for (std::uint64_t r = 0; r < rounds; ++r) {
     const std::uint64_t at = std::min(bytes, r * kChunk);
     const std::uint64_t n = std::min(kChunk, bytes - at);
     content.fill(buffer_.data(), n);
-    file.write_at_all(first + at, buffer_.data(), n);
+    file->write_at_all(first + at, buffer_.data(), n);
   }
-  file.close();
-  storage::observe_path_op(storage::Op::write, path, start, bytes);  // MPI-IO moved this rank's share
-  if (comm.is_root()) write_indexes(f);
+  file->close();
+  if (job.rank() == 0) write_indexes(f);
+  return bytes;
 }
 
 std::optional<std::string> validate_indexed_binary(const plan::DataFile& f) {

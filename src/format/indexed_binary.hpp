@@ -22,8 +22,8 @@ class IndexedBinaryWriter final : public ByteWriter {
     return {indexed_binary::offsets_path(f.path), indexed_binary::sizes_path(f.path)};
   }
   bool writes_shared() const override { return true; }
-  void write_shared(const plan::DataFile& file, const std::string& path, const mpi::Comm& comm,
-                    ContentSource& content) override;
+  std::uint64_t write_shared(const plan::DataFile& file, const std::string& path, SharedWriting& job,
+                             ContentSource& content) override;
 
  protected:
   void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;

@@ -1,6 +1,7 @@
 #include "mpi/shared_file.hpp"
 
 #include <fmt/format.h>
+#include <hdf5.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -80,14 +81,14 @@ void SharedFile::close() {
   if (rc != MPI_SUCCESS) throw mpi_io_failed("MPI_File_close", path_, rc);
 }
 
-hid_t hdf5_parallel_fapl() {
+std::int64_t hdf5_parallel_fapl() {
   const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl < 0 || H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) < 0)
     throw internal_error("HDF5 refused the MPI-IO driver");
   return fapl;
 }
 
-hid_t hdf5_collective_dxpl() {
+std::int64_t hdf5_collective_dxpl() {
   const hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
   if (dxpl < 0 || H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
     throw internal_error("HDF5 refused collective transfers");

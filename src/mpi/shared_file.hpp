@@ -3,8 +3,6 @@
 // with collective MPI-IO (MPI_File_write_at_all), as DLIO's generator does when there are fewer
 // files than ranks. Also the MPI side of parallel HDF5.
 
-#include <hdf5.h>
-
 #include <cstdint>
 #include <string>
 
@@ -34,9 +32,10 @@ class SharedFile {
   void* handle_ = nullptr;  // MPI_File, kept opaque so mpi.h stays out of this header's users
 };
 
-// A file-access property list for parallel HDF5 over MPI_COMM_WORLD (the caller closes it).
-hid_t hdf5_parallel_fapl();
+// A file-access property list for parallel HDF5 over MPI_COMM_WORLD (an HDF5 hid_t; the caller
+// closes it). Kept as a plain integer so that hdf5.h stays out of this header's users.
+std::int64_t hdf5_parallel_fapl();
 // A transfer property list for collective HDF5 I/O (the caller closes it).
-hid_t hdf5_collective_dxpl();
+std::int64_t hdf5_collective_dxpl();
 
 }  // namespace trainio::mpi
