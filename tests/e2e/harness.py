@@ -52,9 +52,19 @@ class TrainioTest(unittest.TestCase):
     def setUp(self):
         os.makedirs(TMP_ROOT, exist_ok=True)
         self.dir = tempfile.mkdtemp(prefix=f"e2e-{self.id().split('.')[-1]}-", dir=TMP_ROOT)
+        # A cleanup, not tearDown: cleanups run last-registered first, so what a test mounts in
+        # its folder (tmpfs below) is unmounted before the folder goes.
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
 
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+    def tmpfs(self, name, options):
+        """A tmpfs mounted at the scratch folder's `name` with mount `options` ("size=256k") until
+        the test ends; skips the test where it cannot be mounted (not root)."""
+        mount = self.path(name)
+        os.makedirs(mount)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", mount], capture_output=True).returncode != 0:
+            self.skipTest(f"cannot mount a tmpfs ({options}) here: needs root")
+        self.addCleanup(subprocess.run, ["umount", mount], capture_output=True)
+        return mount
 
     def path(self, *parts):
         return os.path.join(self.dir, *parts)

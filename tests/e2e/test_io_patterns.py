@@ -345,22 +345,15 @@ class IoPatternTest(TrainioTest):
 
     def test_a_large_block_size_file_system(self):
         # tmpfs with huge pages reports st_blksize = 2 MiB: Python's buffer, and trainio's, follow it.
-        mount = self.path("huge")
-        os.makedirs(mount)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m,huge=always", "tmpfs", mount],
-                          capture_output=True).returncode != 0:
-            self.skipTest("cannot mount tmpfs here (needs root)")
-        try:
-            probe = os.path.join(mount, "probe")
-            open(probe, "w").close()
-            if os.stat(probe).st_blksize < 1 << 20:
-                self.skipTest("this kernel's tmpfs does not report huge blocks for files")
-            os.remove(probe)
-            calls = self.compare(os.path.join(mount, "data"),
-                                 ["dataset.num_files_train=2", "dataset.record_length_bytes=4194304"])
-            self.assertIn("read(fd0, BUF, 2097152) = 2097152", calls)
-        finally:
-            subprocess.run(["umount", mount])
+        mount = self.tmpfs("huge", "size=64m,huge=always")
+        probe = os.path.join(mount, "probe")
+        open(probe, "w").close()
+        if os.stat(probe).st_blksize < 1 << 20:
+            self.skipTest("this kernel's tmpfs does not report huge blocks for files")
+        os.remove(probe)
+        calls = self.compare(os.path.join(mount, "data"),
+                             ["dataset.num_files_train=2", "dataset.record_length_bytes=4194304"])
+        self.assertIn("read(fd0, BUF, 2097152) = 2097152", calls)
 
 
 if __name__ == "__main__":

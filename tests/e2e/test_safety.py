@@ -89,46 +89,32 @@ class SafetyTest(TrainioTest):
         self.assertEqual(self.read_text("o", "summary.json"), first)
 
     def test_a_full_disk_names_the_file_and_leaves_no_half_file(self):
-        mount = self.path("small")
-        os.makedirs(mount)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount],
-                          capture_output=True).returncode != 0:
-            self.skipTest("cannot mount a small tmpfs here (needs root)")
-        try:
-            # Past the check of the free space before generating: the disk fills while writing.
-            r = self.run_trainio("generate", "default", *SMALL, f"dataset.data_folder={mount}/data",
-                                 "dataset.record_length_bytes=65536", "dataset.check_free_space=false")
-            self.assertEqual(r.code, 1, r)
-            self.assertIn("No space left on device", r.err)
-            self.assertIn(".npz", r.err)
-            self.assertIn("free space", r.err)
-            expected = None
-            for f in glob.glob(f"{mount}/data/train/*"):
-                self.assertFalse(os.path.basename(f).startswith("."), f"temporary left behind: {f}")
-                size = os.path.getsize(f)
-                expected = expected or size
-                self.assertEqual(size, expected)  # only complete files carry a dataset name
-            marker = self.read_json(f"{mount}/data/.trainio-dataset.json")
-            self.assertEqual(marker["state"], "generating")
-        finally:
-            subprocess.run(["umount", mount])
+        mount = self.tmpfs("small", "size=256k")
+        # Past the check of the free space before generating: the disk fills while writing.
+        r = self.run_trainio("generate", "default", *SMALL, f"dataset.data_folder={mount}/data",
+                             "dataset.record_length_bytes=65536", "dataset.check_free_space=false")
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("No space left on device", r.err)
+        self.assertIn(".npz", r.err)
+        self.assertIn("free space", r.err)
+        expected = None
+        for f in glob.glob(f"{mount}/data/train/*"):
+            self.assertFalse(os.path.basename(f).startswith("."), f"temporary left behind: {f}")
+            size = os.path.getsize(f)
+            expected = expected or size
+            self.assertEqual(size, expected)  # only complete files carry a dataset name
+        marker = self.read_json(f"{mount}/data/.trainio-dataset.json")
+        self.assertEqual(marker["state"], "generating")
 
     def test_a_trace_that_does_not_fit_fails_the_run_and_leaves_no_half_trace(self):
-        mount = self.path("small")
-        os.makedirs(mount)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount],
-                          capture_output=True).returncode != 0:
-            self.skipTest("cannot mount a small tmpfs here (needs root)")
-        try:
-            # Every storage call traced over 5 epochs: about 400 KB of trace, the results 130 KB.
-            r = self.run_trainio("run", "default", *SMALL, "train.epochs=5", "reader.batch_size=1",
-                                 "train.computation_time=0", "--trace", "--output", f"{mount}/o")
-            self.assertEqual(r.code, 1, r)
-            self.assertIn("No space left on device", r.err)
-            self.assertIn("trace-0-of-1.pfw", r.err)
-            self.assertEqual([f for f in os.listdir(f"{mount}/o") if "pfw" in f], [], "no trace, whole or half")
-        finally:
-            subprocess.run(["umount", mount])
+        mount = self.tmpfs("small", "size=256k")
+        # Every storage call traced over 5 epochs: about 400 KB of trace, the results 130 KB.
+        r = self.run_trainio("run", "default", *SMALL, "train.epochs=5", "reader.batch_size=1",
+                             "train.computation_time=0", "--trace", "--output", f"{mount}/o")
+        self.assertEqual(r.code, 1, r)
+        self.assertIn("No space left on device", r.err)
+        self.assertIn("trace-0-of-1.pfw", r.err)
+        self.assertEqual([f for f in os.listdir(f"{mount}/o") if "pfw" in f], [], "no trace, whole or half")
 
 
 @unittest.skipUnless(shutil.which("strace"), "strace is not installed")

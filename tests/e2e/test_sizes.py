@@ -81,11 +81,7 @@ class SizesTest(TrainioTest):
     def test_resumed_generation_counts_only_the_files_still_to_write(self):
         # A 64 MiB file system (tmpfs; needs root) and a dataset of 4 x 20 MiB: refused when empty,
         # generated when 3 of its files are there already (sparse copies: they take no space).
-        fs = self.path("fs")
-        os.makedirs(fs)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", fs], capture_output=True).returncode != 0:
-            self.skipTest("cannot mount a tmpfs here (not root?)")
-        self.addCleanup(subprocess.run, ["umount", fs], capture_output=True)
+        self.tmpfs("fs", "size=64m")
         big = [*NPZ, "dataset.num_files_train=4", "dataset.num_files_eval=0", "workflow.evaluation=false",
                "dataset.record_length_bytes=20971520"]
         r = self.run_trainio("generate", "default", *big, "dataset.data_folder=fs/data", timeout=60)
