@@ -4,7 +4,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import unittest
 
 from harness import TrainioTest
