@@ -58,7 +58,7 @@ case $mode in
   tsan)
     dir=$build/tsan
     cmake_extra=(-DTRAINIO_BUILD_TESTS=ON)
-    configure_and_build "$dir" "$common -fsanitize=thread" trainio trainio_slow_io trainio_unit_tests
+    configure_and_build "$dir" "$common -fsanitize=thread" trainio trainio_slow_io trainio_thread_tests
     ;;
   *) echo "usage: $0 asan|tsan|fuzz SOURCE BUILD [SECONDS]" >&2; exit 2 ;;
 esac
@@ -70,7 +70,7 @@ case $mode in
     ctest --output-on-failure -j "$(nproc)" -L e2e -R "e2e: ($asan_e2e)\$" --timeout 900
     ;;
   tsan)
-    ./tests/trainio_unit_tests "[pipeline]"
+    ./tests/trainio_thread_tests
     ctest --output-on-failure -j "$(nproc)" -L e2e -R "e2e: ($tsan_e2e)\$" --timeout 900
     ;;
   fuzz)
