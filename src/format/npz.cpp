@@ -353,18 +353,10 @@ std::uint64_t NpzReader::read(const SampleRequest& r) {
   const std::size_t locator_len = file_.read(locator, sizeof locator);
   if (locator_len == sizeof locator && std::memcmp(locator, "PK\x06\x07", 4) == 0) {
     // A zip64 end record precedes the locator (files > 2 GiB): read it as zipfile does.
-    char rec[56];
+    char rec[zip::kZip64EndRecordSize];
     file_.seek(-static_cast<std::int64_t>(zip::kEndRecordSize + zip::kZip64LocatorSize + sizeof rec), SEEK_END);
-    if (file_.read(rec, sizeof rec) != sizeof rec || std::memcmp(rec, "PK\x06\x06", 4) != 0)
+    if (file_.read(rec, sizeof rec) != sizeof rec || !zip::read_zip64_end_record({rec, sizeof rec}, *end))
       throw corrupt(path, "bad zip64 end record");
-    auto u64 = [&](int at) {
-      std::uint64_t v = 0;
-      for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(rec[at + i])) << (8 * i);
-      return v;
-    };
-    end->entries = u64(32);
-    end->cd_size = u64(40);
-    end->cd_offset = u64(48);
   }
 
   // _RealGetContents: read the central directory and find x.npy.
@@ -480,15 +472,10 @@ std::optional<std::string> validate_npz(const plan::DataFile& f) {
   auto end = zip::parse_end_record({end_bytes, sizeof end_bytes});
   if (!end) return std::string("no end-of-central-directory record at the end (truncated?)");
   if (end->cd_offset == 0xffffffffu || end->cd_size == 0xffffffffu) {
-    char rec[56];
+    char rec[zip::kZip64EndRecordSize];
     if (size < zip::kEndRecordSize + zip::kZip64LocatorSize + sizeof rec) return std::string("bad zip64 end record");
     in.pread_exact(rec, sizeof rec, size - zip::kEndRecordSize - zip::kZip64LocatorSize - sizeof rec);
-    if (std::memcmp(rec, "PK\x06\x06", 4) != 0) return std::string("bad zip64 end record");
-    std::uint64_t v[2] = {0, 0};
-    for (int k = 0; k < 2; ++k)
-      for (int i = 0; i < 8; ++i) v[k] |= static_cast<std::uint64_t>(static_cast<unsigned char>(rec[40 + 8 * k + i])) << (8 * i);
-    end->cd_size = v[0];
-    end->cd_offset = v[1];
+    if (!zip::read_zip64_end_record({rec, sizeof rec}, *end)) return std::string("bad zip64 end record");
   }
   if (end->cd_offset + end->cd_size > size || end->cd_size > (1u << 20)) return std::string("central directory out of range");
   std::string cd(end->cd_size, '\0');

@@ -136,6 +136,12 @@ std::optional<EndRecord> parse_end_record(std::string_view b) {
   return EndRecord{get(b, 10, 2), get(b, 12, 4), get(b, 16, 4)};
 }
 
+bool read_zip64_end_record(std::string_view b, EndRecord& end) {
+  if (b.size() < kZip64EndRecordSize || get(b, 0, 4) != 0x06064b50) return false;
+  end = EndRecord{get(b, 32, 8), get(b, 40, 8), get(b, 48, 8)};
+  return true;
+}
+
 std::optional<Member> find_in_central_directory(std::string_view cd, std::string_view name) {
   std::size_t at = 0;
   while (at + 46 <= cd.size() && get(cd, at, 4) == 0x02014b50) {

@@ -14,6 +14,7 @@ inline constexpr std::uint64_t kZip64Limit = (1ULL << 31) - 1;  // zipfile.ZIP64
 inline constexpr std::size_t kLocalHeaderFixed = 30;
 inline constexpr std::size_t kEndRecordSize = 22;
 inline constexpr std::size_t kZip64LocatorSize = 20;
+inline constexpr std::size_t kZip64EndRecordSize = 56;  // without the extensible data zipfile never writes
 inline constexpr std::uint16_t kStored = 0;
 inline constexpr std::uint16_t kDeflated = 8;
 
@@ -45,6 +46,9 @@ struct EndRecord {
 };
 // Parses the 22-byte end record (no comment), nullopt when the signature is wrong.
 std::optional<EndRecord> parse_end_record(std::string_view bytes);
+// The zip64 end record (the 56 bytes before the zip64 locator): its entries and central
+// directory replace the end record's. False when the signature is wrong.
+bool read_zip64_end_record(std::string_view bytes56, EndRecord& end);
 
 // Finds member `name` in a central directory; nullopt when absent or malformed.
 std::optional<Member> find_in_central_directory(std::string_view cd, std::string_view name);

@@ -108,6 +108,17 @@ TEST_CASE("past 2 GiB zipfile switches to zip64 fields and records") {
   CHECK(end.size() == 56 + 20 + 22);
   CHECK(end.substr(0, 4) == "PK\x06\x06");
   CHECK(end.substr(56, 4) == "PK\x06\x07");
+  // Read back as the reader and validate do: the end record's 0xffffffff fields, then the zip64
+  // end record's real ones (past 4 GiB and 2^32 entries).
+  const std::string past = zip::end_records(5000000000ull, 5ull << 30, 6ull << 30);
+  auto record = zip::parse_end_record(std::string_view(past).substr(past.size() - zip::kEndRecordSize));
+  REQUIRE(record);
+  CHECK(record->cd_offset == 0xffffffffu);
+  REQUIRE(zip::read_zip64_end_record(std::string_view(past).substr(0, zip::kZip64EndRecordSize), *record));
+  CHECK(record->entries == 5000000000ull);
+  CHECK(record->cd_offset == (5ull << 30));
+  CHECK(record->cd_size == (6ull << 30));
+  CHECK_FALSE(zip::read_zip64_end_record(std::string_view(past).substr(1, zip::kZip64EndRecordSize), *record));
 }
 
 TEST_CASE("folded CRC-32 agrees with zlib for every length and alignment") {
