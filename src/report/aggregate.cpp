@@ -11,6 +11,7 @@
 #include "config/load.hpp"
 #include "config/shipped_workloads.hpp"
 #include "mlperf/rules.hpp"
+#include "report/config_json.hpp"
 #include "report/summary_json.hpp"
 #include "metrics/statistics.hpp"
 #include "metrics/summary.hpp"

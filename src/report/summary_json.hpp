@@ -14,8 +14,6 @@ namespace trainio::report {
 
 inline constexpr int kSchemaVersion = 1;
 
-// The workload's resolved values as summary.json's trainio.workload.config holds them.
-nlohmann::ordered_json workload_config_json(const config::Workload& w);
 
 std::string summary_json(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
                          const metrics::RunSummary& run, const RunContext& context);

@@ -1,0 +1,189 @@
+#include "report/phase_json.hpp"
+
+#include "storage/io_observer.hpp"
+#include "storage/page_residency.hpp"
+
+namespace trainio::report {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+json latency_json(const metrics::Histogram& h) {
+  auto s = [](std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; };
+  return {{"count", h.count()},     {"mean", h.mean() * 1e-9},    {"p50", s(h.quantile(0.50))},
+          {"p90", s(h.quantile(0.90))}, {"p99", s(h.quantile(0.99))}, {"p99_9", s(h.quantile(0.999))},
+          {"max", s(h.max())}};
+}
+
+json profile_json(const metrics::AccessProfile& a) {
+  json reads = json::object(), writes = json::object();
+  for (int b = 0; b < metrics::kSizeBuckets; ++b) {
+    reads[metrics::size_bucket_name(b)] = a.read_sizes[static_cast<std::size_t>(b)];
+    writes[metrics::size_bucket_name(b)] = a.write_sizes[static_cast<std::size_t>(b)];
+  }
+  json common = json::array();
+  for (const auto& [size, calls] : a.top_sizes(4)) common.push_back({{"bytes", size}, {"calls", calls}});
+  return {{"reads", a.reads},
+          {"writes", a.writes},
+          {"bytes_read", a.bytes_read},
+          {"bytes_written", a.bytes_written},
+          {"read_size_histogram", reads},
+          {"write_size_histogram", writes},
+          {"sequential_reads", a.sequential_reads},
+          {"consecutive_reads", a.consecutive_reads},
+          {"sequential_writes", a.sequential_writes},
+          {"consecutive_writes", a.consecutive_writes},
+          {"metadata_calls", a.metadata_ops},
+          {"metadata_seconds", static_cast<double>(a.metadata_ns) * 1e-9},
+          {"data_seconds", static_cast<double>(a.data_ns) * 1e-9},
+          {"distinct_files_estimate", std::llround(a.files.estimate())},
+          {"common_access_sizes", common}};
+}
+
+json stragglers_json(const metrics::PhaseSummary& p, const RunContext& context) {
+  if (p.ranks.empty()) return nullptr;
+  const auto& slow = p.ranks[static_cast<std::size_t>(p.slowest_rank)];
+  const auto& fast = p.ranks[static_cast<std::size_t>(p.fastest_rank)];
+  // Per host: its ranks' samples and bytes, and its slowest rank's time.
+  std::vector<json> hosts;
+  std::vector<double> host_slowest;
+  std::vector<std::uint64_t> host_samples, host_bytes, host_ranks;
+  for (const auto& r : p.ranks) {
+    const auto h = static_cast<std::size_t>(r.host);
+    if (h >= host_slowest.size()) {
+      host_slowest.resize(h + 1, 0);
+      host_samples.resize(h + 1, 0);
+      host_bytes.resize(h + 1, 0);
+      host_ranks.resize(h + 1, 0);
+    }
+    host_slowest[h] = std::max(host_slowest[h], r.duration);
+    host_samples[h] += r.samples;
+    host_bytes[h] += r.bytes_read;
+    ++host_ranks[h];
+  }
+  json per_host = json::array();
+  for (std::size_t h = 0; h < host_slowest.size(); ++h)
+    per_host.push_back({{"host", h < context.hosts.size() ? context.hosts[h].hostname : std::to_string(h)},
+                        {"ranks", host_ranks[h]},
+                        {"slowest_rank_seconds", host_slowest[h]},
+                        {"samples", host_samples[h]},
+                        {"bytes_read", host_bytes[h]},
+                        {"read_bytes_per_second", host_slowest[h] > 0 ? static_cast<double>(host_bytes[h]) / host_slowest[h] : 0.0}});
+  return {{"slowest_rank", slow.rank},
+          {"slowest_rank_seconds", slow.duration},
+          {"fastest_rank", fast.rank},
+          {"fastest_rank_seconds", fast.duration},
+          {"first_done_read_bytes_per_second", p.first_done_bandwidth},
+          {"last_done_read_bytes_per_second", p.last_done_bandwidth},
+          {"hosts", per_host}};
+}
+
+json client_cost_json(const metrics::PhaseSummary& p) {
+  const double cpu = p.cpu_user + p.cpu_sys;
+  const double gib = static_cast<double>(p.bytes_read) / kGiB;
+  return {{"cpu_user_seconds", p.cpu_user},
+          {"cpu_sys_seconds", p.cpu_sys},
+          {"cpu_seconds_per_GiB_read", gib > 0 ? cpu / gib : 0.0},
+          {"cpu_cores_busy", p.duration > 0 ? cpu / p.duration : 0.0}};
+}
+
+// Where a rank's step time went, summed over the phase and averaged over the ranks.
+json step_breakdown_json(const metrics::PhaseSummary& p, int ranks) {
+  const double per_rank = 1e-9 / std::max(1, ranks);
+  return {{"batch_wait", p.wait_ns.sum() * per_rank},
+          {"compute", p.compute_ns.sum() * per_rank},
+          {"barrier", p.barrier_ns.sum() * per_rank}};
+}
+
+}  // namespace
+
+json io_json(const metrics::IoRecorder& io) {
+  json o = json::object();
+  for (int i = 0; i < storage::kOpCount; ++i) {
+    const auto op = static_cast<storage::Op>(i);
+    const auto& s = io.op(op);
+    if (s.count == 0) continue;
+    o[storage::op_name(op)] = {{"count", s.count}, {"bytes", s.bytes}, {"seconds", static_cast<double>(s.ns) * 1e-9},
+                               {"latency_seconds", latency_json(s.latency)}};
+  }
+  return o;
+}
+
+json maybe(const std::optional<double>& v, double scale) { return v ? json(*v * scale) : json(nullptr); }
+
+json characterization_json(const metrics::IoRecorder& io) {
+  return {{"data_files", profile_json(io.data_files())}, {"other_files", profile_json(io.other_files())}};
+}
+
+// What the reads hit (docs/storage.md): the verdict, and the evidence it rests on.
+json page_cache_json(const metrics::PageCacheStats& c) {
+  const metrics::PageCacheVerdict v = metrics::page_cache_verdict(c);
+  const std::uint64_t page = storage::page_bytes();
+  return {{"verdict", metrics::verdict_name(v.verdict)},
+          {"resident_fraction", v.resident_fraction ? json(*v.resident_fraction) : json(nullptr)},
+          {"method", v.method},
+          {"reason", v.reason.empty() ? json(nullptr) : json(v.reason)},
+          {"probes", c.probes},
+          {"probed_bytes", c.probed_pages * page},
+          {"resident_bytes", c.resident_pages * page},
+          {"read_bytes", c.read_bytes},
+          {"direct_bytes", c.direct_bytes}};
+}
+
+json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
+  return {{"steps_per_rank", p.steps},
+          {"duration_seconds", p.duration},
+          {"au_percentage", maybe(p.au, 100)},
+          {"au_min_rank_percentage", p.au ? json(p.au_min * 100) : json(nullptr)},
+          {"au_max_rank_percentage", p.au ? json(p.au_max * 100) : json(nullptr)},
+          {"throughput_samples_per_second", p.throughput},
+          {"dlio_throughput_samples_per_second", maybe(p.throughput_dlio)},
+          {"too_few_steps_to_exclude", p.degenerate},
+          {"samples", p.samples},
+          {"sample_bytes", p.sample_bytes},
+          {"bytes_read", p.bytes_read},
+          {"read_bytes_per_second", p.read_bandwidth},
+          {"storage_read_bytes", p.storage_read_known ? json(p.storage_read_bytes) : json(nullptr)},
+          {"device_read_bytes", p.device_read_known ? json(p.device_read_bytes) : json(nullptr)},
+          {"served_from_page_cache", metrics::served_from_cache(p)},
+          {"page_cache", page_cache_json(p.io.page_cache())},
+          {"batch_wait_seconds", latency_json(p.wait_ns)},
+          {"compute_seconds", latency_json(p.compute_ns)},
+          {"barrier_seconds", latency_json(p.barrier_ns)},
+          {"step_seconds_per_rank", step_breakdown_json(p, context.ranks)},
+          {"sample_read_seconds", latency_json(p.sample_ns)},
+          {"io", io_json(p.io)},
+          {"characterization", characterization_json(p.io)},
+          {"stragglers", stragglers_json(p, context)},
+          {"client_cost", client_cost_json(p)}};
+}
+
+json checkpoint_json(const metrics::CheckpointSummary& c) {
+  return {{"kind", c.kind == metrics::CheckpointRecord::Kind::save ? "save" : "load"},
+          {"index", c.index},
+          {"epoch", c.epoch},
+          {"step", c.step},
+          {"folder", c.folder},
+          {"start", c.start},
+          {"end", c.end},
+          {"duration_seconds", c.duration},
+          {"fastest_rank_seconds", c.fastest},
+          {"files", c.files},
+          {"tensor_bytes", c.tensor_bytes},
+          {"file_bytes", c.file_bytes},
+          {"bytes_per_second", c.bandwidth},
+          {"rank_bytes_per_second_min", c.rank_bandwidth_min},
+          {"rank_bytes_per_second_max", c.rank_bandwidth_max},
+          {"ranks_with_data", c.ranks_with_data},
+          {"storage_read_bytes", c.kind == metrics::CheckpointRecord::Kind::load && c.storage_read_known
+                                     ? json(c.storage_read_bytes)
+                                     : json(nullptr)},
+          {"page_cache", c.kind == metrics::CheckpointRecord::Kind::load ? page_cache_json(c.io.page_cache()) : json(nullptr)},
+          {"io", io_json(c.io)},
+          {"characterization", characterization_json(c.io)}};
+}
+
+}  // namespace trainio::report
