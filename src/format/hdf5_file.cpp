@@ -55,10 +55,16 @@ std::uint64_t Hdf5Layout::sample_bytes_per_dataset() const {
   return n;
 }
 
-Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& f) {
-  const auto& d = w.dataset;
+Hdf5Settings::Hdf5Settings(const config::Workload& w)
+    : datasets_per_record(w.dataset.hdf5.num_dset_per_record),
+      chunk_dims(w.dataset.hdf5.chunk_dims),
+      max_shape(w.dataset.hdf5.max_shape),
+      compression(w.dataset.compression),
+      compression_level(w.dataset.compression_level) {}
+
+Hdf5Layout hdf5_layout(const Hdf5Settings& d, const plan::DataFile& f) {
   Hdf5Layout l;
-  l.datasets = static_cast<int>(d.hdf5.num_dset_per_record);
+  l.datasets = static_cast<int>(d.datasets_per_record);
   l.dtype = f.sample.dtype;
   // DLIO: a record's first dimension is split across the datasets; a leading 1 is dropped.
   std::vector<std::uint64_t> dims(f.sample.shape().begin(), f.sample.shape().end());
@@ -67,19 +73,19 @@ Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& f) {
   l.shape.push_back(f.num_samples);
   l.shape.insert(l.shape.end(), dims.begin(), dims.end());
   const std::size_t rank = l.shape.size();
-  if (!d.hdf5.chunk_dims.empty()) {
-    l.chunk = d.hdf5.chunk_dims;
+  if (!d.chunk_dims.empty()) {
+    l.chunk = d.chunk_dims;
     if (l.chunk.size() == rank - 1) l.chunk.insert(l.chunk.begin(), 1);  // per-sample chunk shape given
     if (l.chunk.size() != rank)
-      throw config_error(fmt::format("dataset.hdf5.chunk_dims has {} dimensions, the datasets have {}", d.hdf5.chunk_dims.size(), rank),
+      throw config_error(fmt::format("dataset.hdf5.chunk_dims has {} dimensions, the datasets have {}", d.chunk_dims.size(), rank),
                          "give one chunk size per dimension (the first is along samples)");
   }
-  if (!d.hdf5.max_shape.empty()) {
-    if (d.hdf5.max_shape.size() != rank - 1)
-      throw config_error(fmt::format("dataset.hdf5.max_shape has {} dimensions, a sample has {}", d.hdf5.max_shape.size(), rank - 1),
+  if (!d.max_shape.empty()) {
+    if (d.max_shape.size() != rank - 1)
+      throw config_error(fmt::format("dataset.hdf5.max_shape has {} dimensions, a sample has {}", d.max_shape.size(), rank - 1),
                          "give the maximum size of each sample dimension");
     l.max_shape.push_back(f.num_samples);
-    l.max_shape.insert(l.max_shape.end(), d.hdf5.max_shape.begin(), d.hdf5.max_shape.end());
+    l.max_shape.insert(l.max_shape.end(), d.max_shape.begin(), d.max_shape.end());
     for (std::size_t i = 1; i < rank; ++i)
       if (l.max_shape[i] < l.shape[i])
         throw config_error(fmt::format("dataset.hdf5.max_shape[{}] = {} is smaller than the data ({})", i - 1, l.max_shape[i], l.shape[i]),
@@ -123,13 +129,13 @@ std::uint64_t Hdf5Writer::write_shared(const plan::DataFile& f, const std::strin
   h5::Id dxpl(job.hdf5_collective_transfer(), H5Pclose, "H5Pset_dxpl_mpio", path);
   const SampleRange mine = share_of(f.num_samples, job.rank(), job.ranks());
   write_file(f, path, fapl, dxpl, mine, job.rank(), job.ranks(), content);
-  const Hdf5Layout l = hdf5_layout(workload_, f);
+  const Hdf5Layout l = hdf5_layout(settings_, f);
   return (mine.last - mine.first) * l.sample_bytes_per_dataset() * static_cast<std::uint64_t>(l.datasets);
 }
 
 void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl,
                             SampleRange mine, int writer, int writers, ContentSource& content) {
-  const Hdf5Layout l = hdf5_layout(workload_, f);
+  const Hdf5Layout l = hdf5_layout(settings_, f);
   h5::check(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), "H5Pset_libver_bounds", path);
   h5::Id file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), H5Fclose, "H5Fcreate", path);
   h5::Id half;

@@ -29,12 +29,26 @@ struct Hdf5Layout {
   std::uint64_t sample_bytes_per_dataset() const;
 };
 
+// The workload's keys that shape HDF5 files, taken once: readers and writers keep these, not the
+// whole workload.
+struct Hdf5Settings {
+  explicit Hdf5Settings(const config::Workload& w);
+  std::int64_t datasets_per_record = 1;     // dataset.hdf5.num_dset_per_record
+  std::vector<std::uint64_t> chunk_dims;    // dataset.hdf5.chunk_dims
+  std::vector<std::uint64_t> max_shape;     // dataset.hdf5.max_shape
+  config::Compression compression = config::Compression::none;
+  std::int64_t compression_level = 4;
+};
+
 // The layout of one file (throws a config error for combinations libhdf5 would refuse).
-Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& file);
+Hdf5Layout hdf5_layout(const Hdf5Settings& settings, const plan::DataFile& file);
+inline Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& file) {
+  return hdf5_layout(Hdf5Settings(w), file);
+}
 
 class Hdf5Writer final : public FileWriter {
  public:
-  explicit Hdf5Writer(const config::Workload& w) : workload_(w) {}
+  explicit Hdf5Writer(const config::Workload& w) : settings_(w) {}
   void write(const plan::DataFile& file, const std::string& path, ContentSource& content) override;
   std::optional<std::uint64_t> expected_size(const plan::DataFile&) const override { return std::nullopt; }
   // Parallel HDF5: all ranks create the file together and write their samples collectively.
@@ -47,7 +61,7 @@ class Hdf5Writer final : public FileWriter {
   // makes the same calls, as collective HDF5 I/O requires.
   void write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl, SampleRange mine,
                   int writer, int writers, ContentSource& content);
-  const config::Workload& workload_;
+  const Hdf5Settings settings_;
   util::Bytes buffer_;
 };
 
@@ -87,7 +101,7 @@ class Hdf5Reader final : public SampleReader {
   // Reads through libhdf5 under the lock, recording the calls into `t` when it is replayable.
   void read_through_hdf5(const SampleRequest& r, const Hdf5Layout& l, Template* t);
 
-  const config::Workload& workload_;
+  const Hdf5Settings settings_;
   bool keep_open_;
   Replay replay_;
   // keep_open: DLIO keeps every file open; trainio keeps the kMaxOpen used last (descriptors).

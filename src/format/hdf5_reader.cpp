@@ -53,7 +53,7 @@ bool contiguous(const config::Workload& w) {
 }  // namespace
 
 Hdf5Reader::Hdf5Reader(const config::Workload& w, bool keep_open)
-    : workload_(w),
+    : settings_(w),
       keep_open_(keep_open),
       replay_(contiguous(w)                                                            ? Replay::contiguous
               : w.dataset.compression == config::Compression::none && !keep_open ? Replay::per_sample
@@ -184,7 +184,7 @@ std::uint64_t Hdf5Reader::read(const SampleRequest& r) {
   f.path = path;
   f.sample = shape;
   f.num_samples = samples_in_file;
-  const Hdf5Layout l = hdf5_layout(workload_, f);
+  const Hdf5Layout l = hdf5_layout(settings_, f);
   const std::uint64_t per_sample = l.sample_bytes_per_dataset();
   const std::size_t need = std::max<std::size_t>(per_sample, Hdf5ReplayShape{}.sieve_bytes);
   if (buffer_.size() < need) buffer_.resize(need);
