@@ -18,16 +18,9 @@ constexpr std::uint32_t kExternalAttr = 0600u << 16;  // ZipInfo default for wri
 constexpr std::uint16_t kDosDate1980 = (0 << 9) | (1 << 5) | 1;  // 1980-01-01
 constexpr std::uint16_t kDosTime0 = 0;
 
-void put16(std::string& s, std::uint64_t v) {
-  s += static_cast<char>(v & 0xff);
-  s += static_cast<char>((v >> 8) & 0xff);
-}
-void put32(std::string& s, std::uint64_t v) {
-  for (int i = 0; i < 4; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-void put64(std::string& s, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
+void put16(std::string& s, std::uint64_t v) { append_le(s, v, 2); }
+void put32(std::string& s, std::uint64_t v) { append_le(s, v, 4); }
+void put64(std::string& s, std::uint64_t v) { append_le(s, v, 8); }
 std::uint64_t get(std::string_view b, std::size_t at, int bytes) {
   std::uint64_t v = 0;
   for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(b[at + i])) << (8 * i);

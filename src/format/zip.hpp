@@ -37,6 +37,11 @@ std::string central_entry(const Member& m);
 // End of central directory (and the zip64 end record + locator when zipfile would write them).
 std::string end_records(std::uint64_t entries, std::uint64_t cd_offset, std::uint64_t cd_size);
 
+// Appends the `bytes` low bytes of `v`, least significant first (ZIP's and pickle's integers).
+inline void append_le(std::string& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
 // ---- reading ----
 
 struct EndRecord {
