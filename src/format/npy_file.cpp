@@ -58,8 +58,7 @@ std::uint64_t NpyReader::read(const SampleRequest& r) {
   // Python's buffer.
   file_.open(path);
   char magic[6];
-  const std::size_t got = file_.read(magic, sizeof magic);
-  file_.seek(-static_cast<std::int64_t>(got), SEEK_CUR);
+  file_.peek(magic, sizeof magic);
   char prelude[npy::kPreludeV1];
   if (file_.read(prelude, sizeof prelude) != sizeof prelude) throw not_npy(path, "file too short");
   const std::size_t header_len = static_cast<unsigned char>(prelude[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(prelude[9])) << 8);

@@ -176,8 +176,7 @@ std::uint64_t NpzReader::read(const SampleRequest& r) {
   // np.load(path): open, sniff 6 magic bytes, step back.
   file_.open(path);
   char magic[6];
-  const std::size_t got_magic = file_.read(magic, sizeof magic);
-  file_.seek(-static_cast<std::int64_t>(got_magic), SEEK_CUR);
+  const std::size_t got_magic = file_.peek(magic, sizeof magic);
   if (got_magic < 4 || std::memcmp(magic, "PK\x03\x04", 4) != 0) throw corrupt(path, "no ZIP signature at the start");
 
   // zipfile._EndRecData: size, end record, zip64 locator probe.

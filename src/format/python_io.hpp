@@ -7,6 +7,7 @@
 // docs/io-patterns.md.
 
 #include <cstddef>
+#include <cstdio>
 #include <future>
 #include <utility>
 #include <cstdint>
@@ -31,6 +32,12 @@ class PyBufferedFile {
 
   // BufferedReader.read(n) into `dest`; returns the bytes delivered (less only at end of file).
   std::size_t read(void* dest, std::size_t n);
+  // read(n), then seek back over what was read: how np.load sniffs a file's magic bytes.
+  std::size_t peek(void* dest, std::size_t n) {
+    const std::size_t got = read(dest, n);
+    seek(-static_cast<std::int64_t>(got), SEEK_CUR);
+    return got;
+  }
   // BufferedReader.readinto(b) of n bytes: what is buffered, then a raw read of all the rest when
   // it is more than the buffer, else a buffer fill.
   std::size_t readinto(void* dest, std::size_t n);
