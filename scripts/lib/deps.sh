@@ -8,11 +8,13 @@ TRAINIO_BUILD_PACKAGES=(
   liburing-dev zlib1g-dev libjpeg-dev libpng-dev
 )
 # Tests also check files with the real Python libraries (PyTorch for checkpoints) and trace
-# system calls; the GlusterFS integration test runs a loopback volume (tests/integration/glusterfs.sh).
+# system calls; the GlusterFS integration test runs a loopback volume (tests/integration/glusterfs.sh)
+# and the Slurm one a one-node cluster (tests/integration/slurm.sh).
 # clang builds the ASan+UBSan, TSan and libFuzzer copies (tests/sanitize/run.sh); llvm symbolizes.
 TRAINIO_SANITIZER_PACKAGES=(clang libclang-rt-dev llvm)
 TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema python3-yaml strace
-                       glusterfs-server glusterfs-client "${TRAINIO_SANITIZER_PACKAGES[@]}")
+                       glusterfs-server glusterfs-client slurmd slurmctld slurm-client
+                       "${TRAINIO_SANITIZER_PACKAGES[@]}")
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.
 install_missing() {

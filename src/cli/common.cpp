@@ -11,11 +11,14 @@
 #include "config/load.hpp"
 #include "config/schema.hpp"
 #include "engine/together.hpp"
+#include "mpi/launcher.hpp"
 #include "util/error.hpp"
 
 namespace trainio::cli {
 
 Job::Job(int* argc, char*** argv, bool use_mpi) : comm_(mpi::Comm::solo()) {
+  // Caught before anything is written: N one-rank runs would race on one results folder.
+  mpi::check_not_srun_without_mpi(mpi::detect_launcher());
   if (!use_mpi) return;
   session_ = std::make_unique<mpi::Session>(argc, argv);
   comm_ = mpi::Comm::world();

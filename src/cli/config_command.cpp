@@ -13,6 +13,7 @@
 #include "config/suggest.hpp"
 #include "config/shipped_workloads.hpp"
 #include "mlperf/rules.hpp"
+#include "mpi/launcher.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"

@@ -14,6 +14,7 @@
 #include "metrics/summary.hpp"
 #include "metrics/trace.hpp"
 #include "mlperf/rules.hpp"
+#include "mpi/launcher.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/run_plan.hpp"
 #include "report/console.hpp"

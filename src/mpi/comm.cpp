@@ -1,9 +1,8 @@
 // Comm: what does not depend on MPI (agreement, votes, the hosts of the job), over a backend;
-// the single-process backend; the launcher's environment.
+// the single-process backend.
 #include "mpi/comm.hpp"
 
 #include <climits>
-#include <cstdlib>
 
 #include "mpi/comm_backend.hpp"
 #include "util/host_info.hpp"
@@ -11,11 +10,6 @@
 namespace trainio::mpi {
 
 namespace {
-
-int env_int(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::atoi(v) : 0;
-}
 
 // One process, no MPI: every collective is the identity.
 class SoloBackend final : public CommBackend {
@@ -38,18 +32,6 @@ class SoloBackend final : public CommBackend {
 };
 
 }  // namespace
-
-bool launched_by_mpi() { return launcher_world_size() > 0; }
-
-int launcher_world_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"}) {
-    if (const int n = env_int(name); n > 0) return n;
-  }
-  // srun without an MPI plugin still sets SLURM_NTASKS, but then MPI sees singletons; only trust
-  // it together with a PMI rank variable.
-  if (std::getenv("SLURM_PROCID") && std::getenv("PMIX_RANK")) return env_int("SLURM_NTASKS");
-  return 0;
-}
 
 Comm::Comm(std::shared_ptr<const CommBackend> backend) : backend_(std::move(backend)) {
   rank_ = backend_->rank();

@@ -23,13 +23,6 @@ class Session {
   Session& operator=(const Session&) = delete;
 };
 
-// True when this process was started by an MPI launcher (mpirun, mpiexec, srun), so commands that
-// do no I/O can skip MPI_Init yet still know the job size.
-bool launched_by_mpi();
-
-// Job size from the launcher's environment, 0 when not under a launcher.
-int launcher_world_size();
-
 // The MPI library's own description ("Open MPI v4.1.4, ..."), first line only.
 std::string library_version();
 

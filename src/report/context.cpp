@@ -11,6 +11,7 @@ RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& co
   RunContext c;
   c.ranks = comm.size();
   c.mpi_library = mpi_initialized ? mpi::library_version() : "none";
+  c.launcher = mpi::detect_launcher();
   c.data_folder = layout.root();
   c.data_fs_type = util::filesystem_type(layout.root());
   c.command_line = command_line;

@@ -6,6 +6,7 @@
 
 #include "config/workload.hpp"
 #include "mpi/comm.hpp"
+#include "mpi/launcher.hpp"
 #include "plan/layout.hpp"
 #include "util/host_info.hpp"
 
@@ -17,6 +18,7 @@ struct RunContext {
   std::vector<int> cores_per_rank;  // CPUs each rank may run on (its affinity)
   int ranks = 1;
   std::string mpi_library;
+  mpi::Launcher launcher;  // what started the ranks, and the Slurm job and step
   std::string data_folder;
   std::string data_fs_type;
   std::string command_line;

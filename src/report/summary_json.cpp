@@ -25,6 +25,19 @@ json proc_json(const std::string& path) {
   return o;
 }
 
+// What started the ranks; the Slurm job and step when inside an allocation (null outside).
+json launcher_json(const mpi::Launcher& l) {
+  json slurm = nullptr;
+  if (l.slurm) {
+    const auto text_or_null = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+    slurm = {{"job_id", l.slurm->job_id},
+             {"step_id", text_or_null(l.slurm->step_id)},
+             {"node_list", text_or_null(l.slurm->node_list)},
+             {"tasks", l.slurm->tasks > 0 ? json(l.slurm->tasks) : json(nullptr)}};
+  }
+  return {{"name", l.name}, {"slurm", slurm}};
+}
+
 // DLIO's metric block for one phase ("train" or "eval"); figures without a value are null.
 void dlio_metrics(json& metric, const std::string& prefix, const DlioFigures& f) {
   json au = json::array(), throughput = json::array();
@@ -131,6 +144,7 @@ std::string summary_json(const config::Workload& w, const plan::DatasetLayout& l
                   {"build_type", util::build_type()},
                   {"compiler", util::compiler()},
                   {"mpi_library", context.mpi_library},
+                  {"launcher", launcher_json(context.launcher)},
                   {"command_line", context.command_line},
                   {"ranks", context.ranks},
                   {"hosts", hosts},

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# trainio under a real Slurm on this machine: slurmctld and slurmd from Debian with a generated
+# slurm.conf (one node on 127.0.0.1, no munge), started and stopped by this test, by PID.
+#
+#   slurm.sh TRAINIO [SCRATCH_PARENT]
+#
+# Checks that
+#  - srun --mpi=pmix -n 4 makes one 4-rank run with one results folder, and summary.json names the
+#    launcher, the Slurm job, step and node list;
+#  - srun without an MPI plugin (each task a one-rank MPI world) is refused, exit 2, naming
+#    --mpi=pmix, before anything is written;
+#  - a task killed mid-run ends the job non-zero, promptly, with no summary;
+#  - sbatch runs the same (a batch script of generate, run and report).
+#
+# Needs root (the daemons run as root; skips with exit 77 otherwise) and slurmd, slurmctld and
+# slurm-client (scripts/lib/deps.sh installs them).
+set -euo pipefail
+
+trainio=$(realpath "$1")
+mkdir -p "${2:-${TMPDIR:-/var/tmp}}"
+parent=$(realpath "${2:-${TMPDIR:-/var/tmp}}")
+python=/usr/bin/python3
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "the Slurm daemons of this test run as root"
+for c in slurmctld slurmd srun sbatch sinfo scontrol; do
+  command -v "$c" >/dev/null || fail "$c is missing: install slurmd slurmctld slurm-client (scripts/lib/deps.sh does)"
+done
+
+# One test cluster at a time on this machine.
+mkdir -p /run/lock
+exec 9>/run/lock/trainio-slurm-test.lock
+flock -w 300 9 || fail "another Slurm test holds /run/lock/trainio-slurm-test.lock"
+
+d=$(mktemp -d "${parent}/trainio-slurm.XXXXXX")
+pids=()
+cleanup() {
+  local rc=$?
+  set +e
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for _ in $(seq 50); do
+    local alive=0
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ $alive -eq 0 ] && break
+    sleep 0.1
+  done
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  if [ $rc -ne 0 ]; then
+    for log in ctld d; do [ -f "$d/$log.log" ] && { echo "--- slurm$log.log (end)"; tail -8 "$d/$log.log"; } >&2; done
+  fi
+  rm -rf "$d"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# Two free ports on loopback for slurmctld and slurmd.
+read -r ctld_port d_port < <("$python" - <<'PY'
+import socket
+socks = [socket.socket() for _ in range(2)]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in socks])
+PY
+)
+node=$(hostname -s)
+mkdir -p "$d/state" "$d/spool" "$d/work"
+cat >"$d/slurm.conf" <<EOF
+ClusterName=trainiotest
+SlurmctldHost=${node}(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/none
+CredType=cred/none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+MpiDefault=none
+StateSaveLocation=$d/state
+SlurmdSpoolDir=$d/spool
+SlurmctldPidFile=$d/ctld.pid
+SlurmdPidFile=$d/d.pid
+SlurmctldLogFile=$d/ctld.log
+SlurmdLogFile=$d/d.log
+SlurmctldPort=${ctld_port}
+SlurmdPort=${d_port}
+ReturnToService=2
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+KillWait=5
+NodeName=${node} NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
+PartitionName=debug Nodes=${node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+export SLURM_CONF="$d/slurm.conf"
+# Barriers of oversubscribed ranks cost milliseconds without it.
+export OMPI_MCA_mpi_yield_when_idle=1
+unset OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+
+slurmctld -D -i >"$d/ctld.out" 2>&1 &
+pids+=($!)
+slurmd -D -N "$node" >"$d/d.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 150); do
+  [ "$(sinfo -h -N -o %t 2>/dev/null)" = "idle" ] && break
+  sleep 0.2
+done
+[ "$(sinfo -h -N -o %t 2>/dev/null)" = "idle" ] || { cat "$d/ctld.out" "$d/d.out" >&2; fail "the Slurm node did not come up idle"; }
+echo "Slurm is up: node ${node}, slurmctld on 127.0.0.1:${ctld_port}"
+srun --mpi=list 2>&1 | grep -q pmix || fail "Slurm has no pmix plugin ('srun --mpi=list'): install Debian's slurmd"
+
+cd "$d/work"
+data=(dataset.data_folder="$d/work/data" workflow.evaluation=false dataset.num_files_train=16
+      dataset.num_samples_per_file=4 dataset.record_length_bytes=65536 dataset.num_subfolders_train=0
+      reader.batch_size=2 train.epochs=2 train.computation_time=0.001)
+
+# 1. srun with the PMIx plugin: one 4-rank run.
+srun --mpi=pmix -n 4 "$trainio" run default "${data[@]}" workflow.generate_data=true --output pmix >pmix.txt 2>&1 ||
+  { cat pmix.txt; fail "srun --mpi=pmix -n 4 trainio run failed"; }
+[ -f pmix/summary.json ] || { cat pmix.txt; fail "no summary.json from the 4-rank run"; }
+
+# 2. srun without an MPI plugin: refused before anything is written.
+rc=0
+srun -n 2 "$trainio" run default "${data[@]}" --output nompi >nompi.txt 2>&1 || rc=$?
+cat nompi.txt
+[ "$rc" -eq 2 ] || fail "srun without --mpi=pmix exited $rc, expected 2 (a usage error)"
+grep -q -- "--mpi=pmix" nompi.txt || fail "the refusal does not name srun --mpi=pmix"
+[ ! -e nompi ] || fail "srun without --mpi=pmix wrote into its results folder: $(ls -R nompi)"
+
+# 3. A task killed mid-run: the job ends, non-zero and promptly, and leaves no summary.
+srun --mpi=pmix -n 4 "$trainio" run default "${data[@]}" train.epochs=100 train.computation_time=0.05 \
+  --output killed >killed.txt 2>&1 &
+srun_pid=$!
+victim=""
+for _ in $(seq 300); do
+  victim=$(pgrep -f -- "--output killed" | while read -r p; do
+             [ "$(cat /proc/$p/comm 2>/dev/null)" = "trainio" ] && echo "$p"; done | tail -1 || true)
+  [ -n "$victim" ] && grep -q "epoch 1" killed.txt 2>/dev/null && break
+  sleep 0.1
+done
+[ -n "$victim" ] || { kill "$srun_pid"; cat killed.txt; fail "the long run's tasks never started"; }
+kill -9 "$victim"
+rc=0
+timeout 120 tail --pid="$srun_pid" -f /dev/null || { kill -9 "$srun_pid"; fail "the job did not end within 120 s of a task's death"; }
+wait "$srun_pid" || rc=$?
+cat killed.txt | tail -5
+[ "$rc" -ne 0 ] || fail "the job with a killed task exited 0"
+[ ! -e killed/summary.json ] || fail "the job with a killed task wrote a summary"
+
+# 4. sbatch: the shape of docs/usage.md's batch script (generate, run, report), waited for.
+cat >job.sh <<EOF
+#!/bin/bash
+#SBATCH --ntasks=2
+#SBATCH --output=$d/work/batch.txt
+set -e
+env | grep ^SLURM_ | sort >$d/work/batch-env.txt
+# The batch script itself is one process of a 2-task job: a one-rank run, not refused.
+"$trainio" run default ${data[*]} workflow.generate_data=false --output batch/solo
+srun --mpi=pmix "$trainio" run default ${data[*]} workflow.generate_data=false --output batch/run1
+srun --mpi=pmix "$trainio" run default ${data[*]} workflow.generate_data=false --output batch/run2
+"$trainio" report batch/run1 batch/run2
+EOF
+sbatch --wait job.sh >sbatch.txt 2>&1 || { cat sbatch.txt batch.txt batch-env.txt; fail "the batch job failed"; }
+cat batch.txt | tail -5
+
+"$python" - "$d/work" <<'PY'
+import json, os, sys
+work = sys.argv[1]
+failures = []
+def context(run):
+    return json.load(open(os.path.join(work, run, "summary.json")))["trainio"]["context"]
+c = context("pmix")
+print("srun --mpi=pmix:", c["ranks"], "ranks,", c["launcher"])
+if c["ranks"] != 4: failures.append(f"srun --mpi=pmix -n 4 made a {c['ranks']}-rank run")
+slurm = c["launcher"]["slurm"] or {}
+if c["launcher"]["name"] != "srun": failures.append(f"the launcher is recorded as {c['launcher']['name']}")
+if not slurm.get("job_id") or slurm.get("step_id") is None or slurm.get("tasks") != 4 or not slurm.get("node_list"):
+    failures.append(f"the Slurm job, step, tasks and nodes are not all recorded: {slurm}")
+entries = sorted(os.listdir(os.path.join(work, "pmix")))
+print("results folder:", entries)
+for run in ("batch/run1", "batch/run2"):
+    b = context(run)
+    print(run + ":", b["ranks"], "ranks,", b["launcher"])
+    if b["ranks"] != 2 or b["launcher"]["name"] != "srun": failures.append(f"{run}: {b['ranks']} ranks by {b['launcher']}")
+if not os.path.exists(os.path.join(work, "batch", "aggregate.json")): failures.append("the batch job's report wrote no aggregate beside its runs")
+solo = context("batch/solo")
+print("batch script without srun:", solo["ranks"], "rank,", solo["launcher"])
+if solo["ranks"] != 1 or solo["launcher"]["name"] != "none" or not (solo["launcher"]["slurm"] or {}).get("job_id"):
+    failures.append(f"the batch script's own run: {solo['ranks']} ranks by {solo['launcher']}")
+if failures:
+    print("\n".join(failures), file=sys.stderr)
+    sys.exit(1)
+print("OK")
+PY
