@@ -185,18 +185,22 @@ int main(int argc, char** argv) {
 
   ReportCommand report_cmd;
   auto* report = app.add_subcommand(
-      "report", "Show a finished run; for several runs of a workload, MLPerf's aggregate (mean, stdev, CV, spread, "
-                "flagged beyond 5%) written to aggregate.json");
+      "report", "Show a finished run; for several runs, MLPerf's aggregate (mean, stdev, CV, spread, flagged beyond "
+                "5%) of each configuration among them (runs of different configurations are never averaged), written "
+                "to aggregate.json beside the runs");
   report->add_option("runs", report_cmd.runs, "results folders (or folders of them)")->required()->check(CLI::ExistingDirectory);
   report->add_flag("--mlperf", report_cmd.mlperf,
                    "MLPerf Storage's submission checks: the first run is the warm-up, then 5 runs, one after the other, "
                    "each passing AU, within 5% of each other, each with its own seed, all of one configuration, each an MLPerf "
                    "benchmark whose resolved values differ from MLPerf's only where CLOSED or OPEN allows (exit 1 when a "
                    "check fails)");
-  report->add_option("--output,-o", report_cmd.output, "where to write the aggregate (default aggregate.json)");
+  report->add_option("--output,-o", report_cmd.output,
+                     "where to write the aggregate, a new file (default: aggregate.json in the folder holding the "
+                     "runs, numbered aggregate-2.json, ... when one is there)");
   report->footer(examples(
       "  trainio report results/run1                          one run's table\n"
-      "  trainio report results/                              every run in the folder: mean and spread\n"
+      "  trainio report results/                              every run in the folder: mean and spread of each\n"
+      "                                                       configuration, in results/aggregate.json\n"
       "  trainio report results/ --mlperf                     MLPerf Storage's submission checks"));
 
   CompareCommand compare_cmd;

@@ -47,7 +47,7 @@ int datasize_command(const DatasizeCommand& cmd);
 struct ReportCommand {
   std::vector<std::string> runs;   // results folders, or folders of them
   bool mlperf = false;             // MLPerf Storage's submission checks
-  std::string output = "aggregate.json";
+  std::string output;              // empty: aggregate.json beside the runs
 };
 int report_command(const ReportCommand& cmd);
 

@@ -16,6 +16,7 @@
 #include "metrics/statistics.hpp"
 #include "metrics/summary.hpp"
 #include "util/error.hpp"
+#include "util/fnv.hpp"
 
 namespace trainio::report {
 
@@ -123,26 +124,40 @@ void mlperf_division(const std::vector<const RunResult*>& runs, Aggregate& a) {
   }
 }
 
-// MLPerf's result is the mean of runs of one configuration: the same workload values (but the
-// per-run seed, where results go, and whether the run also generated its data first), on the same
-// number of ranks and hosts.
+// Whether a resolved key shapes what a run measures. The per-run seed (MLPerf asks for a new one
+// each run), where results go, and whether the run generated its data first do not.
+bool measured_key(const std::string& key) {
+  return key != "train.seed" && key != "workflow.generate_data" && key.rfind("output.", 0) != 0;
+}
+
+// What a run measured, key by key: its resolved workload's measured keys, its workload's name,
+// and its ranks and hosts.
+std::map<std::string, std::string> configuration_of(const RunResult& r) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : config_of(r))
+    if (measured_key(key)) out[key] = value.dump();
+  out["workload"] = r.workload;
+  for (const char* figure : {"num_accelerators", "num_hosts"}) {
+    const auto v = number_at(r.summary, figure);
+    out[figure] = v ? fmt::format("{:g}", *v) : "absent";
+  }
+  return out;
+}
+
+// MLPerf's result is the mean of runs of one configuration: the same measured values on the
+// same number of ranks and hosts.
 void mlperf_same_configuration(const std::vector<const RunResult*>& runs, Aggregate& a) {
-  const auto first = config_of(*runs.front());
+  const auto first = configuration_of(*runs.front());
   std::set<std::string> differ;
   for (std::size_t i = 1; i < runs.size(); ++i) {
-    const auto other = config_of(*runs[i]);
+    const auto other = configuration_of(*runs[i]);
     std::set<std::string> keys;
     for (const auto& [k, v] : first) keys.insert(k);
     for (const auto& [k, v] : other) keys.insert(k);
-    for (const auto& key : keys)
-      if (key != "train.seed" && key != "workflow.generate_data" && key.rfind("output.", 0) != 0 &&
-          value_text(first, key) != value_text(other, key))
-        differ.insert(fmt::format("{} ({} in run 1, {} in run {})", key, value_text(first, key), value_text(other, key), i + 1));
-    for (const char* figure : {"num_accelerators", "num_hosts"}) {
-      const auto x = number_at(runs.front()->summary, figure), y = number_at(runs[i]->summary, figure);
-      if (x != y)
-        differ.insert(fmt::format("{} ({} in run 1, {} in run {})", figure, x ? fmt::format("{:g}", *x) : "absent",
-                                  y ? fmt::format("{:g}", *y) : "absent", i + 1));
+    for (const auto& key : keys) {
+      const auto x = first.find(key), y = other.find(key);
+      const std::string xv = x == first.end() ? "absent" : x->second, yv = y == other.end() ? "absent" : y->second;
+      if (xv != yv) differ.insert(fmt::format("{} ({} in run 1, {} in run {})", key, xv, yv, i + 1));
     }
   }
   if (!differ.empty()) a.problems.push_back("the runs mix configurations: " + joined(differ));
@@ -176,13 +191,26 @@ void mlperf_checks(const std::vector<const RunResult*>& runs, Aggregate& a) {
       a.problems.push_back(fmt::format("{} varies by {:.1f}% between runs (MLPerf: within 5%)", f.name, f.spread * 100));
 }
 
-}  // namespace
+std::string configuration_id(const std::map<std::string, std::string>& configuration) {
+  std::uint64_t h = util::kFnvOffset;
+  for (const auto& [key, value] : configuration) {
+    h = util::fnv1a(h, key);
+    h = util::fnv1a(h, std::string_view("=", 1));
+    h = util::fnv1a(h, value);
+    h = util::fnv1a(h, std::string_view("\n", 1));
+  }
+  return fmt::format("{:016x}", h).substr(0, 12);
+}
 
-Aggregate aggregate_runs(const std::vector<RunResult>& all, bool mlperf) {
+std::vector<const RunResult*> pointers_to(const std::vector<RunResult>& runs) {
+  std::vector<const RunResult*> out;
+  for (const auto& r : runs) out.push_back(&r);
+  return out;
+}
+
+Aggregate aggregate_of(std::vector<const RunResult*> runs, bool mlperf) {
   Aggregate a;
   a.mlperf = mlperf;
-  std::vector<const RunResult*> runs;
-  for (const auto& r : all) runs.push_back(&r);
   std::stable_sort(runs.begin(), runs.end(), [](const auto* x, const auto* y) { return x->start < y->start; });
   if (mlperf) {
     if (runs.size() < kMlperfRuns + 1)
@@ -196,6 +224,7 @@ Aggregate aggregate_runs(const std::vector<RunResult>& all, bool mlperf) {
     }
   }
   a.workload = runs.front()->workload;
+  a.configuration = configuration_id(configuration_of(*runs.front()));
   std::set<std::string> workloads;
   for (const auto* r : runs) {
     a.runs.push_back(r->folder);
@@ -231,7 +260,47 @@ Aggregate aggregate_runs(const std::vector<RunResult>& all, bool mlperf) {
   return a;
 }
 
-std::string aggregate_text(const Aggregate& a) {
+}  // namespace
+
+Aggregate aggregate_runs(const std::vector<RunResult>& runs, bool mlperf) { return aggregate_of(pointers_to(runs), mlperf); }
+
+std::vector<Aggregate> aggregate_by_configuration(const std::vector<RunResult>& all) {
+  std::vector<const RunResult*> runs = pointers_to(all);
+  std::stable_sort(runs.begin(), runs.end(), [](const auto* x, const auto* y) { return x->start < y->start; });
+  std::vector<std::map<std::string, std::string>> configurations;  // one per group, in group order
+  std::vector<std::vector<const RunResult*>> members;
+  for (const auto* r : runs) {
+    const auto configuration = configuration_of(*r);
+    const auto it = std::find(configurations.begin(), configurations.end(), configuration);
+    if (it == configurations.end()) {
+      configurations.push_back(configuration);
+      members.push_back({r});
+    } else {
+      members[static_cast<std::size_t>(it - configurations.begin())].push_back(r);
+    }
+  }
+  // What sets each group apart: the keys whose values are not the same in every group.
+  std::set<std::string> keys, varying;
+  for (const auto& c : configurations)
+    for (const auto& [k, v] : c) keys.insert(k);
+  for (const auto& key : keys) {
+    std::set<std::string> values;
+    for (const auto& c : configurations) values.insert(c.count(key) ? c.at(key) : "absent");
+    if (values.size() > 1) varying.insert(key);
+  }
+  std::vector<Aggregate> groups;
+  for (std::size_t g = 0; g < members.size(); ++g) {
+    Aggregate a = aggregate_of(members[g], false);
+    for (const auto& key : varying)
+      a.distinguished_by.push_back(key + "=" + (configurations[g].count(key) ? configurations[g].at(key) : "absent"));
+    groups.push_back(std::move(a));
+  }
+  return groups;
+}
+
+namespace {
+
+std::string one_aggregate_text(const Aggregate& a) {
   std::string out = fmt::format("{}: {} runs{}\n", a.workload.empty() ? "runs" : a.workload, a.runs.size(),
                                 a.warmup.empty() ? "" : fmt::format(" after the warm-up ({})", a.warmup));
   out += fmt::format("  {:<42} {:>16} {:>14} {:>7} {:>7}\n", "figure", "mean", "stdev", "CV", "spread");
@@ -246,9 +315,11 @@ std::string aggregate_text(const Aggregate& a) {
   return out;
 }
 
-std::string aggregate_json(const Aggregate& a) {
+json one_aggregate_json(const Aggregate& a) {
   json o;
   o["workload"] = a.workload;
+  o["configuration"] = a.configuration;
+  if (!a.distinguished_by.empty()) o["distinguished_by"] = a.distinguished_by;
   o["runs"] = a.runs;
   if (!a.warmup.empty()) o["warmup"] = a.warmup;
   json figures = json::object();
@@ -260,7 +331,30 @@ std::string aggregate_json(const Aggregate& a) {
   if (a.mlperf) o["mlperf"] = {{"pass", a.problems.empty()}, {"division", a.division}, {"problems", a.problems}};
   else o["problems"] = a.problems;
   o["notes"] = a.notes;
-  return o.dump(4) + "\n";
+  return o;
+}
+
+}  // namespace
+
+std::string aggregate_text(const std::vector<Aggregate>& groups) {
+  if (groups.size() == 1) return one_aggregate_text(groups.front());
+  std::size_t runs = 0;
+  for (const auto& g : groups) runs += g.runs.size();
+  std::string out = fmt::format("{} runs of {} configurations, each aggregated on its own:\n", runs, groups.size());
+  for (const auto& g : groups) {
+    std::string by;
+    for (const auto& d : g.distinguished_by) by += (by.empty() ? "" : ", ") + d;
+    out += fmt::format("\nconfiguration {} ({})\n", g.configuration, by);
+    out += one_aggregate_text(g);
+  }
+  return out;
+}
+
+std::string aggregate_json(const std::vector<Aggregate>& groups) {
+  if (groups.size() == 1) return one_aggregate_json(groups.front()).dump(4) + "\n";
+  json list = json::array();
+  for (const auto& g : groups) list.push_back(one_aggregate_json(g));
+  return json{{"configurations", list}}.dump(4) + "\n";
 }
 
 std::string run_text(const RunResult& run) {

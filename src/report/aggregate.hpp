@@ -21,6 +21,11 @@ struct FigureStats {
 
 struct Aggregate {
   std::string workload;
+  // The configuration's identity: a hash of what the runs measured (resolved workload less the
+  // seed, where results go and whether data was generated first; ranks; hosts). Runs of different
+  // configurations are never aggregated together.
+  std::string configuration;
+  std::vector<std::string> distinguished_by;  // "key=value" setting it apart from the other groups
   std::vector<std::string> runs;  // folders aggregated, in start order
   std::string warmup;             // --mlperf: the first run, left out
   std::vector<FigureStats> figures;
@@ -31,10 +36,17 @@ struct Aggregate {
   std::vector<std::string> missing;   // figures some runs have and others lack
 };
 
-// Runs are ordered by start time. Throws a usage error when --mlperf has too few runs.
+// Runs are ordered by start time. Throws a usage error when --mlperf has too few runs. --mlperf
+// judges the runs as one submission: a mix of configurations is one of its failures.
 Aggregate aggregate_runs(const std::vector<RunResult>& runs, bool mlperf);
-std::string aggregate_text(const Aggregate& a);
-std::string aggregate_json(const Aggregate& a);
+// Without --mlperf: the runs grouped by configuration, each group aggregated on its own, in the
+// order of their first runs' start.
+std::vector<Aggregate> aggregate_by_configuration(const std::vector<RunResult>& runs);
+// One aggregate as the table; several with a line saying how they differ before each.
+std::string aggregate_text(const std::vector<Aggregate>& groups);
+// One aggregate as its object; several as {"configurations": [...]} (no figures at the top, so
+// a reader expecting one configuration fails instead of taking the first).
+std::string aggregate_json(const std::vector<Aggregate>& groups);
 
 // One run, as the end-of-run table shows it.
 std::string run_text(const RunResult& run);

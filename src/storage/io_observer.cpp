@@ -2,6 +2,7 @@
 
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
+#include "util/fnv.hpp"
 #include "util/paths.hpp"
 
 namespace trainio::storage {
@@ -34,26 +35,16 @@ bool is_data_file(std::string_view path) {
   return false;
 }
 
-namespace {
-std::uint64_t fnv1a(std::uint64_t h, std::string_view bytes) {
-  for (const char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-}  // namespace
-
 std::uint64_t path_hash(std::string_view path) {
   // A file written under its temporary name "<dir>/.<name>.trainio-tmp" and renamed is one
   // file to the user: hash it as "<dir>/<name>".
   const auto slash = path.rfind('/') + 1;  // 0 when there is no slash
   if (path.ends_with(kTempSuffix) && path.size() > slash + 1 + kTempSuffix.size() && path[slash] == '.') {
-    std::uint64_t h = fnv1a(1469598103934665603ULL, path.substr(0, slash));
-    h = fnv1a(h, path.substr(slash + 1, path.size() - slash - 1 - kTempSuffix.size()));
+    std::uint64_t h = util::fnv1a(util::kFnvOffset, path.substr(0, slash));
+    h = util::fnv1a(h, path.substr(slash + 1, path.size() - slash - 1 - kTempSuffix.size()));
     return h ? h : 1;
   }
-  const std::uint64_t h = fnv1a(1469598103934665603ULL, path);
+  const std::uint64_t h = util::fnv1a(util::kFnvOffset, path);
   return h ? h : 1;
 }
 

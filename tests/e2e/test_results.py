@@ -224,6 +224,45 @@ class ReportCompareTest(TrainioTest):
         self.assertIn("SPREAD > 5%", r.out)
         self.assertFalse(self.read_json("b.json")["figures"]["train_throughput_mean_samples_per_second"]["within_5_percent"])
 
+    def test_report_never_averages_different_configurations(self):
+        # A sweep of read_threads and ranks: 2 + 1 + 2 runs of three configurations. Seeds and
+        # output folders differ run to run and do not split a configuration.
+        threads = [2, 2, 4, 2, 2]
+        ranks = [1, 1, 1, 2, 2]
+        fake_runs(self.base, self.path("sweep"), [100, 102, 150, 190, 194])
+        for i, (t, n) in enumerate(zip(threads, ranks)):
+            p = self.path("sweep", f"run{i}", "summary.json")
+            s = self.read_json(p)
+            s["trainio"]["workload"]["config"]["reader"]["read_threads"] = t
+            s["trainio"]["workload"]["config"]["output"]["folder"] = f"sweep/run{i}"
+            s["num_accelerators"] = n
+            with open(p, "w") as f:
+                json.dump(s, f)
+        r = self.ok("report", self.path("sweep"))
+        self.assertIn("5 runs of 3 configurations, each aggregated on its own", r.out)
+        self.assertIn("reader.read_threads=4", r.out)
+        a = self.read_json(self.path("sweep", "aggregate.json"))
+        self.assertNotIn("figures", a)  # a reader expecting one configuration fails, not misreads
+        groups = a["configurations"]
+        self.assertEqual(len({g["configuration"] for g in groups}), 3)
+        means = sorted(g["figures"]["train_throughput_mean_samples_per_second"]["mean"] for g in groups)
+        self.assertEqual([round(m) for m in means], [101, 150, 192])
+        self.assertEqual(sorted(len(g["runs"]) for g in groups), [1, 2, 2])
+        for g in groups:
+            self.assertIn("num_accelerators=2" if g["figures"]["train_throughput_mean_samples_per_second"]["mean"] > 180
+                          else "num_accelerators=1", g["distinguished_by"])
+
+        # A second report goes beside the first, never over it; an --output that exists is refused.
+        r = self.ok("report", self.path("sweep", "run0"), self.path("sweep", "run1"))
+        self.assertIn(os.path.join("sweep", "aggregate-2.json"), r.out)
+        one = self.read_json(self.path("sweep", "aggregate-2.json"))
+        self.assertAlmostEqual(one["figures"]["train_throughput_mean_samples_per_second"]["mean"], 101)
+        self.assertEqual(len(self.read_json(self.path("sweep", "aggregate.json"))["configurations"]), 3)
+        r = self.run_trainio("report", self.path("sweep"), "-o", self.path("sweep", "aggregate.json"))
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("exists", r.err)
+        self.assertEqual(len(self.read_json(self.path("sweep", "aggregate.json"))["configurations"]), 3)
+
     def test_compare_exit_codes(self):
         # The same run against itself: no change.
         self.assertEqual(self.run_trainio("compare", self.path("real"), self.path("real")).code, 0)
