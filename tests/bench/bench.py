@@ -12,7 +12,6 @@ would then measure its own buffer rather than the storage.
 import argparse
 import glob
 import json
-import resource
 import os
 import re
 import shutil
@@ -26,6 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TRAINIO = os.environ.get("TRAINIO", os.path.join(ROOT, "build", "trainio"))
 BARRIER_BENCH = os.path.join(ROOT, "build", "tests", "bench", "trainio_barrier_bench")
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from peak_rss import run_measured  # noqa: E402
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
 MIB = 1 << 20
@@ -93,11 +94,11 @@ def train_figures(out_dir):
 
 
 def peak_rss_mib_of(cmd):
-    """Runs a single-process command and returns its peak resident memory in MiB."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    run(cmd)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(before, after) / 1024  # ru_maxrss is in KiB; the children's maximum so far
+    """Runs a single-process command and returns its own peak resident memory in MiB."""
+    code, peak, err = run_measured(cmd, env=dict(os.environ, **MPI_ENV))
+    if code != 0:
+        sys.exit(f"command failed ({code}): {' '.join(cmd)}\n{err}")
+    return peak
 
 
 class Table:

@@ -4,11 +4,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
 
 import jsonschema
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from peak_rss import run_measured  # noqa: E402
 
 TRAINIO = os.environ.get("TRAINIO", os.path.join(os.path.dirname(__file__), "../../build/trainio"))
 SOURCE = os.environ.get("TRAINIO_SOURCE", os.path.join(os.path.dirname(__file__), "../.."))
@@ -80,17 +84,11 @@ class TrainioTest(unittest.TestCase):
         return Result(proc, time.monotonic() - start)
 
     def peak_rss_mib(self, *args, timeout=300):
-        """Runs trainio alone and returns (exit code, its own peak RSS in MiB, from wait4)."""
-        proc = subprocess.Popen([TRAINIO] + [str(a) for a in args], cwd=self.dir, env=dict(os.environ, **MPI_ENV),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            proc.returncode = 0  # reaped above; keeps Popen from waiting again
-        err = proc.stderr.read().decode()
-        proc.stderr.close()
-        self.assertEqual(os.waitstatus_to_exitcode(status), 0, err)
-        return usage.ru_maxrss / 1024
+        """Runs trainio alone and returns its own peak RSS in MiB (tests/lib/peak_rss.py: measured
+        from a small process, not counting this interpreter's memory)."""
+        code, peak, err = run_measured([TRAINIO, *args], cwd=self.dir, env=dict(os.environ, **MPI_ENV), timeout=timeout)
+        self.assertEqual(code, 0, err)
+        return peak
 
     def ok(self, *args, **kw):
         r = self.run_trainio(*args, **kw)
