@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The page-cache verdict on a real network file system reached through FUSE: a two-brick
-# GlusterFS volume on loopback (glusterd, bricks and client on this machine, traffic on
-# 127.0.0.0/8 only). FUSE reads never reach /proc/diskstats or /proc/self/io, which once made
-# every epoch look "served from the page cache".
+# trainio on a real network file system reached through FUSE: a two-brick GlusterFS volume on
+# loopback (glusterd, bricks and client on this machine, traffic on 127.0.0.0/8 only):
+#  - the page-cache verdict (FUSE reads never reach /proc/diskstats or /proc/self/io, which once
+#    made every epoch look "served from the page cache"), after drop_caches, hot, and on a
+#    direct_io mount;
+#  - parallel HDF5: 3 ranks writing and reading 2 files together (collective MPI-IO), read back by h5py;
+#  - checkpoints: 2 ranks saving with fsync and loading back.
 #
 #   glusterfs.sh TRAINIO [SCRATCH_PARENT]
 #
@@ -99,6 +102,38 @@ mounts+=("$d/mnt-direct")
   { cat direct.txt; fail "the run on the direct_io mount failed"; }
 grep "page cache" direct.txt
 
+# Parallel HDF5 on the volume: 3 ranks write and read 2 files together (collective MPI-IO through
+# GlusterFS's FUSE mount), and h5py reads every sample back.
+mpi() { mpirun -np "$1" --oversubscribe --bind-to none "${@:2}"; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+mpi 3 "$trainio" run default dataset.data_folder="$d/mnt/h5" dataset.format=hdf5 dataset.num_files_train=2 \
+  dataset.num_samples_per_file=12 dataset.record_length_bytes=65536 dataset.record_length_bytes_stdev=0 \
+  dataset.num_files_eval=0 workflow.evaluation=false workflow.generate_data=true reader.batch_size=2 \
+  train.epochs=1 train.computation_time=0 --output h5 >h5.txt 2>&1 ||
+  { cat h5.txt; fail "parallel HDF5 (3 ranks, 2 files) on the GlusterFS volume failed"; }
+"$python" - "$d/mnt/h5" <<'PY' || fail "h5py does not read what 3 ranks wrote to the volume together"
+import glob, sys, h5py
+files = sorted(glob.glob(sys.argv[1] + "/train/**/*.h5", recursive=True) + glob.glob(sys.argv[1] + "/train/**/*.hdf5", recursive=True))
+assert len(files) == 2, files
+for path in files:
+    with h5py.File(path, "r") as f:
+        n = f["labels"].shape[0]
+        assert n == 12, (path, n)
+        assert f["records_0"].shape[0] == 12, (path, f["records_0"].shape)
+        f["records_0"][:]
+print("h5py reads", len(files), "files of 12 samples written by 3 ranks together")
+PY
+
+# A checkpoint run on the volume: 2 ranks save 2 checkpoints with fsync and load them back.
+mpi 2 "$trainio" run default model.type=transformer model.num_layers=2 model.transformer.hidden_size=512 \
+  model.transformer.num_attention_heads=8 model.transformer.num_kv_heads=2 model.transformer.ffn_hidden_size=1024 \
+  model.transformer.vocab_size=1000 model.parallelism.zero_stage=3 framework=pytorch workflow.train=false \
+  workflow.generate_data=false workflow.checkpoint=true checkpoint.checkpoint_folder="$d/mnt/ckpt" \
+  checkpoint.time_between_checkpoints=0 checkpoint.num_checkpoints_write=2 checkpoint.num_checkpoints_read=2 \
+  checkpoint.fsync=true --output ckpt >ckpt.txt 2>&1 ||
+  { cat ckpt.txt; fail "the checkpoint run on the GlusterFS volume failed"; }
+grep -q "checkpoint load 2/2" ckpt.txt || { cat ckpt.txt; fail "the checkpoint run did not load its 2 checkpoints"; }
+
 "$python" - "$d/work" <<'PY'
 import json, os, sys
 work = sys.argv[1]
@@ -120,6 +155,16 @@ for t in epochs("direct"):
         failures.append(f"reads past the page cache (FUSE direct_io) must give 'unknown' with a reason: {pc}")
 for t in epochs("hot"):
     print("hot:", t.get("page_cache"))
+h5 = json.load(open(os.path.join(work, "h5", "summary.json")))
+print("parallel HDF5:", h5["num_accelerators"], "ranks,", h5["trainio"]["epochs"][0]["train"]["samples"], "samples read")
+if h5["num_accelerators"] != 3 or h5["trainio"]["epochs"][0]["train"]["samples"] != 24:
+    failures.append("the 3-rank HDF5 run did not read the 24 samples of its 2 files")
+ck = json.load(open(os.path.join(work, "ckpt", "summary.json")))
+saves = [c for c in ck["trainio"]["checkpoint"]["checkpoints"] if c["kind"] == "save"]
+print("checkpoints on GlusterFS:", [(c["kind"], c["index"]) for c in ck["trainio"]["checkpoint"]["checkpoints"]],
+      "save GB/s", ck["metric"]["save_checkpoint_io_mean_GB_per_second"])
+if len(saves) != 2 or not ck["metric"]["save_checkpoint_io_mean_GB_per_second"]:
+    failures.append("the checkpoint run did not report 2 saves with a bandwidth")
 if failures:
     print("\n".join(failures), file=sys.stderr)
     sys.exit(1)
