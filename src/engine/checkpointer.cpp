@@ -5,6 +5,7 @@
 
 #include "engine/cache_control.hpp"
 #include "engine/content.hpp"
+#include "engine/progress.hpp"
 #include "engine/together.hpp"
 #include "metrics/trace.hpp"
 #include "storage/aligned_buffer.hpp"
@@ -26,10 +27,11 @@ namespace {
 constexpr std::size_t kScratch = 2 * ((64u << 20) + 4096);
 }
 
-Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed)
+Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress)
     : w_(w),
       comm_(comm),
       run_seed_(run_seed),
+      progress_(progress && comm.is_root()),
       plan_(w, comm.size()),
       root_(plan::checkpoint_root(w)),
       source_rank_(comm.rank()) {
@@ -127,6 +129,7 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
   const std::int64_t t0 = util::now_ns();
   {
     storage::ScopedObserver observe(&rec.io);
+    const LiveLine live(fmt::format("checkpoint save {}", index), LiveLine::Direction::write, comm_.size(), progress_);
     try {
       storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
       if (w_.checkpoint.odirect && alignment_ == 4096) alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
@@ -177,6 +180,7 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
   const std::int64_t t0 = util::now_ns();
   together(comm_, [&] {
     storage::ScopedObserver observe(&rec.io);
+    const LiveLine live(fmt::format("checkpoint load {}", index), LiveLine::Direction::read, comm_.size(), progress_);
     for (const auto& part : source_) {
       read_file(part, util::join(dir, part.file.name));
       rec.tensor_bytes += part.file.tensor_bytes;
@@ -202,9 +206,9 @@ void Checkpointer::evict_saved() { evict_files(saved_, w_.checkpoint.evict, comm
 
 void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed,
                      metrics::RankRecord& record,
-                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint) {
+                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint, bool progress) {
   std::unique_ptr<Checkpointer> checkpointer;
-  together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, run_seed); });
+  together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, run_seed, progress); });
   const auto& c = w.checkpoint;
   const auto writes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c.num_checkpoints_write));
   const auto reads = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c.num_checkpoints_read));

@@ -23,7 +23,8 @@ namespace trainio::engine {
 class Checkpointer {
  public:
   // Throws a config error when the ranks do not fit the model's parallel layout.
-  Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed);
+  // `progress`: a live line of the bytes moved while a save or load runs (rank 0 only).
+  Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress = false);
 
   // Collective. `index` counts saves (or loads) from 1.
   metrics::CheckpointRecord save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index);
@@ -48,6 +49,7 @@ class Checkpointer {
   const config::Workload& w_;
   const mpi::Comm& comm_;
   std::uint64_t run_seed_;
+  bool progress_;
   plan::CheckpointPlan plan_;
   std::string root_;
   std::vector<Part> mine_;    // what this rank writes
@@ -65,6 +67,6 @@ class Checkpointer {
 // every rank after each one.
 void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed,
                      metrics::RankRecord& record,
-                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint);
+                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint, bool progress = false);
 
 }  // namespace trainio::engine

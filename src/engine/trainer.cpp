@@ -95,7 +95,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   // threads stop before `plan` (the caller's) goes away: none may read it, or the storage, after.
   const FinishOnExit finish_on_exit(loader);
   StepProgress progress(spec.label, plan.steps(), static_cast<double>(spec.batch_size * static_cast<std::uint64_t>(comm.size())),
-                        spec.progress);
+                        comm.size(), spec.progress);
   bool stopped = false;
   block.start(util::now_ns());
   std::int64_t t_load = util::now_ns();
@@ -216,7 +216,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   // Checkpoints, when the workflow asks for them: every steps_between_checkpoints steps of the
   // run, or else after checkpoint_after_epoch and every epochs_between_checkpoints epochs after.
   std::unique_ptr<Checkpointer> checkpointer;
-  if (w.workflow.checkpoint) together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, options.run_seed); });
+  if (w.workflow.checkpoint) together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, options.run_seed, options.progress); });
   const auto& cw = w.checkpoint;
   const bool by_steps = checkpointer && cw.steps_between_checkpoints > 0;
   std::uint64_t run_step = 0, saves = 0;

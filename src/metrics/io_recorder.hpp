@@ -9,6 +9,7 @@
 
 #include "metrics/access_profile.hpp"
 #include "metrics/histogram.hpp"
+#include "metrics/live_bytes.hpp"
 #include "metrics/page_cache.hpp"
 #include "metrics/trace.hpp"
 #include "storage/io_observer.hpp"
@@ -39,7 +40,12 @@ class IoRecorder final : public storage::IoObserver {
     s.ns += ns;
     s.latency.record(ns);
     (e.data ? data_ : other_).add(e);
-    if (e.data && (e.op == storage::Op::read || e.op == storage::Op::touch)) cache_.add(e);
+    if (e.data && (e.op == storage::Op::read || e.op == storage::Op::touch)) {
+      cache_.add(e);
+      add_live_read(e.bytes);
+    } else if (e.data && e.op == storage::Op::write) {
+      add_live_written(e.bytes);
+    }
     if (trace::enabled()) trace::storage_call(e);
   }
 

@@ -1,12 +1,14 @@
 /* Fault injection for the stall watchdog's tests: preloaded (LD_PRELOAD), it makes every read of
  * a file whose path contains $TRAINIO_FAULT_SLOW_PATH sleep $TRAINIO_FAULT_SLOW_SECONDS first, as
- * a read from a hung mount would. Nothing else changes; without the variables it only forwards. */
+ * a read from a hung mount would (fractions of a second too, for a merely slow one). Nothing
+ * else changes; without the variables it only forwards. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 static int is_slow(int fd) {
@@ -22,8 +24,11 @@ static int is_slow(int fd) {
 
 static void stall(int fd) {
   if (!is_slow(fd)) return;
-  const char* seconds = getenv("TRAINIO_FAULT_SLOW_SECONDS");
-  sleep(seconds ? (unsigned)atoi(seconds) : 3600u);
+  const char* text = getenv("TRAINIO_FAULT_SLOW_SECONDS");
+  const double seconds = text ? strtod(text, NULL) : 3600.0;  /* fractions too: "0.1" */
+  struct timespec t = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+  while (nanosleep(&t, &t) != 0) {
+  }
 }
 
 ssize_t read(int fd, void* buf, size_t count) {
