@@ -38,7 +38,9 @@ constexpr const char* kFooter = R"(Examples:
   mpirun -np 4 trainio run unet3d_h100 ++workload.workflow.generate_data=True
   srun --mpi=pmix -n 16 trainio run my_workload.yaml reader.read_threads=8 --output results/run1
   trainio report results/run1 results/run2 results/run3   one run's table, or the mean and spread of several
-  trainio compare baseline/ candidate/ --format junit      per figure: change and verdict; exit 1 on regression)";
+  trainio compare baseline/ candidate/ --format junit      per figure: change and verdict; exit 1 on regression
+  trainio sweep unet3d_h100 --ranks 1,2,4,8 --repeat 3 -o sweeps/unet3d    a campaign, resumable
+  trainio max-accelerators unet3d_h100 --ranks-to 32 -o search/unet3d      the most accelerators that pass)";
 
 // A number given on the command line with a lower bound, refused in words: CLI11's own range
 // checks print the type's whole range ("0.000000 to 1.79e308").
@@ -203,6 +205,41 @@ int main(int argc, char** argv) {
       "                                                       configuration, in results/aggregate.json\n"
       "  trainio report results/ --mlperf                     MLPerf Storage's submission checks"));
 
+  SweepCommand sweep_cmd;
+  auto* sweep = app.add_subcommand(
+      "sweep", "Run a workload over combinations of keys' values and rank counts, each run its own mpirun or srun "
+               "job, resumable; a row per point (AU, samples/s, read MiB/s, pass or fail) in DIR/sweep.csv");
+  sweep->add_option("workload_and_overrides", sweep_cmd.words, kWorkloadHelp)->required();
+  sweep->add_option("--vary", sweep_cmd.vary, "KEY=V1,V2,...: a key and the values to try (repeatable: every combination)")
+      ->allow_extra_args(false);  // one KEY=V1,V2 per --vary: the words after it stay the workload's
+  sweep->add_option("--ranks", sweep_cmd.ranks, "rank counts to try, as 1,2,4 (default 1)");
+  sweep->add_option("--repeat", sweep_cmd.repeat, "runs per point (default 1)")->check(kCountOfOneOrMore);
+  sweep->add_option("--launcher", sweep_cmd.launcher,
+                    "how to start a run of {ranks} ranks (default 'mpirun -np {ranks}'; inside a Slurm allocation "
+                    "'srun --mpi=pmix -n {ranks}')");
+  sweep->add_option("--output,-o", sweep_cmd.output, "the sweep's folder: a folder per point, a run folder per repeat")
+      ->required();
+  sweep->footer(examples(
+      "  trainio sweep unet3d_h100 dataset.data_folder=/mnt/fs/unet3d --ranks 1,2,4,8 --repeat 3 -o sweeps/unet3d\n"
+      "  trainio sweep default --vary reader.read_threads=1,2,4 --vary reader.batch_size=4,16 -o sweeps/threads\n"
+      "  trainio sweep resnet50_h100 --ranks 8,16 --launcher 'mpirun -np {ranks} --hostfile hosts' -o sweeps/r50\n"
+      "  trainio report sweeps/threads/ranks=*               the same runs, aggregated per configuration"));
+
+  MaxAcceleratorsCommand max_cmd;
+  auto* max_accelerators = app.add_subcommand(
+      "max-accelerators",
+      "The largest number of accelerators (ranks) whose training meets the AU target (metric.au) on this storage: "
+      "doubling, then bisection, every probe a real run kept with its figures");
+  max_accelerators->add_option("workload_and_overrides", max_cmd.words, kWorkloadHelp)->required();
+  max_accelerators->add_option("--ranks-to", max_cmd.ranks_to, "the most ranks to try (default 64)")->check(kCountOfOneOrMore);
+  max_accelerators->add_option("--launcher", max_cmd.launcher,
+                               "how to start a run of {ranks} ranks (default 'mpirun -np {ranks}'; inside a Slurm "
+                               "allocation 'srun --mpi=pmix -n {ranks}')");
+  max_accelerators->add_option("--output,-o", max_cmd.output, "folder for the probes and the answer")->required();
+  max_accelerators->footer(examples(
+      "  trainio max-accelerators unet3d_h100 dataset.data_folder=/mnt/fs/unet3d --ranks-to 32 -o search/unet3d\n"
+      "  salloc -N 4 trainio max-accelerators unet3d_h100 --ranks-to 128 -o search/unet3d   srun inside the allocation"));
+
   CompareCommand compare_cmd;
   std::string figures_help =
       "figure to compare (repeatable; default: every steady figure both sides have, tail percentiles only when "
@@ -241,6 +278,8 @@ int main(int argc, char** argv) {
   if (report->parsed()) return report_command(report_cmd);
   if (compare->parsed()) return compare_command(compare_cmd);
   if (datasize->parsed()) return datasize_command(datasize_cmd);
+  if (sweep->parsed()) return sweep_command(sweep_cmd);
+  if (max_accelerators->parsed()) return max_accelerators_command(max_cmd);
   return workloads_command();
 }
 

@@ -44,6 +44,24 @@ struct DatasizeCommand {
 };
 int datasize_command(const DatasizeCommand& cmd);
 
+struct SweepCommand {
+  std::vector<std::string> words;  // workload and the overrides every point shares
+  std::vector<std::string> vary;   // KEY=V1,V2,...
+  std::string ranks = "1";         // 1,2,4
+  int repeat = 1;
+  std::string launcher;            // empty: campaign::default_launcher()
+  std::string output;
+};
+int sweep_command(const SweepCommand& cmd);
+
+struct MaxAcceleratorsCommand {
+  std::vector<std::string> words;
+  int ranks_to = 64;
+  std::string launcher;
+  std::string output;
+};
+int max_accelerators_command(const MaxAcceleratorsCommand& cmd);
+
 struct ReportCommand {
   std::vector<std::string> runs;   // results folders, or folders of them
   bool mlperf = false;             // MLPerf Storage's submission checks

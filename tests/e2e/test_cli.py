@@ -141,11 +141,13 @@ class CliTest(TrainioTest):
 class SubcommandHelpTest(TrainioTest):
     def test_each_subcommand_shows_its_own_examples(self):
         seen = set()
-        for sub in ("run", "generate", "config", "validate", "workloads", "datasize", "report", "compare"):
+        subs = ("run", "generate", "config", "validate", "workloads", "datasize", "report", "compare", "sweep",
+                "max-accelerators")
+        for sub in subs:
             out = self.ok(sub, "--help").out
             examples = out[out.index("Examples:"):]
             lines = [line for line in examples.splitlines()[1:] if line.startswith("  trainio") or "trainio " + sub in line]
             self.assertTrue(any(f"trainio {sub}" in line for line in lines), f"{sub}: {examples}")
             self.assertIn("Exit codes", examples)
             seen.add(examples)
-        self.assertEqual(len(seen), 8)  # no two subcommands share their examples
+        self.assertEqual(len(seen), len(subs))  # no two subcommands share their examples

@@ -10,7 +10,8 @@
 #  - srun without an MPI plugin (each task a one-rank MPI world) is refused, exit 2, naming
 #    --mpi=pmix, before anything is written;
 #  - a task killed mid-run ends the job non-zero, promptly, with no summary;
-#  - sbatch runs the same (a batch script of generate, run and report).
+#  - sbatch runs the same (a batch script of generate, run and report);
+#  - trainio sweep inside an allocation (salloc) launches its runs with srun.
 #
 # Needs root (the daemons run as root; skips with exit 77 otherwise) and slurmd, slurmctld and
 # slurm-client (scripts/lib/deps.sh installs them).
@@ -166,6 +167,11 @@ EOF
 sbatch --wait job.sh >sbatch.txt 2>&1 || { cat sbatch.txt batch.txt batch-env.txt; fail "the batch job failed"; }
 cat batch.txt | tail -5
 
+# 5. A sweep inside an allocation launches its runs with srun --mpi=pmix.
+salloc -n 2 "$trainio" sweep default "${data[@]}" workflow.generate_data=false --ranks 1,2 --output sweep >sweep.txt 2>&1 ||
+  { cat sweep.txt; fail "trainio sweep inside salloc failed"; }
+cat sweep.txt | tail -4
+
 "$python" - "$d/work" <<'PY'
 import json, os, sys
 work = sys.argv[1]
@@ -190,6 +196,11 @@ solo = context("batch/solo")
 print("batch script without srun:", solo["ranks"], "rank,", solo["launcher"])
 if solo["ranks"] != 1 or solo["launcher"]["name"] != "none" or not (solo["launcher"]["slurm"] or {}).get("job_id"):
     failures.append(f"the batch script's own run: {solo['ranks']} ranks by {solo['launcher']}")
+for n in (1, 2):
+    c = context(f"sweep/ranks={n}/run1")
+    print(f"sweep point of {n} ranks:", c["ranks"], "ranks,", c["launcher"]["name"])
+    if c["ranks"] != n or c["launcher"]["name"] != "srun":
+        failures.append(f"the sweep's {n}-rank point ran {c['ranks']} ranks by {c['launcher']['name']}")
 if failures:
     print("\n".join(failures), file=sys.stderr)
     sys.exit(1)
