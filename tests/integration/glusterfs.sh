@@ -14,13 +14,7 @@
 # the volume, glusterd and the brick processes (by PID).
 set -euo pipefail
 
-trainio=$(realpath "$1")
-mkdir -p "${2:-${TMPDIR:-/var/tmp}}"
-parent=$(realpath "${2:-${TMPDIR:-/var/tmp}}")
-python=/usr/bin/python3
-
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/common.sh" "$@"
 
 [ "$(id -u)" -eq 0 ] || skip "GlusterFS needs root (glusterd, mount)"
 [ -c /dev/fuse ] || skip "FUSE is unavailable (no /dev/fuse)"

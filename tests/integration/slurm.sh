@@ -17,13 +17,7 @@
 # slurm-client (scripts/lib/deps.sh installs them).
 set -euo pipefail
 
-trainio=$(realpath "$1")
-mkdir -p "${2:-${TMPDIR:-/var/tmp}}"
-parent=$(realpath "${2:-${TMPDIR:-/var/tmp}}")
-python=/usr/bin/python3
-
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/common.sh" "$@"
 
 [ "$(id -u)" -eq 0 ] || skip "the Slurm daemons of this test run as root"
 for c in slurmctld slurmd srun sbatch sinfo scontrol; do
