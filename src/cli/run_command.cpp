@@ -194,7 +194,12 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         engine::together(comm, [&] {
           report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
         });
-        if (comm.is_root()) print_result(report::final_table(w, layout, summary, summary_path));
+        if (comm.is_root()) {
+          // The table people read, kept beside the figures: `trainio report RUN` shows it again.
+          const std::string table = report::final_table(w, layout, summary, summary_path);
+          print_result(table);
+          storage::write_file_atomic(util::join(out_dir, "summary.txt"), table);
+        }
         return 0;
       });
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <set>
@@ -358,6 +360,13 @@ std::string aggregate_json(const std::vector<Aggregate>& groups) {
 }
 
 std::string run_text(const RunResult& run) {
+  // The end-of-run table the run kept beside its summary: the same words the console showed.
+  // Runs without it (older trainio, DLIO itself) get a table made from the summary.
+  if (std::ifstream kept(run.folder + "/summary.txt"); kept) {
+    std::stringstream text;
+    text << kept.rdbuf();
+    if (!text.str().empty()) return text.str();
+  }
   const auto& s = run.summary;
   const auto ranks = std::llround(number_at(s, "num_accelerators").value_or(0));
   const auto hosts = std::llround(number_at(s, "num_hosts").value_or(0));

@@ -204,11 +204,18 @@ def fake_runs(base, folder, values, seeds=True, overrides=None):
 class ReportCompareTest(TrainioTest):
     def setUp(self):
         super().setUp()
-        self.ok("run", "default", *RUN, "--output", "real")
+        self.real = self.ok("run", "default", *RUN, "--output", "real")
         self.base = self.summary("real")
 
-    def test_report_of_one_run(self):
+    def test_report_of_one_run_shows_the_end_of_run_table(self):
         r = self.ok("report", self.path("real"))
+        table = self.real.out[self.real.out.index("\ndefault - 1 rank"):]
+        self.assertEqual(r.out, table)
+        self.assertIn("accelerator util.", r.out)
+        self.assertEqual(self.read_text("real", "summary.txt"), table)
+        # A run without the kept table (an older trainio's, or DLIO's) gets one made from its summary.
+        fake_runs(self.base, self.path("bare"), [100])
+        r = self.ok("report", self.path("bare", "run0"))
         self.assertIn("accelerator util.", r.out)
         self.assertIn("train_throughput_mean_samples_per_second", r.out)
 
