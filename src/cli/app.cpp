@@ -102,6 +102,12 @@ void add_run_options(CLI::App* sub, RunCommand& cmd) {
                   "seconds one storage call may take before the job is stopped, naming the call, the file and the "
                   "rank (a hung mount would otherwise hang the job); 0 turns this off (default 600)")
       ->check(kSecondsOrZero);
+  sub->add_option("--live-json", cmd.live_json,
+                  "a new file that rank 0 appends a line of JSON to every --live-interval seconds while the run goes "
+                  "on: phase, step, AU and samples/s so far, rank 0's bytes read and written and their rates (as fio's "
+                  "--status-interval); a last line marked final");
+  sub->add_option("--live-interval", cmd.live_interval, "seconds between --live-json lines (default 1)")
+      ->check(number_at_least(false, 0.01, "a number of seconds, 0.01 or more", "SECONDS"));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "report/console.hpp"
 #include "report/context.hpp"
 #include "report/hydra_files.hpp"
+#include "report/live_json.hpp"
 #include "report/results.hpp"
 #include "report/trace_file.hpp"
 #include "storage/fs.hpp"
@@ -102,6 +103,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
 
         if (const auto warning = plan::few_steps_warning(shape, w); comm.is_root() && trains && !warning.empty())
           spdlog::warn("{}", warning);
+        if (!cmd.live_json.empty()) engine::together(comm, [&] { report::LiveJson::check_new(cmd.live_json); });
         std::string out_dir;
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);
@@ -163,6 +165,12 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
             print_result(report::checkpoint_line(s, save ? planned_saves : planned_loads) + "\n");
           }
         };
+        // --live-json: rank 0 streams where the run stands, a line per interval, until the end.
+        std::unique_ptr<report::LiveJson> live;
+        if (!cmd.live_json.empty())
+          engine::together(comm, [&] {
+            if (comm.is_root()) live = std::make_unique<report::LiveJson>(cmd.live_json, cmd.live_interval, comm.size());
+          });
         // A storage call that never returns (a hung mount) ends the job with its name, not a hang.
         const engine::StallWatchdog watchdog(cmd.stall_timeout, comm.rank(), [&comm](const std::string& message) {
           print_error(message);

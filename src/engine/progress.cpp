@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "metrics/live_bytes.hpp"
+#include "metrics/live_status.hpp"
 #include "util/clock.hpp"
 #include "util/units.hpp"
 
@@ -50,11 +51,14 @@ Progress::Progress(std::string label, std::uint64_t units, std::uint64_t bytes, 
       enabled_(enabled),
       tty_(isatty(STDERR_FILENO) != 0),
       start_ns_(util::now_ns()),
-      last_print_ns_(start_ns_) {}
+      last_print_ns_(start_ns_) {
+  metrics::live::begin_phase(label_.substr(0, label_.find(' ')), label_ + " (this rank's files)", units, 0);
+}
 
 void Progress::advance(std::uint64_t units, std::uint64_t bytes) {
   units_ += units;
   bytes_ += bytes;
+  metrics::live::advance(units, 0);
   if (!enabled_) return;
   const std::int64_t now = util::now_ns();
   const std::int64_t every = tty_ ? 250'000'000 : 5'000'000'000;
@@ -65,6 +69,7 @@ void Progress::advance(std::uint64_t units, std::uint64_t bytes) {
 }
 
 void Progress::finish() {
+  metrics::live::end_phase();
   if (enabled_ && printed_) print(true);
 }
 
@@ -82,7 +87,8 @@ void Progress::print(bool final) {
   draw(line + (final && tty_ ? "\n" : ""), tty_);
 }
 
-StepProgress::StepProgress(std::string label, std::uint64_t steps, double samples_per_step, int ranks, bool enabled)
+StepProgress::StepProgress(const std::string& kind, std::string label, std::uint64_t steps, double samples_per_step,
+                           int ranks, bool enabled)
     : label_(std::move(label)),
       total_(steps),
       samples_per_step_(samples_per_step),
@@ -91,11 +97,14 @@ StepProgress::StepProgress(std::string label, std::uint64_t steps, double sample
       tty_(isatty(STDERR_FILENO) != 0),
       start_ns_(util::now_ns()),
       last_print_ns_(start_ns_),
-      read_at_start_(enabled ? metrics::live_bytes().read : 0) {}
+      read_at_start_(enabled ? metrics::live_bytes().read : 0) {
+  metrics::live::begin_phase(kind, label_, steps, samples_per_step);
+}
 
 void StepProgress::step(double compute_seconds) {
   ++done_;
   compute_ += compute_seconds;
+  metrics::live::advance(1, compute_seconds);
   if (!enabled_) return;
   const std::int64_t now = util::now_ns();
   const Pace p = pace(tty_);
@@ -112,12 +121,14 @@ void StepProgress::step(double compute_seconds) {
 }
 
 void StepProgress::finish() {
+  metrics::live::end_phase();
   if (enabled_ && printed_) clear_line(tty_);
 }
 
 LiveLine::LiveLine(std::string label, Direction direction, int ranks, bool enabled)
     : label_(std::move(label)), direction_(direction), ranks_(ranks), tty_(isatty(STDERR_FILENO) != 0),
       start_ns_(util::now_ns()), bytes_at_start_(0) {
+  metrics::live::begin_phase(direction == Direction::read ? "checkpoint_load" : "checkpoint_save", label_, 0, 0);
   if (!enabled) return;
   const metrics::LiveBytes now = metrics::live_bytes();
   bytes_at_start_ = direction_ == Direction::read ? now.read : now.written;
@@ -125,6 +136,7 @@ LiveLine::LiveLine(std::string label, Direction direction, int ranks, bool enabl
 }
 
 LiveLine::~LiveLine() {
+  metrics::live::end_phase();
   if (!thread_.joinable()) return;
   {
     std::lock_guard lock(mutex_);

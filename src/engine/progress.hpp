@@ -36,7 +36,10 @@ class Progress {
 class StepProgress {
  public:
   // `samples_per_step`: the whole job's (batch x ranks).
-  StepProgress(std::string label, std::uint64_t steps, double samples_per_step, int ranks, bool enabled);
+  // `kind`: train or eval, for the live stream (metrics/live_status.hpp), which every tracker
+  // feeds whether or not it prints.
+  StepProgress(const std::string& kind, std::string label, std::uint64_t steps, double samples_per_step, int ranks,
+               bool enabled);
   void step(double compute_seconds);
   void finish();
 

@@ -94,8 +94,9 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   // Whatever ends the phase — an error in a step, a checkpoint that fails, a stop — the reader
   // threads stop before `plan` (the caller's) goes away: none may read it, or the storage, after.
   const FinishOnExit finish_on_exit(loader);
-  StepProgress progress(spec.label, plan.steps(), static_cast<double>(spec.batch_size * static_cast<std::uint64_t>(comm.size())),
-                        comm.size(), spec.progress);
+  StepProgress progress(spec.split == plan::Split::train ? "train" : "eval", spec.label, plan.steps(),
+                        static_cast<double>(spec.batch_size * static_cast<std::uint64_t>(comm.size())), comm.size(),
+                        spec.progress);
   bool stopped = false;
   block.start(util::now_ns());
   std::int64_t t_load = util::now_ns();

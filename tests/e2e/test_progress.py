@@ -1,6 +1,8 @@
 """Live progress on a terminal (a pseudo-terminal here): training shows samples/s and the bytes
 its reads returned per second from the first second, and a checkpoint that takes a while shows
-the bytes it has moved as it goes. Off a terminal, short phases print no progress at all."""
+the bytes it has moved as it goes. Off a terminal, short phases print no progress at all.
+--live-json streams the same as a line of JSON per interval."""
+import json
 import os
 import pty
 import re
@@ -75,3 +77,31 @@ class ProgressTest(TrainioTest):
         r = self.ok("run", "default", "dataset.data_folder=d", "workflow.generate_data=true", *EPOCH, "--output", "o")
         self.assertNotIn("step ", r.err)
         self.assertIn("epoch 1/1: 32 steps", r.out)
+
+    def test_live_json_streams_a_line_per_interval_and_a_final_one(self):
+        self.ok("run", "default", "dataset.data_folder=d", "workflow.generate_data=true", *EPOCH, "--no-progress",
+                "--live-json", "live.jsonl", "--live-interval", "0.2", "--output", "o")
+        lines = [json.loads(line) for line in self.read_text("live.jsonl").splitlines()]
+        self.assertGreaterEqual(len(lines), 8, lines)  # 2.6 s of training at 5 lines a second
+        self.assertTrue(lines[-1].get("final"))
+        self.assertFalse(any(line.get("final") for line in lines[:-1]))
+        elapsed = [line["elapsed_seconds"] for line in lines]
+        self.assertEqual(elapsed, sorted(elapsed))
+        training = [line for line in lines if line["phase"] == "train" and not line["phase_over"]]
+        self.assertTrue(training, lines)
+        for line in training:
+            self.assertEqual((line["label"], line["total"], line["ranks"]), ("epoch 1/1", 32, 1))
+            self.assertLessEqual(line["done"], 32)
+            self.assertGreater(line["au_percent"], 0)
+            self.assertGreater(line["samples_per_second"], 0)
+        dones = [line["done"] for line in training]
+        self.assertEqual(dones, sorted(dones))
+        self.assertTrue(any(line["rank0"]["read_bytes_per_second"] > 0 for line in training), training)
+        total = lines[-1]["rank0"]["read_bytes"]
+        self.assertGreaterEqual(total, 32 * 262144)  # every sample was read, and counted
+        # The stream never writes over a file: a second run to the same path is refused before it starts.
+        r = self.run_trainio("run", "default", "dataset.data_folder=d", *EPOCH, "--live-json", "live.jsonl",
+                             "--output", "o2")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("--live-json", r.err)
+        self.assertFalse(os.path.exists(self.path("o2")))
