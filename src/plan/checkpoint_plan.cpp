@@ -36,7 +36,6 @@ std::string CheckpointPlan::folder_name(std::uint64_t epoch, std::uint64_t step)
 CheckpointPlan::CheckpointPlan(const config::Workload& w, int ranks)
     : model_(w.model),
       type_(w.checkpoint.type),
-      ranks_(ranks),
       tp_(static_cast<int>(w.model.parallelism.tensor)),
       pp_(static_cast<int>(w.model.parallelism.pipeline)),
       mp_(tp_ * pp_),

@@ -66,7 +66,6 @@ class CheckpointPlan {
 
   config::ModelSection model_;  // copies: a plan outlives the workload it was made from
   config::CheckpointType type_;
-  int ranks_;
   int tp_, pp_, mp_, dp_;
   bool transformer_;
   bool subset_ = false;

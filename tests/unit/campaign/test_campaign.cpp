@@ -10,7 +10,7 @@
 
 using namespace trainio;
 
-TEST_CASE("--vary and --ranks are parsed, and malformed ones refused naming the option", "[campaign]") {
+TEST_CASE("sweep options: --vary and --ranks are parsed, and malformed ones refused naming the option", "[campaign]") {
   const auto [key, values] = campaign::parse_vary("reader.read_threads=1,2,4");
   CHECK(key == "reader.read_threads");
   CHECK(values == std::vector<std::string>{"1", "2", "4"});
