@@ -9,11 +9,12 @@ TRAINIO_BUILD_PACKAGES=(
 )
 # Tests also check files with the real Python libraries (PyTorch for checkpoints) and trace
 # system calls; the GlusterFS integration test runs a loopback volume (tests/integration/glusterfs.sh)
-# and the Slurm one a one-node cluster (tests/integration/slurm.sh).
+# and the Slurm one a one-node cluster (tests/integration/slurm.sh); chromium renders the HTML reports
+# (tests/e2e/test_html.py).
 # clang builds the ASan+UBSan, TSan and libFuzzer copies (tests/sanitize/run.sh); llvm symbolizes.
 TRAINIO_SANITIZER_PACKAGES=(clang libclang-rt-dev llvm)
 TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema python3-yaml strace
-                       glusterfs-server glusterfs-client slurmd slurmctld slurm-client
+                       glusterfs-server glusterfs-client slurmd slurmctld slurm-client chromium
                        "${TRAINIO_SANITIZER_PACKAGES[@]}")
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "config/load.hpp"
 #include "metrics/statistics.hpp"
 #include "metrics/summary.hpp"
+#include "report/html_report.hpp"
 #include "storage/fs.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -78,42 +80,56 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-std::string number(const std::optional<double>& v, const char* spec = "{:.2f}") {
-  return v.has_value() ? fmt::format(fmt::runtime(spec), v.value_or(0)) : "";
+
+// What a point's runs showed: AU (mean of the runs' means; the lowest epoch of any run),
+// samples/s (mean; spread (max - min) / mean over the repeats), measured read MiB/s (mean), and
+// pass when every run finished and met the AU target.
+struct PointFigures {
+  report::SweepPointFigures figures;
+  double samples_spread = NAN;
+};
+PointFigures point_figures(const PointRuns& p) {
+  std::vector<double> au, au_epochs, samples, read;
+  bool all_pass = p.failed == 0 && !p.finished.empty(), any_fail = false, unknown = false;
+  for (const auto& run : p.finished) {
+    const RunFigures f = figures_of(run);
+    if (f.au_mean) au.push_back(*f.au_mean);
+    au_epochs.insert(au_epochs.end(), f.au_epochs.begin(), f.au_epochs.end());
+    if (f.samples_per_second) samples.push_back(*f.samples_per_second);
+    if (f.read_bytes_per_second) read.push_back(*f.read_bytes_per_second / (1024.0 * 1024.0));
+    all_pass = all_pass && f.verdict == "pass";
+    any_fail = any_fail || f.verdict == "fail";
+    unknown = unknown || f.verdict == "unknown";
+  }
+  const auto mean = [](const std::vector<double>& v) { return v.empty() ? NAN : metrics::mean_of(v); };
+  PointFigures out;
+  out.figures.name = p.point->name;
+  out.figures.au_mean = mean(au);
+  out.figures.au_min = au_epochs.empty() ? NAN : *std::min_element(au_epochs.begin(), au_epochs.end());
+  out.figures.samples_per_second = mean(samples);
+  out.figures.read_mib_per_second = mean(read);
+  out.figures.verdict = p.failed > 0 ? "failed runs" : all_pass ? "pass" : any_fail ? "fail" : unknown ? "unknown" : "";
+  if (samples.size() > 1) out.samples_spread = metrics::spread_of(samples) * 100;
+  return out;
 }
 
-// A row per point: its values, ranks, how many runs finished and failed, AU (mean of the runs'
-// means; the lowest epoch of any run), samples/s (mean; spread (max - min) / mean over the
-// repeats), measured read MiB/s (mean), and pass when every run finished and met the AU target.
+std::string number(double v, const char* spec = "{:.2f}") {
+  return std::isfinite(v) ? fmt::format(fmt::runtime(spec), v) : std::string();
+}
+
+// A row per point: its values, ranks, how many runs finished and failed, and its figures.
 std::string sweep_csv(const SweepSpec& spec, const std::vector<PointRuns>& points) {
   std::string out = "point";
   for (const auto& [key, values] : spec.vary) out.append(",").append(csv_field(key));
   out += ",ranks,runs_finished,runs_failed,au_mean_percent,au_min_percent,samples_per_second_mean,"
          "samples_per_second_spread_percent,read_MiB_per_second_mean,verdict\n";
   for (const auto& p : points) {
-    std::vector<double> au, au_epochs, samples, read;
-    bool all_pass = p.failed == 0 && !p.finished.empty(), any_fail = p.failed > 0, unknown = false;
-    for (const auto& run : p.finished) {
-      const RunFigures f = figures_of(run);
-      if (f.au_mean) au.push_back(*f.au_mean);
-      au_epochs.insert(au_epochs.end(), f.au_epochs.begin(), f.au_epochs.end());
-      if (f.samples_per_second) samples.push_back(*f.samples_per_second);
-      if (f.read_bytes_per_second) read.push_back(*f.read_bytes_per_second / (1024.0 * 1024.0));
-      all_pass = all_pass && f.verdict == "pass";
-      any_fail = any_fail || f.verdict == "fail";
-      unknown = unknown || f.verdict == "unknown";
-    }
-    const auto mean = [](const std::vector<double>& v) { return v.empty() ? std::nullopt : std::optional(metrics::mean_of(v)); };
-    const auto lowest = [](const std::vector<double>& v) {
-      return v.empty() ? std::nullopt : std::optional(*std::min_element(v.begin(), v.end()));
-    };
-    const std::string verdict = p.failed > 0 ? "failed runs" : all_pass ? "pass" : any_fail ? "fail" : unknown ? "unknown" : "";
+    const PointFigures f = point_figures(p);
     out += csv_field(p.point->name);
     for (const auto& [key, value] : p.point->values) out.append(",").append(csv_field(value));
-    out += fmt::format(",{},{},{},{},{},{},{},{},{}\n", p.point->ranks, p.finished.size(), p.failed, number(mean(au)),
-                       number(lowest(au_epochs)), number(mean(samples), "{:.1f}"),
-                       samples.size() > 1 ? number(metrics::spread_of(samples) * 100) : "", number(mean(read), "{:.1f}"),
-                       verdict);
+    out += fmt::format(",{},{},{},{},{},{},{},{},{}\n", p.point->ranks, p.finished.size(), p.failed,
+                       number(f.figures.au_mean), number(f.figures.au_min), number(f.figures.samples_per_second, "{:.1f}"),
+                       number(f.samples_spread), number(f.figures.read_mib_per_second, "{:.1f}"), f.figures.verdict);
   }
   return out;
 }
@@ -214,7 +230,13 @@ int run_sweep(const SweepSpec& spec) {
   }
   const std::string csv = util::join(spec.output, "sweep.csv");
   storage::write_file_atomic(csv, sweep_csv(spec, results));
-  std::printf("sweep.csv: %s%s\n", csv.c_str(),
+  std::vector<report::SweepPointFigures> figures;
+  for (const auto& p : results) figures.push_back(point_figures(p).figures);
+  const config::Workload w = config::load(base.workload, base.overrides);
+  storage::write_file_atomic(util::join(spec.output, "report.html"),
+                             report::sweep_html(fmt::format("trainio sweep of {} ({})", w.name, spec.output), figures,
+                                                w.metric.au * 100));
+  std::printf("results: %s and report.html beside it%s\n", csv.c_str(),
               failed ? fmt::format(" ({} of {} runs failed; rerun the same command to retry them)", failed, jobs).c_str()
                      : "");
   return failed ? 1 : 0;

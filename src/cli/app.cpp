@@ -205,11 +205,15 @@ int main(int argc, char** argv) {
   report->add_option("--output,-o", report_cmd.output,
                      "where to write the aggregate, a new file (default: aggregate.json in the folder holding the "
                      "runs, numbered aggregate-2.json, ... when one is there)");
+  report->add_option("--html", report_cmd.html,
+                     "also write the runs' charts to this new file: AU and throughput per epoch against the target, "
+                     "step time, latency percentiles, rank spread, checkpoints (self-contained: inline SVG, no script)");
   report->footer(examples(
       "  trainio report results/run1                          one run's table\n"
       "  trainio report results/                              every run in the folder: mean and spread of each\n"
       "                                                       configuration, in results/aggregate.json\n"
-      "  trainio report results/ --mlperf                     MLPerf Storage's submission checks"));
+      "  trainio report results/ --mlperf                     MLPerf Storage's submission checks\n"
+      "  trainio report results/run1 --html run1.html         the run's charts, in one file for a browser"));
 
   SweepCommand sweep_cmd;
   auto* sweep = app.add_subcommand(

@@ -68,6 +68,7 @@ struct ReportCommand {
   std::vector<std::string> runs;   // results folders, or folders of them
   bool mlperf = false;             // MLPerf Storage's submission checks
   std::string output;              // empty: aggregate.json beside the runs
+  std::string html;                // --html: the runs' charts in one self-contained file
 };
 int report_command(const ReportCommand& cmd);
 

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "report/aggregate.hpp"
+#include "report/html_report.hpp"
 #include "storage/fs.hpp"
 #include "util/error.hpp"
 
@@ -47,6 +48,15 @@ std::string aggregate_path(const std::string& output, const std::vector<report::
   return path.string();
 }
 
+// --html: the charts of the runs, into a new file.
+void write_html(const std::string& path, const std::vector<report::RunResult>& runs) {
+  if (fs::exists(path))
+    throw usage_error(fmt::format("--html '{}' exists, and a report never writes over a file", path),
+                      "name a new file, or remove the old one first");
+  storage::write_file_atomic(path, report::runs_html(runs));
+  std::printf("charts: %s\n", path.c_str());
+}
+
 }  // namespace
 
 int report_command(const ReportCommand& cmd) {
@@ -55,6 +65,7 @@ int report_command(const ReportCommand& cmd) {
         std::vector<report::RunResult> runs;
         for (const auto& path : cmd.runs)
           for (auto& r : report::load_runs(path)) runs.push_back(std::move(r));
+        if (!cmd.html.empty()) write_html(cmd.html, runs);
         if (runs.size() == 1 && !cmd.mlperf) {
           std::printf("%s", report::run_text(runs.front()).c_str());
           return 0;

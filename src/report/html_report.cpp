@@ -1,0 +1,222 @@
+#include "report/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "report/svg_chart.hpp"
+
+namespace trainio::report {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = kMiB * 1024.0;
+
+std::string page(const std::string& title, const std::string& body) {
+  return fmt::format(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{0}</title>
+<style>
+body {{ font-family: sans-serif; margin: 24px; color: #222; }}
+h1 {{ font-size: 22px; }} h2 {{ font-size: 18px; margin-top: 32px; border-bottom: 1px solid #ccc; }}
+.charts {{ display: flex; flex-wrap: wrap; gap: 12px; }}
+.chart {{ border: 1px solid #eee; background: #fff; }}
+pre {{ background: #f6f6f6; padding: 12px; overflow-x: auto; font-size: 12px; }}
+table {{ border-collapse: collapse; font-size: 13px; }} td, th {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
+.pass {{ color: #2ca02c; font-weight: bold; }} .fail {{ color: #d62728; font-weight: bold; }}
+</style></head><body>
+<h1>{0}</h1>
+{1}
+<p><small>Written by trainio. Figures come from each run's summary.json; what each means is in docs/metrics.md.</small></p>
+</body></html>
+)",
+                     html_escape(title), body);
+}
+
+double number_or_nan(const nlohmann::json& root, const std::string& dotted) {
+  return number_at(root, dotted).value_or(NAN);
+}
+
+// The run's end-of-run table, when it kept one (summary.txt).
+std::string kept_table(const RunResult& run) {
+  std::ifstream in(run.folder + "/summary.txt");
+  if (!in) return {};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string run_section(const RunResult& run) {
+  const auto& s = run.summary;
+  const double target = number_or_nan(s, "trainio.workload.config.metric.au") * 100;
+  std::vector<std::string> epochs;
+  ChartSeries au{"AU", {}}, au_min{"lowest rank", {}}, au_max{"highest rank", {}};
+  ChartSeries dlio{"DLIO's formula", {}}, exact{"exact window", {}}, read{"measured reads", {}};
+  ChartSeries wait{"batch wait", {}}, compute{"compute", {}}, barrier{"barrier", {}};
+  const nlohmann::json* list = node_at(s, "trainio.epochs");
+  const nlohmann::json* last = nullptr;
+  if (list && list->is_array())
+    for (const auto& e : *list) {
+      if (!e.is_object()) continue;
+      last = &e;
+      epochs.push_back(fmt::format("{:g}", number_or_nan(e, "epoch")));
+      au.values.push_back(number_or_nan(e, "train.au_percentage"));
+      au_min.values.push_back(number_or_nan(e, "train.au_min_rank_percentage"));
+      au_max.values.push_back(number_or_nan(e, "train.au_max_rank_percentage"));
+      dlio.values.push_back(number_or_nan(e, "train.dlio_throughput_samples_per_second"));
+      exact.values.push_back(number_or_nan(e, "train.throughput_samples_per_second"));
+      read.values.push_back(number_or_nan(e, "train.read_bytes_per_second") / kMiB);
+      wait.values.push_back(number_or_nan(e, "train.step_seconds_per_rank.batch_wait"));
+      compute.values.push_back(number_or_nan(e, "train.step_seconds_per_rank.compute"));
+      barrier.values.push_back(number_or_nan(e, "train.step_seconds_per_rank.barrier"));
+    }
+  const std::string verdict = text_at(s, "metric.train_au_meet_expectation");
+  std::string out = fmt::format("<h2>{}: {}</h2>\n<p>{:g} rank(s) on {:g} host(s), {} to {}. AU target {:.0f}%: {}</p>\n",
+                                html_escape(run.workload), html_escape(run.folder), number_or_nan(s, "num_accelerators"),
+                                number_or_nan(s, "num_hosts"), html_escape(run.start), html_escape(run.end), target,
+                                verdict == "success" ? R"(<span class="pass">PASS</span>)"
+                                : verdict == "fail"  ? R"(<span class="fail">FAIL</span>)"
+                                                     : "no verdict (see trainio.notes)");
+  out += R"(<div class="charts">)";
+  if (!epochs.empty()) {
+    Chart c;
+    c.title = "Accelerator utilisation per epoch";
+    c.y_max = 100;
+    c.x_label = "epoch";
+    c.y_label = "AU %";
+    c.categories = epochs;
+    c.series = {au, au_min, au_max};
+    if (std::isfinite(target)) {
+      c.threshold = target;
+      c.threshold_label = fmt::format("target {:.0f}%", target);
+    }
+    out += svg_chart(c);
+    c = Chart{};
+    c.title = "Training throughput per epoch";
+    c.x_label = "epoch";
+    c.y_label = "samples/s";
+    c.categories = epochs;
+    c.series = {dlio, exact};
+    out += svg_chart(c);
+    c.title = "Measured read bandwidth per epoch";
+    c.y_label = "MiB/s";
+    c.series = {read};
+    out += svg_chart(c);
+    c = Chart{};
+    c.kind = Chart::Kind::stacked_bars;
+    c.title = "Where each rank's step time went";
+    c.x_label = "epoch";
+    c.y_label = "seconds per rank";
+    c.categories = epochs;
+    c.series = {wait, compute, barrier};
+    out += svg_chart(c);
+  }
+  if (last) {
+    Chart c;
+    c.kind = Chart::Kind::bars;
+    c.log_y = true;
+    c.title = fmt::format("Latency percentiles, epoch {}", epochs.back());
+    c.x_label = "percentile";
+    c.y_label = "seconds (log)";
+    c.categories = {"p50", "p90", "p99", "p99.9", "max"};
+    ChartSeries sample{"sample read", {}}, batch{"batch wait", {}};
+    for (const char* p : {"p50", "p90", "p99", "p99_9", "max"}) {
+      sample.values.push_back(number_or_nan(*last, std::string("train.sample_read_seconds.") + p));
+      batch.values.push_back(number_or_nan(*last, std::string("train.batch_wait_seconds.") + p));
+    }
+    c.series = {sample, batch};
+    out += svg_chart(c);
+  }
+  if (const nlohmann::json* checkpoints = node_at(s, "trainio.checkpoint.checkpoints"); checkpoints && checkpoints->is_array() &&
+                                                                                     !checkpoints->empty()) {
+    Chart c;
+    c.kind = Chart::Kind::bars;
+    c.title = "Checkpoint bandwidth";
+    c.x_label = "checkpoint";
+    c.y_label = "GiB/s";
+    ChartSeries all{"all ranks", {}}, slowest{"slowest rank", {}};
+    for (const auto& k : *checkpoints) {
+      c.categories.push_back(fmt::format("{} {:g}", text_at(k, "kind"), number_or_nan(k, "index")));
+      all.values.push_back(number_or_nan(k, "bytes_per_second") / kGiB);
+      slowest.values.push_back(number_or_nan(k, "rank_bytes_per_second_min") / kGiB);
+    }
+    c.series = {all, slowest};
+    out += svg_chart(c);
+  }
+  out += "</div>\n";
+  if (const std::string table = kept_table(run); !table.empty()) out += "<pre>" + html_escape(table) + "</pre>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string runs_html(const std::vector<RunResult>& runs) {
+  std::string body;
+  if (runs.size() > 1) {
+    Chart au, throughput;
+    au.kind = throughput.kind = Chart::Kind::bars;
+    au.title = "AU of each run (mean over epochs)";
+    au.y_max = 100;
+    throughput.title = "Training throughput of each run";
+    au.x_label = throughput.x_label = "run";
+    au.y_label = "AU %";
+    throughput.y_label = "samples/s";
+    ChartSeries a{"AU", {}}, t{"samples/s (DLIO)", {}};
+    for (const auto& r : runs) {
+      au.categories.push_back(r.folder.substr(r.folder.find_last_of('/') + 1));
+      a.values.push_back(figure_of(r, "train_au_mean_percentage").value_or(NAN));
+      t.values.push_back(figure_of(r, "train_throughput_mean_samples_per_second").value_or(NAN));
+    }
+    throughput.categories = au.categories;
+    au.series = {a};
+    throughput.series = {t};
+    body += "<h2>The runs side by side</h2>\n<div class=\"charts\">" + svg_chart(au) + svg_chart(throughput) + "</div>\n";
+  }
+  for (const auto& r : runs) body += run_section(r);
+  return page(runs.size() == 1 ? "trainio: " + runs.front().workload : fmt::format("trainio: {} runs", runs.size()), body);
+}
+
+std::string sweep_html(const std::string& title, const std::vector<SweepPointFigures>& points, double au_target_percent) {
+  Chart au, throughput, read;
+  au.kind = Chart::Kind::lines;
+  au.title = "AU per point";
+  au.y_max = 100;
+  au.y_label = "AU %";
+  throughput.title = "Training throughput per point";
+  throughput.y_label = "samples/s";
+  read.title = "Measured read bandwidth per point";
+  read.y_label = "MiB/s";
+  au.x_label = throughput.x_label = read.x_label = "point";
+  ChartSeries mean{"AU mean", {}}, lowest{"lowest epoch", {}}, samples{"samples/s", {}}, mib{"read MiB/s", {}};
+  std::string rows;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    au.categories.push_back(std::to_string(i + 1));
+    mean.values.push_back(p.au_mean);
+    lowest.values.push_back(p.au_min);
+    samples.values.push_back(p.samples_per_second);
+    mib.values.push_back(p.read_mib_per_second);
+    const auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("-"); };
+    rows += fmt::format("<tr><td>{}</td><td style=\"text-align:left\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                        "<td class=\"{}\">{}</td></tr>\n",
+                        i + 1, html_escape(p.name), cell(p.au_mean), cell(p.au_min), cell(p.samples_per_second),
+                        cell(p.read_mib_per_second), p.verdict == "pass" ? "pass" : "fail", html_escape(p.verdict));
+  }
+  throughput.categories = read.categories = au.categories;
+  au.series = {mean, lowest};
+  au.threshold = au_target_percent;
+  au.threshold_label = fmt::format("target {:.0f}%", au_target_percent);
+  throughput.kind = read.kind = Chart::Kind::bars;
+  throughput.series = {samples};
+  read.series = {mib};
+  const std::string body =
+      R"(<div class="charts">)" + svg_chart(au) + svg_chart(throughput) + svg_chart(read) + "</div>\n" +
+      "<h2>Points</h2>\n<table><tr><th>#</th><th>point</th><th>AU mean %</th><th>lowest epoch AU %</th><th>samples/s</th>"
+      "<th>read MiB/s</th><th>verdict</th></tr>\n" +
+      rows + "</table>\n";
+  return page(title, body);
+}
+
+}  // namespace trainio::report

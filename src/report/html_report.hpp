@@ -1,0 +1,26 @@
+#pragma once
+// The HTML reports: one self-contained file (inline SVG charts and CSS; no script, nothing
+// fetched from a network), readable offline and attachable to a ticket.
+//  - runs_html: for each run, AU and throughput per epoch against the AU target, where the step
+//    time went (batch wait, compute, barrier), the sample-read and batch-wait latency
+//    percentiles, the spread between ranks, checkpoint bandwidths; several runs side by side.
+//  - sweep_html: a sweep's points, AU and throughput against the varied values and ranks, with
+//    the AU target drawn.
+
+#include <string>
+#include <vector>
+
+#include "report/run_results.hpp"
+
+namespace trainio::report {
+
+std::string runs_html(const std::vector<RunResult>& runs);
+
+struct SweepPointFigures {
+  std::string name;  // "ranks=2,reader.read_threads=4"
+  double au_mean = NAN, au_min = NAN, samples_per_second = NAN, read_mib_per_second = NAN;
+  std::string verdict;
+};
+std::string sweep_html(const std::string& title, const std::vector<SweepPointFigures>& points, double au_target_percent);
+
+}  // namespace trainio::report

@@ -1,0 +1,34 @@
+#pragma once
+// Charts as inline SVG for the HTML reports: one self-contained element each (no script, nothing
+// fetched), with axes, ticks, a legend and an optional threshold line. Values that are not
+// finite are left out (a gap), never drawn as zero.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainio::report {
+
+struct ChartSeries {
+  std::string name;
+  std::vector<double> values;  // one per category; NaN for none
+};
+
+struct Chart {
+  enum class Kind { lines, bars, stacked_bars };
+  Kind kind = Kind::lines;
+  std::string title, x_label, y_label;
+  std::vector<std::string> categories;  // the x axis, in order
+  std::vector<ChartSeries> series;
+  std::optional<double> threshold;  // a horizontal line, e.g. the AU target
+  std::string threshold_label;
+  bool log_y = false;  // for latencies spanning orders of magnitude (values must be > 0)
+  std::optional<double> y_max;  // the axis ends here when no value is larger (100 for percentages)
+};
+
+std::string svg_chart(const Chart& chart);
+
+// Text made safe inside HTML and SVG.
+std::string html_escape(const std::string& text);
+
+}  // namespace trainio::report
