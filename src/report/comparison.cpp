@@ -7,6 +7,7 @@
 
 #include "config/suggest.hpp"
 #include "util/clock.hpp"
+#include "report/markup.hpp"
 #include "util/error.hpp"
 
 namespace trainio::report {
@@ -14,20 +15,6 @@ namespace trainio::report {
 namespace {
 
 using Verdict = FigureComparison::Verdict;
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string change_text(const FigureComparison& f) {
   if (!f.relative) return f.candidate_median == f.baseline_median ? "+0.00%" : "n/a";
@@ -231,12 +218,12 @@ std::string comparison_junit(const Comparison& c) {
                      c.figures.size(), failures, c.candidate_seconds);
   if (!c.config_differences.empty())
     out += fmt::format("    <properties><property name=\"configurations differ\" value=\"{}\"/></properties>\n",
-                       xml_escape(config_line(c)));
+                       markup_escape(config_line(c)));
   for (const auto& f : c.figures) {
     const std::string detail = fmt::format("baseline {} candidate {} change {} p {} ({})", figure_text(f.baseline_median, f.unit),
                                            figure_text(f.candidate_median, f.unit), change_text(f), p_text(f), verdict_name(f.verdict));
     // time: how long the candidate ran, the figure's measurement (CI systems chart it per case).
-    out += fmt::format("    <testcase classname=\"trainio.compare\" name=\"{}\" time=\"{:.3f}\">\n", xml_escape(f.name),
+    out += fmt::format("    <testcase classname=\"trainio.compare\" name=\"{}\" time=\"{:.3f}\">\n", markup_escape(f.name),
                        c.candidate_seconds);
     out += "      <properties>\n";
     for (const auto& [key, value] : std::vector<std::pair<const char*, std::string>>{
@@ -246,12 +233,12 @@ std::string comparison_junit(const Comparison& c) {
              {"threshold", fmt::format("{:.1f}%", f.threshold * 100)},
              {"p", p_text(f)},
              {"verdict", verdict_name(f.verdict)}})
-      out += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", key, xml_escape(value));
+      out += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", key, markup_escape(value));
     out += "      </properties>\n";
     if (f.verdict == Verdict::regressed)
-      out += fmt::format("      <failure message=\"{}\">{}</failure>\n", xml_escape(detail), xml_escape(detail));
+      out += fmt::format("      <failure message=\"{}\">{}</failure>\n", markup_escape(detail), markup_escape(detail));
     else
-      out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(detail));
+      out += fmt::format("      <system-out>{}</system-out>\n", markup_escape(detail));
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";

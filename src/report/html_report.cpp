@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/markup.hpp"
 #include "report/svg_chart.hpp"
 
 namespace trainio::report {
@@ -32,7 +33,7 @@ table {{ border-collapse: collapse; font-size: 13px; }} td, th {{ border: 1px so
 <p><small>Written by trainio. Figures come from each run's summary.json; what each means is in docs/metrics.md.</small></p>
 </body></html>
 )",
-                     html_escape(title), body);
+                     markup_escape(title), body);
 }
 
 double number_or_nan(const nlohmann::json& root, const std::string& dotted) {
@@ -74,8 +75,8 @@ std::string run_section(const RunResult& run) {
     }
   const std::string verdict = text_at(s, "metric.train_au_meet_expectation");
   std::string out = fmt::format("<h2>{}: {}</h2>\n<p>{:g} rank(s) on {:g} host(s), {} to {}. AU target {:.0f}%: {}</p>\n",
-                                html_escape(run.workload), html_escape(run.folder), number_or_nan(s, "num_accelerators"),
-                                number_or_nan(s, "num_hosts"), html_escape(run.start), html_escape(run.end), target,
+                                markup_escape(run.workload), markup_escape(run.folder), number_or_nan(s, "num_accelerators"),
+                                number_or_nan(s, "num_hosts"), markup_escape(run.start), markup_escape(run.end), target,
                                 verdict == "success" ? R"(<span class="pass">PASS</span>)"
                                 : verdict == "fail"  ? R"(<span class="fail">FAIL</span>)"
                                                      : "no verdict (see trainio.notes)");
@@ -146,7 +147,7 @@ std::string run_section(const RunResult& run) {
     out += svg_chart(c);
   }
   out += "</div>\n";
-  if (const std::string table = kept_table(run); !table.empty()) out += "<pre>" + html_escape(table) + "</pre>\n";
+  if (const std::string table = kept_table(run); !table.empty()) out += "<pre>" + markup_escape(table) + "</pre>\n";
   return out;
 }
 
@@ -201,8 +202,8 @@ std::string sweep_html(const std::string& title, const std::vector<SweepPointFig
     const auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("-"); };
     rows += fmt::format("<tr><td>{}</td><td style=\"text-align:left\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                         "<td class=\"{}\">{}</td></tr>\n",
-                        i + 1, html_escape(p.name), cell(p.au_mean), cell(p.au_min), cell(p.samples_per_second),
-                        cell(p.read_mib_per_second), p.verdict == "pass" ? "pass" : "fail", html_escape(p.verdict));
+                        i + 1, markup_escape(p.name), cell(p.au_mean), cell(p.au_min), cell(p.samples_per_second),
+                        cell(p.read_mib_per_second), p.verdict == "pass" ? "pass" : "fail", markup_escape(p.verdict));
   }
   throughput.categories = read.categories = au.categories;
   au.series = {mean, lowest};

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/markup.hpp"
+
 namespace trainio::report {
 
 namespace {
@@ -21,20 +23,6 @@ std::string tick_text(double v) {
 }
 
 }  // namespace
-
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string svg_chart(const Chart& c) {
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
@@ -78,8 +66,8 @@ std::string svg_chart(const Chart& c) {
 
   std::string svg = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}">)",
-      kWidth, kHeight, html_escape(c.title));
-  svg += fmt::format(R"(<text x="{}" y="18" font-size="14" font-weight="bold">{}</text>)", kLeft, html_escape(c.title));
+      kWidth, kHeight, markup_escape(c.title));
+  svg += fmt::format(R"(<text x="{}" y="18" font-size="14" font-weight="bold">{}</text>)", kLeft, markup_escape(c.title));
   // Axes and ticks.
   svg += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#333"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="#333"/>)",
                      kLeft, kTop, kTop + plot_h, kLeft + plot_w);
@@ -97,11 +85,11 @@ std::string svg_chart(const Chart& c) {
   const std::size_t label_every = std::max<std::size_t>(1, n / 12);
   for (std::size_t i = 0; i < n; i += label_every)
     svg += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="11" text-anchor="middle">{}</text>)", x_of(i),
-                       kTop + plot_h + 16, html_escape(c.categories[i]));
+                       kTop + plot_h + 16, markup_escape(c.categories[i]));
   svg += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="12" text-anchor="middle">{}</text>)", kLeft + plot_w / 2,
-                     kTop + plot_h + 34, html_escape(c.x_label));
+                     kTop + plot_h + 34, markup_escape(c.x_label));
   svg += fmt::format(R"svg(<text x="14" y="{:.1f}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {:.1f})">{}</text>)svg",
-                     kTop + plot_h / 2, kTop + plot_h / 2, html_escape(c.y_label));
+                     kTop + plot_h / 2, kTop + plot_h / 2, markup_escape(c.y_label));
   // The data.
   const std::size_t m = c.series.size();
   std::vector<double> stack(n, 0);
@@ -115,7 +103,7 @@ std::string svg_chart(const Chart& c) {
       if (c.kind == Chart::Kind::lines) {
         points += fmt::format("{:.1f},{:.1f} ", x_of(i), y_of(v));
         svg += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}: {}</title></circle>)", x_of(i),
-                           y_of(v), color, html_escape(series.name + " " + c.categories[i]), tick_text(v));
+                           y_of(v), color, markup_escape(series.name + " " + c.categories[i]), tick_text(v));
       } else {
         const bool stacked = c.kind == Chart::Kind::stacked_bars;
         const double w = stacked ? slot * 0.6 : slot * 0.8 / static_cast<double>(m);
@@ -124,7 +112,7 @@ std::string svg_chart(const Chart& c) {
         const double y0 = y_of(base), y1 = y_of(base + (log ? v - base : v));
         svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>{}: {}</title></rect>)",
                            x, std::min(y0, y1), w, std::fabs(y0 - y1), color,
-                           html_escape(series.name + " " + c.categories[i]), tick_text(v));
+                           markup_escape(series.name + " " + c.categories[i]), tick_text(v));
         if (stacked) stack[i] += v;
       }
     }
@@ -133,14 +121,14 @@ std::string svg_chart(const Chart& c) {
     // Legend, under the axis title.
     const double lx = kLeft + static_cast<double>(s) * 150;
     svg += fmt::format(R"(<rect x="{:.1f}" y="{}" width="10" height="10" fill="{}"/><text x="{:.1f}" y="{}" font-size="11">{}</text>)",
-                       lx, kHeight - 14, color, lx + 14, kHeight - 5, html_escape(series.name));
+                       lx, kHeight - 14, color, lx + 14, kHeight - 5, markup_escape(series.name));
   }
   if (c.threshold) {
     const double y = y_of(*c.threshold);
     svg += fmt::format(R"(<line x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#d62728" stroke-dasharray="6 4"/>)", kLeft, y,
                        kLeft + plot_w, y);
     svg += fmt::format(R"(<text x="{}" y="{:.1f}" font-size="11" fill="#d62728" text-anchor="end">{}</text>)", kLeft + plot_w,
-                       y - 4, html_escape(c.threshold_label));
+                       y - 4, markup_escape(c.threshold_label));
   }
   svg += "</svg>";
   return svg;

@@ -28,7 +28,4 @@ struct Chart {
 
 std::string svg_chart(const Chart& chart);
 
-// Text made safe inside HTML and SVG.
-std::string html_escape(const std::string& text);
-
 }  // namespace trainio::report
