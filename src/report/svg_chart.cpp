@@ -125,7 +125,7 @@ std::string svg_chart(const Chart& c) {
   }
   if (c.threshold) {
     const double y = y_of(*c.threshold);
-    svg += fmt::format(R"(<line x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#d62728" stroke-dasharray="6 4"/>)", kLeft, y,
+    svg += fmt::format(R"(<line x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/>)", kLeft, y,
                        kLeft + plot_w, y);
     svg += fmt::format(R"(<text x="{}" y="{:.1f}" font-size="11" fill="#d62728" text-anchor="end">{}</text>)", kLeft + plot_w,
                        y - 4, markup_escape(c.threshold_label));
