@@ -13,9 +13,12 @@
 #include "campaign/job.hpp"
 #include "campaign/outcome.hpp"
 #include "config/load.hpp"
+#include "plan/accelerator_demand.hpp"
+#include "plan/layout.hpp"
 #include "storage/fs.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/units.hpp"
 
 namespace trainio::campaign {
 
@@ -94,6 +97,17 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
                        p.folder);
   }
   doc["probes"] = list;
+  // The model's prediction beside the measurement (plan/accelerator_demand.hpp).
+  const double demand = plan::accelerator_demand(w, plan::DatasetLayout(w));
+  std::string prediction;
+  if (spec.storage_bandwidth > 0 && demand > 0 && w.metric.au > 0) {
+    const long predicted = plan::predicted_accelerators(spec.storage_bandwidth, demand, w.metric.au);
+    doc["prediction"] = {{"storage_bandwidth_bytes_per_second", spec.storage_bandwidth},
+                         {"demand_bytes_per_second_per_accelerator", demand},
+                         {"max_accelerators", predicted}};
+    prediction = fmt::format("predicted from {} and {} per accelerator: {} (measured: {})",
+                             util::format_rate(spec.storage_bandwidth), util::format_rate(demand), predicted, passed);
+  }
   storage::write_file_atomic(util::join(spec.output, "max-accelerators.json"), doc.dump(2) + "\n");
   storage::write_file_atomic(util::join(spec.output, "max-accelerators.csv"), csv);
   if (passed == 0) {
@@ -104,6 +118,7 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
   } else {
     std::printf("answer: %d ranks meet the AU target of %.0f%%; %d do not\n", passed, w.metric.au * 100, failed);
   }
+  if (!prediction.empty()) std::printf("%s\n", prediction.c_str());
   std::printf("evidence: %s\n", util::join(spec.output, "max-accelerators.csv").c_str());
   return 0;
 }

@@ -13,6 +13,7 @@ namespace trainio::campaign {
 struct MaxAcceleratorsSpec {
   std::vector<std::string> words;  // workload and overrides
   int ranks_to = 64;               // the largest count to try
+  double storage_bandwidth = 0;    // bytes/s: the model's prediction beside the answer (0: none)
   std::string launcher;
   std::string output;
 };

@@ -152,6 +152,9 @@ int main(int argc, char** argv) {
   auto* config = app.add_subcommand("config", "Print the resolved workload as YAML and what it implies: "
                                               "samples, bytes, steps per rank (no I/O)");
   config->add_option("workload_and_overrides", config_cmd.words, kWorkloadHelp);
+  config->add_option("--storage-bandwidth", config_cmd.storage_bandwidth,
+                     "a storage bandwidth (10GiB/s): also print how many accelerators it feeds at the AU target, "
+                     "predicted from the per-accelerator demand (trainio max-accelerators measures it)");
   config->add_option("--ranks,-n", config_cmd.ranks, "ranks to plan for (default: the MPI job size, else 1)")
       ->check(kCountOfOneOrMore);
   config->footer(examples(
@@ -246,6 +249,8 @@ int main(int argc, char** argv) {
                                "how to start a run of {ranks} ranks (default 'mpirun -np {ranks}'; inside a Slurm "
                                "allocation 'srun --mpi=pmix -n {ranks}')");
   max_accelerators->add_option("--output,-o", max_cmd.output, "folder for the probes and the answer")->required();
+  max_accelerators->add_option("--storage-bandwidth", max_cmd.storage_bandwidth,
+                               "the storage's bandwidth (10GiB/s), to show the predicted count beside the measured one");
   max_accelerators->footer(examples(
       "  trainio max-accelerators unet3d_h100 dataset.data_folder=/mnt/fs/unet3d --ranks-to 32 -o search/unet3d\n"
       "  salloc -N 4 trainio max-accelerators unet3d_h100 --ranks-to 128 -o search/unet3d   srun inside the allocation"));

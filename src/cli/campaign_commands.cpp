@@ -26,6 +26,7 @@ int max_accelerators_command(const MaxAcceleratorsCommand& cmd) {
     campaign::MaxAcceleratorsSpec spec;
     spec.words = cmd.words;
     spec.ranks_to = cmd.ranks_to;
+    spec.storage_bandwidth = cmd.storage_bandwidth.empty() ? 0 : parse_bandwidth(cmd.storage_bandwidth);
     spec.launcher = cmd.launcher.empty() ? campaign::default_launcher() : cmd.launcher;
     campaign::launcher_words(spec.launcher, 1);
     spec.output = cmd.output;

@@ -26,6 +26,7 @@ struct ConfigCommand {
   std::vector<std::string> words;
   int ranks = 0;                   // 0: the launcher's job size, or 1
   bool keys = false;               // list every key instead
+  std::string storage_bandwidth;   // --storage-bandwidth: predict how many accelerators it feeds
 };
 int config_command(const ConfigCommand& cmd);
 
@@ -59,6 +60,7 @@ int sweep_command(const SweepCommand& cmd);
 struct MaxAcceleratorsCommand {
   std::vector<std::string> words;
   int ranks_to = 64;
+  std::string storage_bandwidth;   // --storage-bandwidth: the model's prediction, beside the measured answer
   std::string launcher;
   std::string output;
 };

@@ -13,6 +13,7 @@
 #include "engine/together.hpp"
 #include "mpi/launcher.hpp"
 #include "util/error.hpp"
+#include "util/units.hpp"
 
 namespace trainio::cli {
 
@@ -134,6 +135,15 @@ int run_workload_command(int& argc, char**& argv, const std::string& log_level, 
         return body(comm, w);
       },
       job);
+}
+
+double parse_bandwidth(const std::string& text) {
+  std::string_view size = text;
+  if (size.ends_with("/s")) size.remove_suffix(2);
+  const auto bytes = util::parse_bytes(size);
+  if (!bytes || *bytes == 0)
+    throw usage_error(fmt::format("--storage-bandwidth '{}' is not a bandwidth", text), "write it as 10GiB/s or 1250MB/s");
+  return static_cast<double>(*bytes);
 }
 
 std::string command_line(int argc, char** argv) {

@@ -56,6 +56,10 @@ int guarded(const std::function<int()>& body);
 int run_workload_command(int& argc, char**& argv, const std::string& log_level, const std::vector<std::string>& words,
                          const std::function<int(const mpi::Comm&, const config::Workload&)>& body);
 
+// A storage bandwidth as given on the command line ("10GiB/s", "1.5 GB/s", "800MiB"): bytes per
+// second; a usage error naming --storage-bandwidth otherwise.
+double parse_bandwidth(const std::string& text);
+
 // The command line as typed, for the results.
 std::string command_line(int argc, char** argv);
 

@@ -14,6 +14,7 @@
 #include "config/shipped_workloads.hpp"
 #include "mlperf/rules.hpp"
 #include "mpi/launcher.hpp"
+#include "plan/accelerator_demand.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"
@@ -92,7 +93,7 @@ std::string checkpoint_lines(const config::Workload& w, int ranks) {
   return out;
 }
 
-std::string derived(const config::Workload& w, int ranks) {
+std::string derived(const config::Workload& w, int ranks, double storage_bandwidth) {
   const plan::DatasetLayout layout(w);
   std::string out;
   auto line = [&](const std::string& text) { out += "#   " + text + "\n"; };
@@ -130,11 +131,16 @@ std::string derived(const config::Workload& w, int ranks) {
                                        : std::string()));
     if (const std::string warning = plan::few_steps_warning(shape, w); !warning.empty())
       out += "# warning: " + warning + "\n";
-    const double compute = w.train.computation_time.expected();
-    if (compute > 0)
-      line(fmt::format("to keep each accelerator busy: {} per rank ({} for all ranks)",
-                       util::format_rate(mean_sample * static_cast<double>(batch) / compute),
-                       util::format_rate(mean_sample * static_cast<double>(batch * r) / compute)));
+    if (const double demand = plan::accelerator_demand(w, layout); demand > 0) {
+      line(fmt::format("to keep each accelerator busy: {} per rank ({} for all ranks)", util::format_rate(demand),
+                       util::format_rate(demand * static_cast<double>(r))));
+      if (storage_bandwidth > 0 && w.metric.au > 0)
+        line(fmt::format("predicted on {}: at most {} accelerators meet AU >= {:.0f}% (bandwidth / (AU target x "
+                         "demand per accelerator), if reads overlap compute and the storage is the only limit; "
+                         "'trainio max-accelerators' measures it)",
+                         util::format_rate(storage_bandwidth),
+                         plan::predicted_accelerators(storage_bandwidth, demand, w.metric.au), w.metric.au * 100));
+    }
   }
   if (const auto* b = mlperf::find_benchmark(w.name); b && b->kind == mlperf::Kind::training && w.workflow.train) {
     // Planned on one host with this host's memory: `trainio datasize` takes other hosts.
@@ -167,7 +173,7 @@ int config_command(const ConfigCommand& cmd) {
         for (const auto& o : w.overrides) out += "# override: " + o + "\n";
         for (const auto& n : w.notes) out += "# note: " + n.message + "\n";
         out += config::to_yaml(w, true);
-        out += derived(w, ranks);
+        out += derived(w, ranks, cmd.storage_bandwidth.empty() ? 0 : parse_bandwidth(cmd.storage_bandwidth));
         std::printf("%s", out.c_str());
         return 0;
       });

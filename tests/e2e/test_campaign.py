@@ -73,9 +73,9 @@ class SweepTest(TrainioTest):
 
 
 class MaxAcceleratorsTest(TrainioTest):
-    def search(self, au, out):
+    def search(self, au, out, *more):
         return self.run_trainio("max-accelerators", "default", *TINY, "dataset.data_folder=d",
-                                "workflow.generate_data=true", f"metric.au={au}", "--ranks-to", "3", "--output", out)
+                                "workflow.generate_data=true", f"metric.au={au}", "--ranks-to", "3", "--output", out, *more)
 
     def test_every_probe_passing_gives_the_limit_and_its_evidence(self):
         r = self.search(0.0, "all")
@@ -90,9 +90,21 @@ class MaxAcceleratorsTest(TrainioTest):
         self.assertEqual(self.summary(os.path.join("all", "ranks=3"))["num_accelerators"], 3)
 
     def test_no_count_meeting_the_target_says_so(self):
-        r = self.search(1.0, "none")  # no run spends all its time computing
+        # No run spends all its time computing. The model's prediction is shown beside: 16 KiB x 2
+        # per 1 ms is 31.25 MiB/s per accelerator, so 100 MiB/s feeds 3 at 100%.
+        r = self.search(1.0, "none", "--storage-bandwidth", "100MiB/s")
         self.assertEqual(r.code, 0, r)
         self.assertIn("answer: none", r.out)
         doc = self.read_json(self.path("none", "max-accelerators.json"))
         self.assertEqual((doc["max_accelerators"], doc["first_failing"]), (0, 1))
         self.assertEqual([p["verdict"] for p in doc["probes"]], ["fail"])
+        self.assertIn("predicted from 100.00 MiB/s and 31.25 MiB/s per accelerator: 3 (measured: 0)", r.out)
+        self.assertEqual(doc["prediction"]["max_accelerators"], 3)
+
+    def test_config_predicts_from_a_storage_bandwidth(self):
+        r = self.ok("config", "default", *TINY, "--storage-bandwidth", "100MiB/s")
+        self.assertIn("to keep each accelerator busy: 31.25 MiB/s per rank", r.out)
+        self.assertIn("predicted on 100.00 MiB/s: at most 3 accelerators meet AU >= 90%", r.out)
+        r = self.run_trainio("config", "default", "--storage-bandwidth", "fast")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("--storage-bandwidth 'fast'", r.err)
