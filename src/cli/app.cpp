@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
       "  trainio sweep unet3d_h100 dataset.data_folder=/mnt/fs/unet3d --ranks 1,2,4,8 --repeat 3 -o sweeps/unet3d\n"
       "  trainio sweep default --vary reader.read_threads=1,2,4 --vary reader.batch_size=4,16 -o sweeps/threads\n"
       "  trainio sweep resnet50_h100 --ranks 8,16 --launcher 'mpirun -np {ranks} --hostfile hosts' -o sweeps/r50\n"
-      "  trainio report sweeps/threads/ranks=*               the same runs, aggregated per configuration"));
+      "  trainio report sweeps/threads                        the same runs, aggregated per configuration"));
 
   MaxAcceleratorsCommand max_cmd;
   auto* max_accelerators = app.add_subcommand(

@@ -84,21 +84,38 @@ std::string text_at(const json& root, const std::string& dotted) {
   return node && node->is_string() ? node->get<std::string>() : std::string();
 }
 
-std::vector<RunResult> load_runs(const std::string& path) {
-  if (!storage::is_dir(path))
-    throw usage_error(fmt::format("'{}' is not a folder", path), "give a results folder of trainio run, or a folder of them");
-  if (auto one = read_run(path)) return {*one};
+namespace {
+
+// The runs in the folders directly under `path`, in name order; a campaign's failed attempts
+// (moved aside as <run>.failed-N) are not runs.
+std::vector<RunResult> runs_under(const std::string& path, std::vector<std::string>* folders) {
   std::vector<std::string> names = storage::list_dir(path);
   std::sort(names.begin(), names.end());
   std::vector<RunResult> runs;
   for (const auto& name : names) {
     const std::string sub = util::join(path, name);
-    if (!storage::is_dir(sub)) continue;
+    if (!storage::is_dir(sub) || name.find(".failed-") != std::string::npos) continue;
     if (auto r = read_run(sub)) runs.push_back(std::move(*r));
+    else if (folders) folders->push_back(sub);
   }
+  return runs;
+}
+
+}  // namespace
+
+std::vector<RunResult> load_runs(const std::string& path) {
+  if (!storage::is_dir(path))
+    throw usage_error(fmt::format("'{}' is not a folder", path), "give a results folder of trainio run, or a folder of them");
+  if (auto one = read_run(path)) return {*one};
+  std::vector<std::string> folders;
+  std::vector<RunResult> runs = runs_under(path, &folders);
+  // A folder of folders of runs (a sweep: DIR/<point>/run<N>), when no run is one level down.
   if (runs.empty())
-    throw usage_error(fmt::format("'{}' holds no run: no summary.json in it or in its folders", path),
-                      "give the results folder of a run (--output of trainio run), or a folder of such folders");
+    for (const auto& folder : folders)
+      for (auto& r : runs_under(folder, nullptr)) runs.push_back(std::move(r));
+  if (runs.empty())
+    throw usage_error(fmt::format("'{}' holds no run: no summary.json in it, in its folders or in theirs", path),
+                      "give the results folder of a run (--output of trainio run), a folder of such folders, or a sweep's");
   return runs;
 }
 

@@ -18,7 +18,8 @@ struct RunResult {
 };
 
 // A results folder (holding summary.json) is one run; a folder of results folders is a set of
-// runs, in name order. Throws a usage error naming the path when there is no run, or when a
+// runs, in name order; so is a folder of such folders when none of its own folders is a run (a
+// sweep's folder: DIR/<point>/run<N>). Failed attempts a campaign moved aside are left out. Throws a usage error naming the path when there is no run, or when a
 // summary.json cannot be read or parsed.
 std::vector<RunResult> load_runs(const std::string& path);
 

@@ -54,6 +54,10 @@ class SweepTest(TrainioTest):
         self.assertTrue(os.path.exists(self.path("s", "ranks=1,dataset.data_folder=d2,reader.read_threads=1",
                                                  "run1.failed-1.log")))
         self.assertEqual({row["runs_finished"] for row in rows(self.path("s", "sweep.csv"))}, {"1"})
+        # The sweep's folder is a set of runs for report: each point its own configuration, the
+        # failed attempts moved aside left out.
+        r = self.ok("report", self.path("s"))
+        self.assertIn("8 runs of 8 configurations, each aggregated on its own", r.out)
 
         # The same folder with other shared settings is another sweep: refused.
         r = self.run_trainio("sweep", "default", *TINY, "train.epochs=3", "--vary", "dataset.data_folder=d1",
