@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "storage/fs.hpp"
@@ -79,6 +81,28 @@ int spawn_and_wait(const std::vector<std::string>& argv, const std::string& log)
 }
 
 }  // namespace
+
+void claim_folder(const std::string& folder, const std::string& command, const std::vector<std::string>& words) {
+  const std::string path = util::join(folder, "campaign.json");
+  const nlohmann::json mine = {{"command", command}, {"words", words}};
+  if (!fs::exists(path)) {
+    storage::make_dirs(folder);
+    storage::write_file_atomic(path, mine.dump(2) + "\n");
+    return;
+  }
+  nlohmann::json earlier;
+  try {
+    std::ifstream in(path);
+    earlier = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    throw usage_error(fmt::format("'{}' is not a campaign's record", path), "give this campaign another --output");
+  }
+  if (earlier != mine)
+    throw usage_error(fmt::format("'{}' holds the runs of trainio {} {}; this is trainio {} {}", folder,
+                                  earlier.value("command", std::string("?")), earlier.value("words", nlohmann::json()).dump(),
+                                  command, mine["words"].dump()),
+                      "rerun it with the same workload and overrides to resume it, or give this campaign another --output");
+}
 
 std::string default_launcher() {
   return std::getenv("SLURM_JOB_ID") ? "srun --mpi=pmix -n {ranks}" : "mpirun -np {ranks}";

@@ -32,6 +32,11 @@ struct JobOutcome {
   std::optional<report::RunResult> result;  // its summary, when it finished
 };
 
+// A campaign's folder belongs to one command, workload and set of shared overrides, recorded in
+// DIR/campaign.json by the first campaign into it. A later one with others is refused (a usage
+// error), so that the runs a rerun keeps are never taken for runs of other settings.
+void claim_folder(const std::string& folder, const std::string& command, const std::vector<std::string>& words);
+
 // Runs the job unless its folder already holds a readable summary.json.
 JobOutcome run_job(const Job& job, const std::string& launcher);
 

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <optional>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -39,15 +38,13 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
   if (!w.workflow.train)
     throw usage_error(fmt::format("workload '{}' does not train (workflow.train is false): there is no AU to meet", w.name),
                       "search with a training workload, e.g. unet3d_h100");
-  storage::make_dirs(spec.output);
+  claim_folder(spec.output, "max-accelerators", spec.words);
   std::printf("max-accelerators: the largest rank count, up to %d, whose AU meets %.0f%% (metric.au), into %s "
               "(launcher: %s)\n",
               spec.ranks_to, w.metric.au * 100, spec.output.c_str(), spec.launcher.c_str());
   struct Probe {
-    int ranks;
     RunFigures figures;
     std::string folder;
-    bool kept;
   };
   std::map<int, Probe> probes;
   int passed = 0, failed = 0;
@@ -68,7 +65,7 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
       throw io_error(fmt::format("the probe with {} ranks has no AU verdict (too few steps to measure): see {}/summary.json",
                                  n, job.folder),
                      "give each run more steps (train.epochs, or a larger dataset), then rerun");
-    probes[n] = {n, f, job.folder, outcome.kept};
+    probes[n] = {f, job.folder};
     if (f.verdict == "pass") passed = n;
     else failed = n;
   }
@@ -88,7 +85,7 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
     const auto& f = p.figures;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double au = f.au_mean.value_or(nan), samples = f.samples_per_second.value_or(nan);
-    const double au_min = f.au_epochs.empty() ? nan : *std::min_element(f.au_epochs.begin(), f.au_epochs.end());
+    const double au_min = f.au_lowest_epoch.value_or(nan);
     const double read_mib = f.read_bytes_per_second.value_or(nan) / (1024.0 * 1024.0);
     list.push_back({{"ranks", n}, {"au_mean_percent", value(au)}, {"au_min_percent", value(au_min)},
                     {"samples_per_second", value(samples)}, {"read_MiB_per_second", value(read_mib)},

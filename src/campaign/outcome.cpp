@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/units.hpp"
 
 namespace trainio::campaign {
@@ -11,7 +13,7 @@ RunFigures figures_of(const report::RunResult& run) {
   f.au_mean = report::figure_of(run, "train_au_mean_percentage");
   if (const auto* list = report::node_at(run.summary, "metric.train_au_percentage"); list && list->is_array())
     for (const auto& v : *list)
-      if (v.is_number()) f.au_epochs.push_back(v.get<double>());
+      if (v.is_number()) f.au_lowest_epoch = std::min(f.au_lowest_epoch.value_or(v.get<double>()), v.get<double>());
   f.samples_per_second = report::figure_of(run, "train_throughput_mean_samples_per_second");
   f.read_bytes_per_second = report::figure_of(run, "read_bytes_per_second");
   const std::string verdict = report::text_at(run.summary, "metric.train_au_meet_expectation");

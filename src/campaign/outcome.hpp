@@ -11,7 +11,7 @@ namespace trainio::campaign {
 
 struct RunFigures {
   std::optional<double> au_mean;            // percent, mean over epochs
-  std::vector<double> au_epochs;            // percent, each epoch
+  std::optional<double> au_lowest_epoch;    // percent
   std::optional<double> samples_per_second; // DLIO's training throughput
   std::optional<double> read_bytes_per_second;  // measured: what the storage calls returned
   std::string verdict;                      // "pass", "fail", or "unknown" (no AU verdict)

@@ -5,9 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "campaign/job.hpp"
@@ -44,32 +41,11 @@ std::vector<std::string> overrides_of(const SweepPoint& p) {
   return out;
 }
 
-// The sweep's identity: its workload and shared overrides. A rerun into the same folder must
-// have the same, or its points would mix two sweeps.
-void check_same_sweep(const SweepSpec& spec) {
-  const std::string path = util::join(spec.output, "sweep.json");
-  const nlohmann::json mine = {{"words", spec.words}};
-  if (std::filesystem::exists(path)) {
-    std::ifstream in(path);
-    nlohmann::json earlier;
-    try {
-      earlier = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception&) {
-      throw usage_error(fmt::format("'{}' is not a sweep's record", path), "give the sweep another --output");
-    }
-    if (earlier.value("words", nlohmann::json()) != mine["words"])
-      throw usage_error(fmt::format("'{}' holds a sweep of {} (this one: {})", spec.output,
-                                    earlier.value("words", nlohmann::json()).dump(), mine["words"].dump()),
-                        "rerun it with the same workload and overrides to resume it, or give this sweep another --output");
-    return;
-  }
-  storage::make_dirs(spec.output);
-  storage::write_file_atomic(path, mine.dump(2) + "\n");
-}
-
+// What a point's runs showed: their figures only, not their summaries, so that a sweep of many
+// runs holds little.
 struct PointRuns {
   const SweepPoint* point = nullptr;
-  std::vector<report::RunResult> finished;
+  std::vector<RunFigures> finished;
   int failed = 0;
 };
 
@@ -89,12 +65,11 @@ struct PointFigures {
   double samples_spread = NAN;
 };
 PointFigures point_figures(const PointRuns& p) {
-  std::vector<double> au, au_epochs, samples, read;
+  std::vector<double> au, au_lowest, samples, read;
   bool all_pass = p.failed == 0 && !p.finished.empty(), any_fail = false, unknown = false;
-  for (const auto& run : p.finished) {
-    const RunFigures f = figures_of(run);
+  for (const RunFigures& f : p.finished) {
     if (f.au_mean) au.push_back(*f.au_mean);
-    au_epochs.insert(au_epochs.end(), f.au_epochs.begin(), f.au_epochs.end());
+    if (f.au_lowest_epoch) au_lowest.push_back(*f.au_lowest_epoch);
     if (f.samples_per_second) samples.push_back(*f.samples_per_second);
     if (f.read_bytes_per_second) read.push_back(*f.read_bytes_per_second / (1024.0 * 1024.0));
     all_pass = all_pass && f.verdict == "pass";
@@ -105,7 +80,7 @@ PointFigures point_figures(const PointRuns& p) {
   PointFigures out;
   out.figures.name = p.point->name;
   out.figures.au_mean = mean(au);
-  out.figures.au_min = au_epochs.empty() ? NAN : *std::min_element(au_epochs.begin(), au_epochs.end());
+  out.figures.au_min = au_lowest.empty() ? NAN : *std::min_element(au_lowest.begin(), au_lowest.end());
   out.figures.samples_per_second = mean(samples);
   out.figures.read_mib_per_second = mean(read);
   out.figures.verdict = p.failed > 0 ? "failed runs" : all_pass ? "pass" : any_fail ? "fail" : unknown ? "unknown" : "";
@@ -193,12 +168,13 @@ int run_sweep(const SweepSpec& spec) {
   const std::vector<SweepPoint> points = sweep_points(spec);
   // Every point's workload loads, before anything runs: a typo found after hours is hours lost.
   const config::SplitArgs base = config::split_args(spec.words);
+  const config::Workload w = config::load(base.workload, base.overrides);
   for (const auto& p : points) {
     std::vector<std::string> overrides = base.overrides;
     for (const auto& o : overrides_of(p)) overrides.push_back(o);
     config::load(base.workload, overrides);
   }
-  check_same_sweep(spec);
+  claim_folder(spec.output, "sweep", spec.words);
   const std::size_t jobs = points.size() * static_cast<std::size_t>(spec.repeat);
   std::printf("sweep: %zu points x %d runs = %zu jobs into %s (launcher: %s)\n", points.size(), spec.repeat, jobs,
               spec.output.c_str(), spec.launcher.c_str());
@@ -220,7 +196,7 @@ int run_sweep(const SweepSpec& spec) {
       std::printf("%s\n", outcome_line(outcome).c_str());
       std::fflush(stdout);
       if (outcome.result) {
-        runs.finished.push_back(std::move(*outcome.result));
+        runs.finished.push_back(figures_of(*outcome.result));
       } else {
         ++runs.failed;
         ++failed;
@@ -232,7 +208,6 @@ int run_sweep(const SweepSpec& spec) {
   storage::write_file_atomic(csv, sweep_csv(spec, results));
   std::vector<report::SweepPointFigures> figures;
   for (const auto& p : results) figures.push_back(point_figures(p).figures);
-  const config::Workload w = config::load(base.workload, base.overrides);
   storage::write_file_atomic(util::join(spec.output, "report.html"),
                              report::sweep_html(fmt::format("trainio sweep of {} ({})", w.name, spec.output), figures,
                                                 w.metric.au * 100));

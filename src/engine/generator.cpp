@@ -207,7 +207,7 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
   const std::int64_t start = util::now_ns();
   std::uint64_t bytes = 0;
   for (std::uint64_t k = 0; k < layout.total_files(); ++k) bytes += layout.file_by_global_index(k).data_bytes();
-  Progress progress("generate (shared files)", layout.total_files(), bytes, 1, options.progress && comm.is_root());
+  Progress progress("generate", "generate (shared files)", layout.total_files(), bytes, 1, options.progress && comm.is_root());
   MpiSharedWriting shared(comm);
   for (std::uint64_t k = 0; k < layout.total_files(); ++k) {
     const plan::DataFile file = layout.file_by_global_index(k);
@@ -271,7 +271,7 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   const std::int64_t start = util::now_ns();
   together(comm, [&] {
     storage::ScopedObserver observe(&io);
-    Progress progress("generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
+    Progress progress("generate", "generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
     for (const std::uint64_t k : mine) {
       const plan::DataFile file = layout.file_by_global_index(k);
       if (complete_already(*writer, file, existing)) {

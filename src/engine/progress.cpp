@@ -43,7 +43,8 @@ void clear_line(bool tty) {
 
 }  // namespace
 
-Progress::Progress(std::string label, std::uint64_t units, std::uint64_t bytes, int scale, bool enabled)
+Progress::Progress(const std::string& kind, std::string label, std::uint64_t units, std::uint64_t bytes, int scale,
+                   bool enabled)
     : label_(std::move(label)),
       total_units_(units),
       total_bytes_(bytes),
@@ -52,7 +53,7 @@ Progress::Progress(std::string label, std::uint64_t units, std::uint64_t bytes, 
       tty_(isatty(STDERR_FILENO) != 0),
       start_ns_(util::now_ns()),
       last_print_ns_(start_ns_) {
-  metrics::live::begin_phase(label_.substr(0, label_.find(' ')), label_ + " (this rank's files)", units, 0);
+  metrics::live::begin_phase(kind, label_ + " (this rank's files)", units, 0);
 }
 
 void Progress::advance(std::uint64_t units, std::uint64_t bytes) {

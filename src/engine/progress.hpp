@@ -12,8 +12,9 @@ namespace trainio::engine {
 
 class Progress {
  public:
-  // `units` and `bytes` are this rank's share; `scale` multiplies them to the whole job.
-  Progress(std::string label, std::uint64_t units, std::uint64_t bytes, int scale, bool enabled);
+  // `kind` names the phase for the live stream (generate, validate); `units` and `bytes` are this
+  // rank's share; `scale` multiplies them to the whole job.
+  Progress(const std::string& kind, std::string label, std::uint64_t units, std::uint64_t bytes, int scale, bool enabled);
   void advance(std::uint64_t units, std::uint64_t bytes);
   void finish();
 

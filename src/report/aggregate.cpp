@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <set>
@@ -362,11 +360,7 @@ std::string aggregate_json(const std::vector<Aggregate>& groups) {
 std::string run_text(const RunResult& run) {
   // The end-of-run table the run kept beside its summary: the same words the console showed.
   // Runs without it (older trainio, DLIO itself) get a table made from the summary.
-  if (std::ifstream kept(run.folder + "/summary.txt"); kept) {
-    std::stringstream text;
-    text << kept.rdbuf();
-    if (!text.str().empty()) return text.str();
-  }
+  if (std::string kept = kept_table(run); !kept.empty()) return kept;
   const auto& s = run.summary;
   const auto ranks = std::llround(number_at(s, "num_accelerators").value_or(0));
   const auto hosts = std::llround(number_at(s, "num_hosts").value_or(0));

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "report/markup.hpp"
 #include "report/svg_chart.hpp"
@@ -38,15 +36,6 @@ table {{ border-collapse: collapse; font-size: 13px; }} td, th {{ border: 1px so
 
 double number_or_nan(const nlohmann::json& root, const std::string& dotted) {
   return number_at(root, dotted).value_or(NAN);
-}
-
-// The run's end-of-run table, when it kept one (summary.txt).
-std::string kept_table(const RunResult& run) {
-  std::ifstream in(run.folder + "/summary.txt");
-  if (!in) return {};
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string run_section(const RunResult& run) {

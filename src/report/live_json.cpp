@@ -70,12 +70,13 @@ void LiveJson::write_line(bool final) {
                {"done", s.done},
                {"total", s.total},
                {"phase_over", s.phase_end_ns != 0},
-               {"au_percent", steps && phase_seconds > 0 ? json(100 * s.compute_seconds / phase_seconds) : json(nullptr)},
                {"samples_per_second",
                 steps && phase_seconds > 0 ? json(static_cast<double>(s.done) * s.samples_per_unit / phase_seconds) : json(nullptr)},
                {"ranks", ranks_},
+               // Rank 0's own: the other ranks' compute draws and reads are their own.
                {"rank0",
-                {{"read_bytes", b.read},
+                {{"au_percent", steps && phase_seconds > 0 ? json(100 * s.compute_seconds / phase_seconds) : json(nullptr)},
+                 {"read_bytes", b.read},
                  {"written_bytes", b.written},
                  {"interval_seconds", interval},
                  {"read_bytes_per_second", per_second(b.read - last_read_)},
@@ -84,13 +85,19 @@ void LiveJson::write_line(bool final) {
   last_ns_ = now;
   last_read_ = b.read;
   last_written_ = b.written;
+  const std::string text = line.dump() + "\n";
   try {
-    const std::string text = line.dump() + "\n";
     file_.write_all(text.data(), text.size());
+    complete_bytes_ += text.size();
   } catch (const Error& e) {
-    // The stream is for watching; a full disk under it must not end the measured run.
+    // The stream is for watching; a full disk under it must not end the measured run. A line
+    // written in part is cut off, so every line the file holds reads whole.
     failed_ = true;
     spdlog::warn("--live-json stopped: {}", e.what());
+    try {
+      file_.truncate(complete_bytes_);
+    } catch (const Error&) {
+    }
   }
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // --live-json FILE: one line of JSON per interval while a run goes on (as fio's --status-interval
 // and elbencho's --livejson), for dashboards and for watching a long run from elsewhere. Written
-// by rank 0: the phase and how far it is, AU and samples/s of the phase so far (the job's: every
-// rank steps together), and the bytes rank 0's storage calls moved, in all and over the interval.
+// by rank 0: the phase and how far it is, samples/s of the phase so far (the job's: every rank
+// steps together), and rank 0's AU and the bytes its storage calls moved, in all and over the
+// interval.
 // A last line marked "final" when the run ends. The file is new: an existing one is refused.
 
 #include <condition_variable>
@@ -33,6 +34,7 @@ class LiveJson {
   storage::File file_;
   std::int64_t start_ns_, last_ns_;
   std::uint64_t last_read_ = 0, last_written_ = 0;
+  std::uint64_t complete_bytes_ = 0;  // the file's whole lines
   bool failed_ = false;
   std::mutex mutex_;
   std::condition_variable wake_;

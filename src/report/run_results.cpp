@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 
 #include "storage/fs.hpp"
@@ -117,6 +119,14 @@ std::vector<RunResult> load_runs(const std::string& path) {
     throw usage_error(fmt::format("'{}' holds no run: no summary.json in it, in its folders or in theirs", path),
                       "give the results folder of a run (--output of trainio run), a folder of such folders, or a sweep's");
   return runs;
+}
+
+std::string kept_table(const RunResult& run) {
+  std::ifstream in(util::join(run.folder, "summary.txt"));
+  if (!in) return {};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 const std::vector<Figure>& known_figures() {

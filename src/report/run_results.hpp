@@ -23,6 +23,10 @@ struct RunResult {
 // summary.json cannot be read or parsed.
 std::vector<RunResult> load_runs(const std::string& path);
 
+// The table the run printed at its end, which it keeps in summary.txt; empty when it has none
+// (an older trainio's run, or DLIO's).
+std::string kept_table(const RunResult& run);
+
 // Typed reads of a dotted path into a summary ("trainio.workload.name", "metric.x.0"): what is
 // absent or of another type reads as absent, so a hand-edited or foreign summary.json can never
 // crash a report.

@@ -63,7 +63,7 @@ class SweepTest(TrainioTest):
         r = self.run_trainio("sweep", "default", *TINY, "train.epochs=3", "--vary", "dataset.data_folder=d1",
                              "--output", "s")
         self.assertEqual(r.code, 2, r)
-        self.assertIn("holds a sweep of", r.err)
+        self.assertIn("holds the runs of trainio sweep", r.err)
 
     def test_a_bad_point_is_refused_before_anything_runs(self):
         r = self.run_trainio("sweep", "default", *TINY, "--vary", "reader.read_threads=1,-3", "--output", "s")
@@ -104,6 +104,17 @@ class MaxAcceleratorsTest(TrainioTest):
         self.assertEqual([p["verdict"] for p in doc["probes"]], ["fail"])
         self.assertIn("predicted from 100.00 MiB/s and 31.25 MiB/s per accelerator: 3 (measured: 0)", r.out)
         self.assertEqual(doc["prediction"]["max_accelerators"], 3)
+
+    def test_a_rerun_with_other_settings_never_reuses_the_probes(self):
+        self.assertEqual(self.search(0.0, "m").code, 0)
+        # Other settings into the same folder: its probes were not run with them, so it is refused.
+        r = self.search(0.0, "m", "train.epochs=3")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("holds the runs of trainio max-accelerators", r.err)
+        # The same settings resume: every probe is kept.
+        r = self.search(0.0, "m")
+        self.assertEqual(r.code, 0, r)
+        self.assertEqual(r.out.count("finished earlier, kept"), 3, r.out)
 
     def test_config_predicts_from_a_storage_bandwidth(self):
         r = self.ok("config", "default", *TINY, "--storage-bandwidth", "100MiB/s")

@@ -92,7 +92,7 @@ class ProgressTest(TrainioTest):
         for line in training:
             self.assertEqual((line["label"], line["total"], line["ranks"]), ("epoch 1/1", 32, 1))
             self.assertLessEqual(line["done"], 32)
-            self.assertGreater(line["au_percent"], 0)
+            self.assertGreater(line["rank0"]["au_percent"], 0)
             self.assertGreater(line["samples_per_second"], 0)
         dones = [line["done"] for line in training]
         self.assertEqual(dones, sorted(dones))
@@ -105,3 +105,16 @@ class ProgressTest(TrainioTest):
         self.assertEqual(r.code, 2, r)
         self.assertIn("--live-json", r.err)
         self.assertFalse(os.path.exists(self.path("o2")))
+
+    def test_a_live_stream_on_a_full_disk_stops_and_the_run_goes_on(self):
+        full = self.tmpfs("full", "size=4k")  # a page: about ten lines
+        r = self.ok("run", "default", "dataset.data_folder=d", "workflow.generate_data=true", *EPOCH, "--no-progress",
+                    "--live-json", os.path.join(full, "live.jsonl"), "--live-interval", "0.05", "--output", "o")
+        self.assertIn("--live-json stopped", r.err)
+        self.assertIn("No space left on device", r.err)
+        self.summary("o")  # the measured run finished and wrote its results
+        with open(os.path.join(full, "live.jsonl")) as f:
+            lines = f.read().splitlines()
+        self.assertGreater(len(lines), 0)
+        for line in lines:  # no line cut in half
+            json.loads(line)
