@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "format/file_cache.hpp"
+#include "util/file_cache.hpp"
 #include "format/hdf5_api.hpp"
 #include "format/hdf5_replay.hpp"
 #include "format/npy_file.hpp"
@@ -123,7 +123,7 @@ class Hdf5Extents final : public ExtentFinder {
     }
     return offset;
   }
-  FileCache<std::uint64_t> offsets_{4096};  // records_0's address in the files read last
+  util::FileCache<std::uint64_t> offsets_{4096};  // records_0's address in the files read last
   std::vector<Hdf5Replay> known_;          // recorded opens, one per file layout met
   std::vector<std::uint64_t> addresses_;   // records_0's address in each
   std::vector<unsigned char> scratch_;

@@ -97,7 +97,7 @@ struct SampleRequest {
   std::uint64_t samples_in_file = 0;
   std::uint64_t sample = 0;
   // The file's dense number in the dataset (plan::DatasetLayout::file_key): what readers that
-  // remember files key them by (file_bitmap.hpp, file_cache.hpp), instead of its path.
+  // remember files key them by (file_bitmap.hpp, util/file_cache.hpp), instead of its path.
   std::uint64_t file = 0;
 };
 

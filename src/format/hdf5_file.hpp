@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "format/file_cache.hpp"
+#include "util/file_cache.hpp"
 #include "format/format.hpp"
 #include "format/hdf5_api.hpp"
 #include "format/hdf5_replay.hpp"
@@ -106,8 +106,8 @@ class Hdf5Reader final : public SampleReader {
   Replay replay_;
   // keep_open: DLIO keeps every file open; trainio keeps the kMaxOpen used last (descriptors).
   static constexpr std::size_t kMaxOpen = 256;
-  FileCache<h5::Id> open_{kMaxOpen};  // through libhdf5 (closed under the HDF5 lock)
-  FileCache<Kept> files_{kMaxOpen};   // replayed
+  util::FileCache<h5::Id> open_{kMaxOpen};  // through libhdf5 (closed under the HDF5 lock)
+  util::FileCache<Kept> files_{kMaxOpen};   // replayed
   std::vector<Template> templates_;
   std::size_t recordings_ = 0;
   std::vector<unsigned char> scratch_;  // metadata read while replaying

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "format/file_bitmap.hpp"
-#include "format/file_cache.hpp"
+#include "util/file_cache.hpp"
 #include "format/format.hpp"
 #include "format/python_io.hpp"
 #include "storage/mapped_file.hpp"
@@ -44,7 +44,7 @@ class MmapIndexedBinaryReader final : public SampleReader {
   const Maps& maps_for(const SampleRequest& r);
   // Open maps hold descriptors: the kMaxMapped used last are kept.
   static constexpr std::size_t kMaxMapped = 256;
-  FileCache<Maps> maps_{kMaxMapped};
+  util::FileCache<Maps> maps_{kMaxMapped};
 };
 
 }  // namespace trainio::format

@@ -4,7 +4,6 @@
 #include <liburing.h>
 
 #include <cerrno>
-#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -17,6 +16,8 @@ namespace trainio::storage {
 
 struct Uring::Ring {
   io_uring ring{};
+  std::vector<std::int64_t> started;  // when each read was (last) submitted
+  std::vector<ProbeTicket> probes;
 };
 
 Uring::Uring(unsigned depth) : ring_(std::make_unique<Ring>()), depth_(depth) {}
@@ -40,8 +41,11 @@ Uring::~Uring() {
 
 void Uring::read_all(std::span<AsyncRead> reads) {
   if (!ready_) set_up();
-  std::vector<std::int64_t> started(reads.size(), 0);
-  std::vector<ProbeTicket> probes(reads.size());  // page-cache residency, taken before the first submission
+  // Reused from batch to batch: the hot path allocates nothing once the batch size is reached.
+  std::vector<std::int64_t>& started = ring_->started;
+  std::vector<ProbeTicket>& probes = ring_->probes;  // page-cache residency, taken before the first submission
+  started.assign(reads.size(), 0);
+  probes.assign(reads.size(), ProbeTicket{});
   std::size_t next = 0, in_flight = 0, finished = 0;
   auto submit = [&](std::size_t i) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);

@@ -14,6 +14,7 @@
 #include "storage/io_observer.hpp"
 #include "storage/mapped_file.hpp"
 #include "storage/uring.hpp"
+#include "unit/storage/observed_calls.hpp"
 #include "unit/temp_dir.hpp"
 #include "util/error.hpp"
 
@@ -21,34 +22,9 @@ using namespace trainio;
 using storage::File;
 using storage::Op;
 
-namespace {
-
-// Every storage call of the thread, as the engine's recorders see them.
-struct Calls : storage::IoObserver {
-  std::vector<storage::OpEvent> events;
-  void on_op(const storage::OpEvent& e) override { events.push_back(e); }
-  int count(Op op) const {
-    int n = 0;
-    for (const auto& e : events) n += e.op == op;
-    return n;
-  }
-  std::uint64_t bytes(Op op) const {
-    std::uint64_t n = 0;
-    for (const auto& e : events)
-      if (e.op == op) n += e.bytes;
-    return n;
-  }
-};
-
-std::string pattern(std::size_t size) {
-  std::string s(size, '\0');
-  for (std::size_t i = 0; i < size; ++i) s[i] = static_cast<char>('a' + i % 23);
-  return s;
-}
-
-void write_text(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
-
-}  // namespace
+using test::Calls;
+using test::pattern;
+using test::write_text;
 
 TEST_CASE("File writes and reads back at offsets, and the thread's observer sees every call", "[storage]") {
   test::TempDir dir("file");

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "format/file_cache.hpp"
+#include "util/file_cache.hpp"
 
-using trainio::format::FileCache;
+using trainio::util::FileCache;
 
 namespace {
 

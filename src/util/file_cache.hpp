@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
-namespace trainio::format {
+namespace trainio::util {
 
 template <typename Value>
 class FileCache {
@@ -77,4 +77,4 @@ class FileCache {
   std::unordered_map<std::uint64_t, typename Entries::iterator> index_;
 };
 
-}  // namespace trainio::format
+}  // namespace trainio::util
