@@ -73,7 +73,7 @@ void Checkpointer::write_file(const Part& part, const std::string& path, std::ui
     // DLIO: with open(name, "wb") as f: torch.save(state, f) (then os.fsync(f) when asked).
     format::PyBufferedWriter out;
     out.open(temp);
-    format::torch::save(part.archive, out, content, scratch_);
+    format::torch::save(part.archive, out, content, scratch_, overlap_);
     if (c.fsync) out.fsync();
     out.close();
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/workload.hpp"
+#include "engine/overlap_thread.hpp"
 #include "format/torch_file.hpp"
 #include "metrics/run_record.hpp"
 #include "mpi/comm.hpp"
@@ -57,6 +58,7 @@ class Checkpointer {
   int source_rank_;
   std::vector<std::string> saved_;  // every file this rank wrote
   util::Bytes scratch_;
+  OverlapThread overlap_;  // generates the next piece of a tensor while the last one is written
   std::size_t alignment_ = 4096;
 };
 

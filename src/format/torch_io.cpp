@@ -65,10 +65,11 @@ void write_archive(const Archive& a, Sink& sink, TensorContent& content) {
 struct PythonSink {
   PyBufferedWriter& out;
   util::Bytes& scratch;
+  Overlap& beside;
   void bytes(const char* data, std::size_t n) { out.write(data, n); }
   template <typename Fill>
   void generated(std::uint64_t n, Fill&& fill) {
-    out.write_generated(n, scratch.data(), scratch.size() / 2, fill);
+    out.write_generated(n, scratch.data(), scratch.size() / 2, beside, fill);
   }
 };
 
@@ -119,8 +120,9 @@ struct DirectSink {
 
 }  // namespace
 
-void save(const Archive& archive, PyBufferedWriter& out, TensorContent& content, util::Bytes& scratch) {
-  PythonSink sink{out, scratch};
+void save(const Archive& archive, PyBufferedWriter& out, TensorContent& content, util::Bytes& scratch,
+          Overlap& beside) {
+  PythonSink sink{out, scratch, beside};
   write_archive(archive, sink, content);
   out.flush();  // torch.save flushes the file object at the end
 }

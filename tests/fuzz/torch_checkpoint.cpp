@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/overlap_thread.hpp"
 #include "format/python_io.hpp"
 #include "format/torch_file.hpp"
 #include "fuzz_support.hpp"
@@ -44,7 +45,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   format::PyBufferedWriter out;
   out.open(path());
   format::torch::TensorContent ones(nullptr);
-  format::torch::save(archive(), out, ones, scratch());
+  engine::OverlapThread beside;
+  format::torch::save(archive(), out, ones, scratch(), beside);
   out.close();
   fuzz::add_seed(corpus, "model.pt", fuzz::read_file(path()));
   return 0;

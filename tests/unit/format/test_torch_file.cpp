@@ -1,8 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 
+#include "engine/overlap_thread.hpp"
 #include "format/torch_file.hpp"
+#include "unit/temp_dir.hpp"
 
 using namespace trainio;
 using format::torch::Archive;
@@ -17,7 +22,40 @@ plan::StateDict three_tensors() {
   return s;
 }
 
+// Runs each task at once, in the caller's thread, and counts them.
+struct InlineOverlap : format::Overlap {
+  int tasks = 0;
+  void start(std::function<void()> task) override {
+    ++tasks;
+    task();
+  }
+  void wait() override {}
+};
+
+std::string saved(const Archive& a, const std::string& path, format::Overlap& beside) {
+  format::PyBufferedWriter out;
+  out.open(path);
+  format::torch::TensorContent ones(nullptr);
+  util::Bytes scratch(2 * 64 * 1024);  // pieces of 60 KiB: the 2 MB tensor takes 33
+  format::torch::save(a, out, ones, scratch, beside);
+  out.close();
+  std::ostringstream bytes;
+  bytes << std::ifstream(path, std::ios::binary).rdbuf();
+  return bytes.str();
+}
+
 }  // namespace
+
+TEST_CASE("torch.save generates each next piece beside the write, and the bytes do not depend on it") {
+  test::TempDir dir("torch-save");
+  const Archive a(three_tensors());
+  InlineOverlap counted;
+  engine::OverlapThread thread;
+  const std::string serial = saved(a, dir / "serial.pt", counted), overlapped = saved(a, dir / "overlapped.pt", thread);
+  CHECK(serial.size() == a.file_size());
+  CHECK(serial == overlapped);
+  CHECK(counted.tasks == 32);  // every piece of the 2 MB tensor after its first
+}
 
 TEST_CASE("the pickle is the one torch.save writes for the same dict") {
   // PyTorch 1.13's data.pkl for {'0': half[1000000], '1': half[300], '2': float[5]}.
