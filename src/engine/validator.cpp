@@ -40,9 +40,10 @@ ValidationReport validate_dataset(const config::Workload& w, const plan::Dataset
     for (std::uint64_t k = me; k < total; k += ranks) {
       const plan::DataFile file = layout.file_by_global_index(k);
       ++checked;
+      std::optional<std::uint64_t> size;
       if (const auto kind = storage::irregular_file_kind(file.path)) {
         mine.push_back(fmt::format("{}: is {}, not a regular file", file.path, *kind));
-      } else if (!storage::file_size(file.path)) {
+      } else if (!(size = storage::file_size(file.path))) {
         mine.push_back(fmt::format("{}: missing", file.path));
       } else {
         try {
@@ -52,7 +53,7 @@ ValidationReport validate_dataset(const config::Workload& w, const plan::Dataset
           mine.push_back(fmt::format("{}: {}", file.path, e.what()));
         }
       }
-      bar.advance(1, 0);
+      bar.advance(1, size.value_or(0));
     }
     bar.finish();
   });

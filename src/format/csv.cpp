@@ -86,7 +86,7 @@ std::optional<std::string> validate_csv(const plan::DataFile& f) {
   storage::File in = storage::File::open(f.path);
   const std::uint64_t size = in.size();
   CsvScan scan(f.sample.elements());
-  util::Bytes chunk(1 << 20);
+  util::Bytes chunk = util::chunk_buffer(size);
   for (std::uint64_t offset = 0; offset < size;) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), size - offset));
     in.pread_exact(chunk.data(), n, offset);

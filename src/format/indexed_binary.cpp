@@ -47,9 +47,8 @@ void IndexedBinaryWriter::write_indexes(const plan::DataFile& f) {
   // Offsets are absolute (DLIO's generator restarts them at 0 for every generation buffer: a
   // DLIO bug for files larger than generation_buffer_size).
   const std::uint64_t size = f.sample.bytes();
-  util::Bytes index_buffer;
-  write_index(indexed_binary::offsets_path(f.path), f.num_samples, [&](std::uint64_t i) { return i * size; }, index_buffer);
-  write_index(indexed_binary::sizes_path(f.path), f.num_samples, [&](std::uint64_t) { return size; }, index_buffer);
+  write_index(indexed_binary::offsets_path(f.path), f.num_samples, [&](std::uint64_t i) { return i * size; }, index_buffer_);
+  write_index(indexed_binary::sizes_path(f.path), f.num_samples, [&](std::uint64_t) { return size; }, index_buffer_);
 }
 
 std::uint64_t IndexedBinaryWriter::write_shared(const plan::DataFile& f, const std::string& path, SharedWriting& job,
@@ -79,7 +78,7 @@ std::optional<std::string> validate_indexed_binary(const plan::DataFile& f) {
   if (!data) return std::string("missing");
   if (*data != f.data_bytes()) return fmt::format("size {} bytes, expected {}", *data, f.data_bytes());
   const std::uint64_t size = f.sample.bytes();
-  util::Bytes chunk(1 << 20);
+  util::Bytes chunk = util::chunk_buffer(std::max<std::uint64_t>(*data, 8 * f.num_samples));
   {
     // The samples have no checksum, but every byte must be readable.
     storage::File in = storage::File::open(f.path);

@@ -30,6 +30,7 @@ class IndexedBinaryWriter final : public ByteWriter {
 
  private:
   void write_indexes(const plan::DataFile& file);
+  util::Bytes index_buffer_;  // kept from file to file: made afresh, its 1 MiB cost more than small files
 };
 
 std::optional<std::string> validate_indexed_binary(const plan::DataFile& expected);

@@ -21,7 +21,8 @@ namespace {
 template <typename Sink>
 std::optional<std::string> scan_member(storage::File& in, const zip::Member& m, std::uint64_t data_offset,
                                        std::uint32_t& crc, Sink&& sink) {
-  util::Bytes chunk(1 << 20), out(1 << 20);
+  util::Bytes chunk = util::chunk_buffer(m.method == zip::kStored ? m.size : m.compressed_size);
+  util::Bytes out = util::chunk_buffer(m.method == zip::kStored ? 0 : m.size);
   crc = 0;
   if (m.method == zip::kStored) {
     for (std::uint64_t done = 0; done < m.size;) {

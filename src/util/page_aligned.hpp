@@ -5,6 +5,7 @@
 // the same file); every buffer that storage calls fill is one of these.
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -31,5 +32,13 @@ struct PageAlignedAllocator {
 
 // A resizable byte buffer on a page boundary.
 using Bytes = std::vector<char, PageAlignedAllocator<char>>;
+
+// A buffer to read `total` bytes through in chunks: as large as they are, at most 1 MiB. Sized to
+// the need because it is zeroed when made: a fixed 1 MiB per small file cost validation 20 ms of
+// memset and page faults per file.
+inline Bytes chunk_buffer(std::uint64_t total) {
+  constexpr std::uint64_t kMax = 1 << 20;
+  return Bytes(static_cast<std::size_t>(total < kMax ? (total == 0 ? 1 : total) : kMax));
+}
 
 }  // namespace trainio::util

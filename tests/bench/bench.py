@@ -186,6 +186,33 @@ def data_files(data):
     return sorted(f for f in glob.glob(os.path.join(data, "train", "*")) if not f.endswith(".idx"))
 
 
+def bench_validate(table, work, repeat, files=2000):
+    """`validate` against `generate` of the same small files (1 KiB, one sample per file), wall
+    clock on both sides, alternating: the issue asks validation to run at half generation's speed
+    or better, since the docs send users to it after every interruption."""
+    for fmt in ("npz", "hdf5", "indexed_binary", "tfrecord"):
+        d = os.path.join(work, "validate")
+        args = ["default", f"dataset.format={fmt}", f"dataset.data_folder={d}", f"dataset.num_files_train={files}",
+                "dataset.num_files_eval=0", "workflow.evaluation=false", "dataset.num_samples_per_file=1",
+                "dataset.record_length_bytes=1024", "--no-progress"]
+        if fmt == "tfrecord":
+            args += ["framework=tensorflow", "reader.data_loader=tensorflow"]
+        generated, validated = [], []
+        for _ in range(repeat):
+            shutil.rmtree(d, ignore_errors=True)
+            sync_and_settle()
+            start = time.monotonic()
+            run([TRAINIO, "generate", *args])
+            generated.append(files / (time.monotonic() - start))
+            sync_and_settle()
+            start = time.monotonic()
+            run([TRAINIO, "validate", *args])
+            validated.append(files / (time.monotonic() - start))
+        shutil.rmtree(d, ignore_errors=True)
+        table.add(f"validate {fmt}, {files} files x 1 KiB (reference: generate)", statistics.median(validated),
+                  statistics.median(generated), "files/s", 0.50)
+
+
 def bench_hot_read(table, work, gib, repeat):
     """Hot page cache, one read per 1 MiB sample, 2 reader threads, against fio psync with 2 jobs
     reading the same files (each job reads them all; the figures are aggregate bandwidths).
@@ -476,7 +503,7 @@ def main():
     p.add_argument("--dir", default=None, help="where to put the files (default: a scratch folder under /tmp)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
-    p.add_argument("--only", choices=["hdf5-threads"], help="run one group of cases")
+    p.add_argument("--only", choices=["hdf5-threads", "validate"], help="run one group of cases")
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
     args = p.parse_args()
@@ -501,6 +528,10 @@ def main():
             bench_hdf5_threads(table, work, repeat)
             table.print()
             return
+        if args.only == "validate":
+            bench_validate(table, work, repeat)
+            table.print()
+            return
         if args.probes_only:
             bench_page_cache_probes(table, work, scale, repeat)
             table.print()
@@ -513,6 +544,7 @@ def main():
         bench_random_4k(table, work, scale, repeat)
         bench_page_cache_probes(table, work, scale, repeat)
         bench_small_samples(table, work, repeat)
+        bench_validate(table, work, repeat)
         bench_hdf5_threads(table, work, repeat)
         bench_checkpoint(table, work, scale, repeat)
         bench_barrier(table, repeat)

@@ -73,6 +73,17 @@ class ProgressTest(TrainioTest):
         self.assertTrue(lines, f"no live checkpoint line on the terminal:\n{drawn[-2000:]}")
         self.assertTrue(any(float(amount) > 0 for amount, _, _, _ in lines), lines)
 
+    def test_validate_shows_the_bytes_it_has_checked(self):
+        self.ok("generate", "default", "dataset.data_folder=d", *EPOCH, "--no-progress")
+        # Each read of a data file waits 40 ms: validating 8 files takes a few seconds.
+        code, drawn = self.run_on_terminal(
+            "validate", "default", "dataset.data_folder=d", *EPOCH,
+            env={"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": "img_", "TRAINIO_FAULT_SLOW_SECONDS": "0.04"})
+        self.assertEqual(code, 0, drawn)
+        lines = re.findall(r"validate: +\d+% +(\d+)/8 files +([\d.]+) (\w+)", drawn)
+        self.assertTrue(lines, f"no live validate line on the terminal:\n{drawn[-2000:]}")
+        self.assertTrue(any(int(files) > 0 and float(amount) > 0 for files, amount, _ in lines), lines)
+
     def test_short_phases_print_no_progress_off_a_terminal(self):
         r = self.ok("run", "default", "dataset.data_folder=d", "workflow.generate_data=true", *EPOCH, "--output", "o")
         self.assertNotIn("step ", r.err)
