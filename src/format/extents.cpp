@@ -36,11 +36,21 @@ class Contiguous final : public ExtentFinder {
   explicit Contiguous(Header header) : header_(header) {}
   Extent find(const SampleRequest& r, std::uint64_t) override {
     const std::uint64_t bytes = r.shape.bytes();
-    return {header_(r.shape, r.samples_in_file) + r.sample * bytes, bytes};
+    // The header is worked out by formatting it: once per file shape, not per sample.
+    if (!known_ || !(r.shape == shape_) || r.samples_in_file != samples_) {
+      header_bytes_ = header_(r.shape, r.samples_in_file);
+      shape_ = r.shape;
+      samples_ = r.samples_in_file;
+      known_ = true;
+    }
+    return {header_bytes_ + r.sample * bytes, bytes};
   }
 
  private:
   Header header_;
+  bool known_ = false;
+  plan::SampleShape shape_;  // of the last file located, and its header's size
+  std::uint64_t samples_ = 0, header_bytes_ = 0;
 };
 
 plan::DataFile as_file(const plan::SampleShape& shape, std::uint64_t samples) {

@@ -111,6 +111,7 @@ class Hdf5Reader final : public SampleReader {
   std::vector<Template> templates_;
   std::size_t recordings_ = 0;
   std::vector<unsigned char> scratch_;  // metadata read while replaying
+  storage::File replay_file_;           // files replayed for one sample, reopened per sample
   util::Bytes buffer_;
 };
 

@@ -165,10 +165,11 @@ std::uint64_t Hdf5Reader::read(const SampleRequest& r) {
                       buffer_.data());
       return bytes;
     }
-    storage::File file;
+    storage::File to_keep;  // moved into files_; a file read once reuses replay_file_'s memory
+    storage::File& file = keep_open_ ? to_keep : replay_file_;
     const auto part = keep_open_ ? Hdf5Replay::Part::open_read : Hdf5Replay::Part::open_read_close;
     if (const auto layout = Hdf5Replay::run(known, file, path, sample, part, scratch_, buffer_.data())) {
-      if (keep_open_) files_.insert(r.file, Kept{std::move(file), *layout});
+      if (keep_open_) files_.insert(r.file, Kept{std::move(to_keep), *layout});
       return bytes;
     }
     // The file's metadata differ from every recorded file of its shape: libhdf5 reads the sample

@@ -172,7 +172,7 @@ std::optional<std::size_t> Hdf5Replay::run(std::span<const Hdf5Replay> candidate
     switch (s.kind) {
       case Kind::open: {
         if (!opening) break;
-        file = storage::File::open(path, {.access = storage::Access::read, .close_on_exec = false});  // as sec2
+        file.reopen(path, {.access = storage::Access::read, .close_on_exec = false});  // as sec2
         const std::uint64_t size = file.stat().size;
         for (std::size_t c = 0; c < candidates.size() && c < 32; ++c)
           if (candidates[c].file_size_ != size) live &= ~(1u << c);

@@ -62,7 +62,8 @@ std::uint64_t NpyReader::read(const SampleRequest& r) {
   char prelude[npy::kPreludeV1];
   if (file_.read(prelude, sizeof prelude) != sizeof prelude) throw not_npy(path, "file too short");
   const std::size_t header_len = static_cast<unsigned char>(prelude[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(prelude[9])) << 8);
-  std::string header(prelude, sizeof prelude);
+  std::string& header = header_;  // kept: no allocation per sample
+  header.assign(prelude, sizeof prelude);
   header.resize(sizeof prelude + header_len);
   if (file_.read(header.data() + sizeof prelude, header_len) != header_len) throw not_npy(path, "header cut short");
   std::string why;
@@ -74,7 +75,8 @@ std::uint64_t NpyReader::read(const SampleRequest& r) {
 
   // numpy.fromfile: dup the descriptor, fdopen it, remember its position, seek the stream to
   // Python's position, seek by 0 again (fromfile's offset), fread the data.
-  StdioFile stream(file_.raw().duplicate_for_stdio());
+  StdioFile& stream = stream_;
+  stream.fdopen_dup_of(file_.raw());
   const std::uint64_t original = stream.tell();
   const std::uint64_t position = file_.tell();
   stream.seek(static_cast<std::int64_t>(position), SEEK_SET);

@@ -7,6 +7,7 @@
 
 #include "format/format.hpp"
 #include "format/python_io.hpp"
+#include "format/stdio_io.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -26,7 +27,9 @@ class NpyReader final : public SampleReader {
 
  private:
   PyBufferedFile file_;
+  StdioFile stream_;  // numpy.fromfile's FILE, made afresh per sample in the memory of the last
   util::Bytes data_;  // reused destination for fread (numpy's fresh array)
+  std::string header_;
 };
 
 std::optional<std::string> validate_npy(const plan::DataFile& expected);

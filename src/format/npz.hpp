@@ -60,6 +60,7 @@ class NpzReader final : public SampleReader {
 
   PyBufferedFile file_;
   util::Bytes scratch_;  // numpy's 256 KiB chunk, reused: its content is not needed
+  std::string central_directory_, header_;  // read per sample into memory kept from the last one
   // Deflated members: zlib's decompressobj and its unconsumed_tail.
   void* inflater_ = nullptr;
   util::Bytes compressed_;

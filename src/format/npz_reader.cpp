@@ -201,7 +201,8 @@ std::uint64_t NpzReader::read(const SampleRequest& r) {
 
   // _RealGetContents: read the central directory and find x.npy.
   if (end->cd_size > 1u << 20 || end->cd_offset + end->cd_size > size) throw corrupt(path, "bad central directory");
-  std::string cd(end->cd_size, '\0');
+  std::string& cd = central_directory_;  // kept: no allocation per sample
+  cd.resize(end->cd_size);
   file_.seek(static_cast<std::int64_t>(end->cd_offset), SEEK_SET);
   if (file_.read(cd.data(), cd.size()) != cd.size()) throw corrupt(path, "truncated central directory");
   const auto x = zip::find_in_central_directory(cd, "x.npy");
@@ -218,7 +219,8 @@ std::uint64_t NpzReader::read(const SampleRequest& r) {
   char prelude[npy::kPreludeV1];
   member_read_exact(m, prelude, sizeof prelude, path, "array header");
   const std::size_t header_len = static_cast<unsigned char>(prelude[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(prelude[9])) << 8);
-  std::string header(prelude, sizeof prelude);
+  std::string& header = header_;  // kept: no allocation per sample
+  header.assign(prelude, sizeof prelude);
   header.resize(sizeof prelude + header_len);
   member_read_exact(m, header.data() + sizeof prelude, header_len, path, "array header");
   std::string why;

@@ -12,7 +12,7 @@ constexpr std::size_t kDefaultBufferSize = 8192;  // io.DEFAULT_BUFFER_SIZE
 }
 
 void PyBufferedFile::open(const std::string& path) {
-  file_ = storage::File::open(path);
+  file_.reopen(path);
   const auto st = file_.stat();  // FileIO.__init__ fstat()s to reject directories and learn st_blksize
   file_size_ = st.size;
   buffer_size_ = forced_buffer_size_ ? forced_buffer_size_ : (st.block_size > 1 ? st.block_size : kDefaultBufferSize);
@@ -183,7 +183,7 @@ std::uint64_t PyBufferedFile::tell() {
 }
 
 void PyBufferedWriter::open(const std::string& path) {
-  file_ = storage::File::open(path, {.access = storage::Access::write_truncate});
+  file_.reopen(path, {.access = storage::Access::write_truncate});
   const auto st = file_.stat();
   buffer_size_ = forced_buffer_size_ ? forced_buffer_size_ : (st.block_size > 1 ? st.block_size : kDefaultBufferSize);
   if (buffer_.size() < buffer_size_) buffer_.resize(buffer_size_);

@@ -10,11 +10,19 @@ namespace {
 constexpr std::size_t kBufsiz = 8192;  // glibc BUFSIZ
 }
 
+void StdioFile::fdopen_dup_of(storage::File& raw) {
+  raw.duplicate_for_stdio_into(file_);
+  size_ = 0;
+  offset_ = 0;
+  offset_known_ = false;
+  read_ptr_ = read_end_ = 0;
+}
+
 void StdioFile::allocate() {
   if (size_ > 0) return;
   const auto block = file_.stat().block_size;
   size_ = block > 0 && block < kBufsiz ? block : kBufsiz;
-  buffer_.resize(size_);
+  if (buffer_.size() < size_) buffer_.resize(size_);
 }
 
 std::uint64_t StdioFile::tell() {

@@ -13,8 +13,9 @@ namespace trainio::format {
 
 class StdioFile {
  public:
-  // Takes over `file` (as fdopen does); no storage call yet.
-  explicit StdioFile(storage::File file) : file_(std::move(file)) {}
+  // numpy's dup and fdopen of `raw` (fcntl F_DUPFD_CLOEXEC, F_GETFL): a new stream on the copy,
+  // in the memory of the last one (the buffer is kept).
+  void fdopen_dup_of(storage::File& raw);
 
   // ftell(): the first one asks the kernel (lseek(0, SEEK_CUR)); later ones are answered from
   // the stream's state.

@@ -157,21 +157,21 @@ std::uint64_t TarSampleReader::read(const SampleRequest& r) {
   const std::uint64_t shard = tar::shard_size(samples_in_file, bytes);
   const std::size_t want = last ? static_cast<std::size_t>(shard - offset + 1) : tar::kBlock + static_cast<std::size_t>(bytes);
   if (buffer_.size() < want) buffer_.resize(want);
-  storage::File in = storage::File::open(path);
+  file_.reopen(path);
   std::size_t got = 0;
   if (!last) {
-    in.pread_exact(buffer_.data(), want, offset);
+    file_.pread_exact(buffer_.data(), want, offset);
     got = want;
   } else {
-    got = in.pread_some(buffer_.data(), want, offset);
+    got = file_.pread_some(buffer_.data(), want, offset);
     // A short read before the end of the file is rare; only then is the rest asked for.
     while (got + 1 < want) {
-      const std::size_t more = in.pread_some(buffer_.data() + got, want - got, offset + got);
+      const std::size_t more = file_.pread_some(buffer_.data() + got, want - got, offset + got);
       if (more == 0) break;
       got += more;
     }
   }
-  in.close();
+  file_.close();
   const char* h = buffer_.data();
   if (got < tar::kBlock + bytes)
     throw damaged_shard(path, fmt::format("it ends inside sample {} (byte {})", sample, offset + got));

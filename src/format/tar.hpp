@@ -48,6 +48,7 @@ class TarSampleReader final : public SampleReader {
 
  private:
   util::Bytes buffer_;
+  storage::File file_;  // reopened per sample: its path's memory is reused
 };
 
 std::optional<std::string> validate_tar(const plan::DataFile& expected);

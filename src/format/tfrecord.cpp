@@ -181,9 +181,9 @@ std::uint64_t DaliTfRecordReader::read(const SampleRequest& request) {
   const auto frame = tfrecord::example_frame(shape.bytes(), shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0);
   const std::uint64_t record = frame.record_bytes();
   if (buffer_.size() < record) buffer_.resize(record);
-  storage::File in = storage::File::open(path);
-  in.pread_exact(buffer_.data(), record, sample * record);
-  in.close();
+  file_.reopen(path);
+  file_.pread_exact(buffer_.data(), record, sample * record);
+  file_.close();
   // The record read must be the one the plan puts there: its length and framing, and both CRCs
   // (CRC-32C runs at several GB/s; DALI skips them, TensorFlow checks them).
   const char* r = buffer_.data();

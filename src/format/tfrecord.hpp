@@ -54,6 +54,7 @@ class DaliTfRecordReader final : public SampleReader {
 
  private:
   util::Bytes buffer_;
+  storage::File file_;  // reopened per sample: its path's memory is reused
 };
 
 std::optional<std::string> validate_tfrecord(const plan::DataFile& expected);

@@ -22,7 +22,7 @@ TfRecordStream::TfRecordStream(std::size_t buffer_size)
     : buffer_size_(buffer_size == 0 ? kDefaultBuffer : buffer_size), buffer_(buffer_size_) {}
 
 void TfRecordStream::open(const std::string& path, std::uint64_t records) {
-  file_ = storage::File::open(path, {.close_on_exec = false});  // PosixRandomAccessFile: open(O_RDONLY)
+  file_.reopen(path, {.close_on_exec = false});  // PosixRandomAccessFile: open(O_RDONLY)
   pos_ = limit_ = 0;
   file_offset_ = 0;
   at_end_ = false;

@@ -29,6 +29,7 @@ struct SampleShape {
   void push(std::uint64_t d) { dims[ndims++] = d; }
   std::uint64_t elements() const;
   std::uint64_t bytes() const;
+  bool operator==(const SampleShape&) const = default;
 };
 
 struct DataFile {

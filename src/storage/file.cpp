@@ -105,6 +105,13 @@ int open_flags(const OpenOptions& o) {
 }  // namespace
 
 File File::open(const std::string& path, OpenOptions options) {
+  File f;
+  f.reopen(path, options);
+  return f;
+}
+
+void File::reopen(const std::string& path, OpenOptions options) {
+  close();
   const std::int64_t start = util::now_ns();
   int fd;
   {
@@ -112,18 +119,21 @@ File File::open(const std::string& path, OpenOptions options) {
     fd = ::open(path.c_str(), open_flags(options), 0644);
   }
   if (fd < 0) throw call_failed("open", path, errno);
-  File f(fd, path);
-  f.direct_ = options.direct;
+  fd_ = fd;
+  path_.assign(path);  // into the capacity the last path left: no allocation per file
+  hash_ = path_hash(path_);
+  data_ = is_data_file(path_);
+  direct_ = options.direct;
+  position_ = last_byte_read_ = last_byte_written_ = 0;
   if (IoObserver* obs = thread_observer()) {
     OpEvent e;
     e.op = Op::open;
     e.start_ns = start;
     e.ns = util::now_ns() - start;
-    e.data = f.data_;
-    e.file = f.hash_;
+    e.data = data_;
+    e.file = hash_;
     obs->on_op(e);
   }
-  return f;
 }
 
 File::File(int fd, std::string path)
@@ -177,21 +187,30 @@ bool File::is_terminal() {
 }
 
 File File::duplicate() {
+  File copy;
+  duplicate_into(copy);
+  return copy;
+}
+
+void File::duplicate_into(File& copy) {
+  copy.close();
   FileOpTimer t(*this, Op::fcntl);
   const int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) throw call_failed("fcntl(F_DUPFD_CLOEXEC)", path_, errno);
   t.done(0);
-  File copy(fd, path_);
+  copy.fd_ = fd;
+  copy.path_.assign(path_);  // into the copy's memory of its last path
+  copy.hash_ = hash_;
+  copy.data_ = data_;
   copy.direct_ = direct_;  // one open file description: the same flags
-  return copy;
+  copy.position_ = copy.last_byte_read_ = copy.last_byte_written_ = 0;
 }
 
-File File::duplicate_for_stdio() {
-  File copy = duplicate();
+void File::duplicate_for_stdio_into(File& copy) {
+  duplicate_into(copy);
   FileOpTimer t(copy, Op::fcntl);
   if (::fcntl(copy.fd_, F_GETFL) < 0) throw call_failed("fcntl(F_GETFL)", path_, errno);
   t.done(0);
-  return copy;
 }
 
 std::size_t File::pread_some(void* buffer, std::size_t size, std::uint64_t offset) {

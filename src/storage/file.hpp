@@ -34,6 +34,9 @@ class File {
  public:
   File() = default;
   static File open(const std::string& path, OpenOptions options = {});
+  // Closes this handle (reporting a failing close) and opens `path` in its place, keeping the
+  // memory of the last path: readers that open a file per sample allocate nothing for it.
+  void reopen(const std::string& path, OpenOptions options = {});
   ~File();
   File(File&& other) noexcept;
   File& operator=(File&& other) noexcept;
@@ -58,8 +61,10 @@ class File {
   bool is_terminal();
   // dup(2) as Python makes it (fcntl F_DUPFD_CLOEXEC). Both handles share one file offset.
   File duplicate();
-  // duplicate(), then fcntl(F_GETFL) as fdopen() does: the handle numpy reads through with C stdio.
-  File duplicate_for_stdio();
+  // duplicate() into `copy` (closed first), reusing its memory.
+  void duplicate_into(File& copy);
+  // duplicate_into(), then fcntl(F_GETFL) as fdopen() does: the handle numpy reads through with C stdio.
+  void duplicate_for_stdio_into(File& copy);
 
   // Reads up to `size` bytes at `offset` (one pread; may return less at end of file).
   std::size_t pread_some(void* buffer, std::size_t size, std::uint64_t offset);

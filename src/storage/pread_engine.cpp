@@ -16,8 +16,7 @@ class PreadEngine final : public ReadEngine {
 
   void read(std::span<SampleRead> reads, Locator& where) override {
     for (std::size_t i = 0; i < reads.size(); ++i) {
-      File fresh;
-      File& f = opener_.open(reads[i], fresh);
+      File& f = opener_.open(reads[i], fresh_);
       where.locate(i, where.needs_file_size() ? f.size() : 0);
       const ByteRange range = opener_.range_of(reads[i]);
       char* buffer = buffer_.reserve(range.length, std::max<std::size_t>(opener_.alignment(), 64));
@@ -28,13 +27,14 @@ class PreadEngine final : public ReadEngine {
         got += n;
       }
       check_complete(reads[i], range, got);
-      fresh.close();  // reports a failing close; a kept file stays open
+      fresh_.close();  // reports a failing close; a kept file stays open
     }
   }
 
  private:
   FileOpener opener_;
   AlignedBuffer buffer_;
+  File fresh_;  // the handle of files not kept open, reopened per read
 };
 
 }  // namespace

@@ -19,9 +19,9 @@ std::unique_ptr<ReadEngine> make_read_engine(const EngineOptions& options) {
 
 File& FileOpener::open(const SampleRead& r, File& fresh, bool may_keep) {
   if (direct_ && alignment_ == 1) alignment_ = direct_alignment(*r.path).offset;
-  auto open_now = [&] { return File::open(*r.path, {.direct = direct_}); };
-  if (keep_open_ && may_keep) return kept_.get_or_insert(r.file, open_now);
-  fresh = open_now();
+  const OpenOptions options{.direct = direct_};
+  if (keep_open_ && may_keep) return kept_.get_or_insert(r.file, [&] { return File::open(*r.path, options); });
+  fresh.reopen(*r.path, options);
   return fresh;
 }
 

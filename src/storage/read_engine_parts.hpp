@@ -23,8 +23,8 @@ class FileOpener {
  public:
   explicit FileOpener(const EngineOptions& options) : direct_(options.direct), keep_open_(options.keep_open) {}
 
-  // The file of `r`: the kept handle when files are kept (and `may_keep`), else a fresh handle
-  // moved into `fresh`, which the caller closes when done with it.
+  // The file of `r`: the kept handle when files are kept (and `may_keep`), else `fresh` reopened
+  // on it (reusing the handle's memory), which the caller closes when done with it.
   File& open(const SampleRead& r, File& fresh, bool may_keep = true);
   bool keeps_open() const { return keep_open_; }
   ByteRange range_of(const SampleRead& r) const;

@@ -20,8 +20,7 @@ class UringEngine final : public ReadEngine {
   void read(std::span<SampleRead> reads, Locator& where) override {
     // Kept files serve a batch only when the batch fits in what is kept.
     const bool may_keep = reads.size() <= kMaxKeptFiles;
-    fresh_.clear();
-    fresh_.resize(reads.size());  // handles opened for this batch only
+    if (fresh_.size() < reads.size()) fresh_.resize(reads.size());  // handles for this batch only, reused
     ranges_.clear();
     std::size_t total = 0;
     files_.clear();
@@ -41,7 +40,7 @@ class UringEngine final : public ReadEngine {
     }
     ring_.read_all(async_);
     for (std::size_t i = 0; i < reads.size(); ++i) check_complete(reads[i], ranges_[i], async_[i].done);
-    for (File& f : fresh_) f.close();
+    for (std::size_t i = 0; i < reads.size(); ++i) fresh_[i].close();
   }
 
  private:

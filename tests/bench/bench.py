@@ -115,9 +115,10 @@ class Table:
     def add_absolute(self, case, ours, unit, target, higher_is_better=True):
         """A figure with an absolute target and no fio counterpart."""
         meets = ours >= target if higher_is_better else ours <= target
-        self.rows.append((case, f"{ours:,.1f} {unit}", "-", "-", f"{'>=' if higher_is_better else '<='} {target:,.0f} {unit}",
+        shown = f"{ours:,.2f}" if abs(ours) < 10 else f"{ours:,.1f}"
+        self.rows.append((case, f"{shown} {unit}", "-", "-", f"{'>=' if higher_is_better else '<='} {target:,.0f} {unit}",
                           "meets" if meets else "BELOW" if higher_is_better else "ABOVE"))
-        print(f"  {case}: trainio {ours:,.1f} {unit}", flush=True)
+        print(f"  {case}: trainio {shown} {unit}", flush=True)
 
     def print(self):
         header = ("case", "trainio", "reference", "ratio", "target", "")
@@ -211,6 +212,48 @@ def bench_validate(table, work, repeat, files=2000):
         shutil.rmtree(d, ignore_errors=True)
         table.add(f"validate {fmt}, {files} files x 1 KiB (reference: generate)", statistics.median(validated),
                   statistics.median(generated), "files/s", 0.50)
+
+
+MALLOC_COUNT = os.path.join(ROOT, "build", "tests", "bench", "libtrainio_malloc_count.so")
+
+
+def mallocs_per_sample(work, fmt, extra=()):
+    """Heap allocations per sample read: runs of 2 and 6 epochs over datasets of 16 and 80 files
+    (8 samples of 4 KiB each, one reader thread, hot cache); the difference of the differences
+    leaves out what a run, a file's first sight and an epoch cost, keeping what a sample costs."""
+    counts = {}
+    for files in (16, 80):
+        d = os.path.join(work, f"mallocs-{fmt}-{files}")
+        common = ["default", f"dataset.format={fmt}", f"dataset.data_folder={d}", f"dataset.num_files_train={files}",
+                  "dataset.num_samples_per_file=8", "dataset.record_length_bytes=4096",
+                  "dataset.record_length_bytes_stdev=0", *READ_COMMON, "reader.batch_size=4", "reader.read_threads=1",
+                  "workflow.checkpoint=false", *extra]
+        if fmt == "tfrecord":
+            common += ["framework=tensorflow", "reader.data_loader=tensorflow"]
+        run([TRAINIO, "generate", *common, "--no-progress"])
+        for epochs in (2, 6):
+            count_file = os.path.join(work, "mallocs.count")
+            if os.path.exists(count_file):
+                os.remove(count_file)
+            out = os.path.join(work, "mallocs-out")
+            shutil.rmtree(out, ignore_errors=True)
+            run([TRAINIO, "run", *common, f"train.epochs={epochs}", "--no-progress", "--output", out],
+                extra_env={"LD_PRELOAD": MALLOC_COUNT, "TRAINIO_MALLOC_COUNT_FILE": count_file})
+            counts[files, epochs] = int(open(count_file).read().split()[0])
+            shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(d, ignore_errors=True)
+    per_epoch_extra = (counts[80, 6] - counts[80, 2]) - (counts[16, 6] - counts[16, 2])
+    return per_epoch_extra / (4 * 64 * 8)
+
+
+def bench_mallocs(table, work):
+    """Heap allocations per sample on the read path, for each format's framework reader (and the
+    native reader): the goal is none."""
+    cases = [(fmt, ()) for fmt in ("npz", "npy", "hdf5", "tfrecord", "indexed_binary", "jpeg", "png", "csv")]
+    cases.append(("npz", ("reader.access=sample", "reader.data_loader=native_dali")))
+    for fmt, extra in cases:
+        title = f"heap allocations per sample, {fmt}" + (", access=sample" if extra else "")
+        table.add_absolute(title, mallocs_per_sample(work, fmt, extra), "per sample", 0, higher_is_better=False)
 
 
 def bench_hot_read(table, work, gib, repeat):
@@ -503,7 +546,7 @@ def main():
     p.add_argument("--dir", default=None, help="where to put the files (default: a scratch folder under /tmp)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
-    p.add_argument("--only", choices=["hdf5-threads", "validate"], help="run one group of cases")
+    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs"], help="run one group of cases")
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
     args = p.parse_args()
@@ -528,6 +571,10 @@ def main():
             bench_hdf5_threads(table, work, repeat)
             table.print()
             return
+        if args.only == "mallocs":
+            bench_mallocs(table, work)
+            table.print()
+            return
         if args.only == "validate":
             bench_validate(table, work, repeat)
             table.print()
@@ -545,6 +592,7 @@ def main():
         bench_page_cache_probes(table, work, scale, repeat)
         bench_small_samples(table, work, repeat)
         bench_validate(table, work, repeat)
+        bench_mallocs(table, work)
         bench_hdf5_threads(table, work, repeat)
         bench_checkpoint(table, work, scale, repeat)
         bench_barrier(table, repeat)
