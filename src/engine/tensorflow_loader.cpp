@@ -246,8 +246,6 @@ void TensorflowLoader::finish() {
 }
 
 void TensorflowLoader::collect(metrics::ReadPhase& phase) {
-  phase.io.merge(setup_io_);
-  setup_io_.clear();
   for (Slot& s : slots_) {
     phase.io.merge(s.io);
     phase.sample_ns.merge(s.record_ns);

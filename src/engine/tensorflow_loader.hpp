@@ -1,7 +1,9 @@
 #pragma once
 // TensorFlow's input pipeline over TFRecord files replayed with threads, stage by stage as DLIO
 // builds it:
-//   list_files       access(F_OK) on every file of the split, on every rank
+//   list_files       left out: TensorFlow access()es every file of the split on every rank every
+//                    epoch; the dataset marker vouches for the files instead (a missing one is an
+//                    error when its stream opens it)
 //   shard            files i = rank, rank + ranks, ... of the epoch's file order (record-level
 //                    sharding after the shuffle when there are fewer files than ranks)
 //   TFRecordDataset  read_threads interleave slots (cycle_length), each a thread streaming its
@@ -90,7 +92,6 @@ class TensorflowLoader final : public Loader {
   std::uint64_t consumed_ = 0;
   std::vector<std::thread> threads_;
 
-  metrics::IoRecorder setup_io_;  // list_files
   std::uint64_t samples_ = 0, sample_bytes_ = 0;
 };
 

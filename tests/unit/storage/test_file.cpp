@@ -158,3 +158,43 @@ TEST_CASE("an atomic file appears under its name only when committed", "[storage
   CHECK(std::filesystem::file_size(path) == 100000);
   CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 1);
 }
+
+TEST_CASE("a reopened handle closes its last file, opens the next and reports it as that file's", "[storage]") {
+  test::TempDir dir("reopen");
+  const std::string a = dir / "a.bin", b = dir / "b.bin";
+  write_text(a, pattern(100));
+  write_text(b, pattern(200));
+  Calls calls;
+  const storage::ScopedObserver observe(&calls);
+  File f;
+  f.reopen(a);
+  CHECK(f.size() == 100);
+  f.reopen(b);
+  CHECK(f.path() == b);
+  CHECK(f.size() == 200);
+  char first[4];
+  f.pread_exact(first, sizeof first, 0);
+  CHECK(std::memcmp(first, pattern(4).data(), 4) == 0);
+  f.close();
+  CHECK(calls.sequence() == "open stat close open stat read close");
+  CHECK(calls.events[0].file != calls.events[3].file);  // each open is its own file's
+  CHECK(calls.events[3].file == storage::path_hash(b));
+  CHECK_THROWS_AS(f.reopen(dir / "missing.bin"), Error);
+  CHECK_FALSE(f.is_open());
+}
+
+TEST_CASE("a duplicate made into a kept handle shares the file's offset", "[storage]") {
+  test::TempDir dir("dup");
+  const std::string path = dir / "d.bin";
+  write_text(path, pattern(1000));
+  File f = File::open(path), copy;
+  for (int round = 0; round < 2; ++round) {
+    f.duplicate_for_stdio_into(copy);
+    CHECK(copy.path() == path);
+    CHECK(copy.fd() != f.fd());
+    f.seek(100 + round, SEEK_SET);
+    CHECK(copy.seek(0, SEEK_CUR) == static_cast<std::uint64_t>(100 + round));  // one open file description
+  }
+  copy.close();
+  f.close();
+}
