@@ -60,7 +60,8 @@ void LiveJson::write_line(bool final) {
   const metrics::LiveBytes b = metrics::live_bytes();
   const double interval = util::ns_to_s(now - last_ns_);
   const double phase_seconds = s.phase_start_ns ? util::ns_to_s((s.phase_end_ns ? s.phase_end_ns : now) - s.phase_start_ns) : 0;
-  const bool steps = s.kind == "train" || s.kind == "eval";
+  // A phase's rates exist from its first finished step: before it, nothing was measured (null, not 0).
+  const bool steps = (s.kind == "train" || s.kind == "eval") && s.done > 0;
   using json = nlohmann::ordered_json;
   const auto per_second = [&](std::uint64_t bytes) { return interval > 0 ? json(static_cast<double>(bytes) / interval) : json(nullptr); };
   json line = {{"time", util::wall_time_iso()},
