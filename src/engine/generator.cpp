@@ -5,6 +5,7 @@
 
 #include "engine/content.hpp"
 #include "engine/dataset_marker.hpp"
+#include "engine/overlap_thread.hpp"
 #include "engine/progress.hpp"
 #include "engine/shared_writing.hpp"
 #include "engine/together.hpp"
@@ -59,10 +60,15 @@ std::uint64_t remove_stale_files(const std::string& root) {
 
 // What generation may assume about files already in the folder.
 enum class Existing : std::int64_t {
-  untrusted = 0,   // write every file
+  untrusted = 0,   // write every file (a new folder, or one whose old files were removed)
   complete = 1,    // a finished dataset of these settings: keep files of the right size
   interrupted = 2, // an unfinished one: keep complete files, clear temporaries of the rest
+  foreign = 3,     // not trainio's (--force): write every file, clearing any temporary first
 };
+
+// Whether a file's temporary may be there already: otherwise creating it needs no unlink first
+// (a system call per file that small-file generation on a fast file system notices).
+bool temporaries_possible(Existing existing) { return existing != Existing::untrusted; }
 
 // Rank 0 readies the folder and says what the files in it are worth.
 Existing prepare_folder(const config::Workload& w, const plan::DatasetLayout& layout, bool force) {
@@ -81,6 +87,7 @@ Existing prepare_folder(const config::Workload& w, const plan::DatasetLayout& la
             "choose an empty or new dataset.data_folder, or pass --force to generate into it anyway "
             "(files with the dataset's names are replaced; nothing else is touched)");
       spdlog::warn("--force: generating into '{}', which was not a trainio dataset", root);
+      existing = Existing::foreign;
       break;
     case DataFolder::State::trainio:
       if (!folder.fingerprint.empty() && !plan::first_difference(folder.fingerprint, fp))
@@ -100,7 +107,7 @@ Existing prepare_folder(const config::Workload& w, const plan::DatasetLayout& la
 bool complete_already(const format::FileWriter& writer, const plan::DataFile& file, Existing existing) {
   // A file under its final name was renamed there complete; its size guards against anything
   // else having put it there.
-  if (existing == Existing::untrusted) return false;
+  if (existing == Existing::untrusted || existing == Existing::foreign) return false;
   const auto size = storage::file_size(file.path);
   if (!size) return false;
   const auto expected = writer.expected_size(file);
@@ -173,9 +180,9 @@ std::uint64_t content_seed(const plan::DataFile& file) {
   return util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index);
 }
 
-void write_one(const config::Workload& w, format::FileWriter& writer, const plan::DataFile& file) {
+void write_one(const config::Workload& w, format::FileWriter& writer, const plan::DataFile& file, Existing existing) {
   const std::string temp = storage::temp_path_for(file.path);
-  storage::remove_file(temp);  // left by an interrupted run
+  if (temporaries_possible(existing)) storage::remove_file(temp);  // left by an interrupted run
   try {
     const auto content = make_content(w, content_seed(file));
     writer.write(file, temp, *content);
@@ -254,7 +261,9 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   });
   const auto existing = static_cast<Existing>(comm.broadcast(mode));
 
+  OverlapThread beside;  // generates a file's next piece of content while the last one is written
   const auto writer = format::make_writer(w);
+  writer->generate_beside(&beside);
   // Fewer files than ranks: ranks write each file together (collective MPI-IO, parallel HDF5)
   // when the format allows it, as DLIO does; otherwise some ranks simply have nothing to write.
   const bool shared =
@@ -279,7 +288,7 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
         if (existing == Existing::interrupted) storage::remove_file(storage::temp_path_for(file.path));
       } else {
         try {
-          write_one(w, *writer, file);
+          write_one(w, *writer, file, existing);
         } catch (Error& e) {
           e.with_hint("check free space and permissions of the data folder; re-running resumes");
           throw;

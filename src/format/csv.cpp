@@ -19,7 +19,7 @@ constexpr std::size_t kPandasChunk = 1u << 18;  // pandas' C parser asks for 256
 
 void CsvWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
   const std::uint64_t columns = f.sample.elements();
-  StreamWriter w(out, buffer_);
+  StreamWriter w(out, buffer_, beside_);
   std::string line;
   line.reserve(64 * 1024);
   values_.resize(64 * 1024);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/workload.hpp"
+#include "format/overlap.hpp"
 #include "plan/layout.hpp"
 #include "storage/file.hpp"
 #include "util/page_aligned.hpp"
@@ -70,6 +71,13 @@ class FileWriter {
   // provides. Returns the bytes this rank's share put in the file.
   virtual std::uint64_t write_shared(const plan::DataFile& file, const std::string& path, SharedWriting& job,
                                      ContentSource& content);
+
+  // Where writers that stream generated content may generate it beside their writes (the
+  // generator's thread); none by default.
+  void generate_beside(Overlap* beside) { beside_ = beside; }
+
+ protected:
+  Overlap* beside_ = nullptr;
 };
 
 // The samples [first, last) rank `rank` of `ranks` writes of a shared file of `samples`.

@@ -19,7 +19,7 @@ void write_index(const std::string& path, std::uint64_t count, Value&& value, ut
   storage::remove_file(temp);
   {
     storage::File out = storage::File::open(temp, {.access = storage::Access::write_new});
-    StreamWriter w(out, buffer, 1u << 20);
+    StreamWriter w(out, buffer, nullptr, 1u << 20);
     char word[8];
     for (std::uint64_t i = 0; i < count; ++i) {
       const std::uint64_t v = value(i);
@@ -36,7 +36,7 @@ void write_index(const std::string& path, std::uint64_t count, Value&& value, ut
 
 void IndexedBinaryWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
   {
-    StreamWriter w(out, buffer_);
+    StreamWriter w(out, buffer_, beside_);
     w.append_content(f.data_bytes(), content);
     w.flush();
   }

@@ -69,7 +69,7 @@ void NpzWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
     return;
   }
   Layout l = layout_of(f);
-  StreamWriter w(out, buffer_);
+  StreamWriter w(out, buffer_, beside_);
   // The x local header needs the CRC of the data, known only at the end: write a placeholder
   // and patch it last, as Python's zipfile does.
   w.append_zeros(zip::local_header_size(l.x));
@@ -86,9 +86,10 @@ void NpzWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
   const std::string cd = zip::central_entry(l.x) + zip::central_entry(l.y);
   w.append(cd);
   w.append(zip::end_records(2, l.cd_offset, cd.size()));
-  w.flush();
   const std::string x_local = zip::local_header(l.x);
-  out.pwrite_all(x_local.data(), x_local.size(), 0);
+  const bool patched = w.overwrite_buffered(0, x_local);
+  w.flush();
+  if (!patched) out.pwrite_all(x_local.data(), x_local.size(), 0);
 }
 
 namespace {
@@ -130,7 +131,7 @@ class Deflater {
 void NpzWriter::write_deflated(const plan::DataFile& f, storage::File& out, ContentSource& content) {
   Layout l = layout_of(f);
   l.x.method = l.y.method = zip::kDeflated;
-  StreamWriter w(out, buffer_);
+  StreamWriter w(out, buffer_, beside_);
   w.append_zeros(zip::local_header_size(l.x));  // patched at the end with sizes and CRC
   Deflater x(deflate_level_);
   std::uint32_t crc = zip::crc32(0, l.x_header.data(), l.x_header.size());
@@ -154,7 +155,8 @@ void NpzWriter::write_deflated(const plan::DataFile& f, storage::File& out, Cont
   Deflater y(deflate_level_);
   l.y.crc32 = zeros_crc(8 * f.num_samples, zip::crc32(0, l.y_header.data(), l.y_header.size()));
   y.add(l.y_header.data(), l.y_header.size(), w, f.num_samples == 0);
-  std::fill(input_.begin(), input_.end(), '\0');
+  // Zero only what the labels use of the buffer: a whole MiB per small file cost more than the file.
+  std::fill_n(input_.begin(), std::min<std::uint64_t>(input_.size(), 8 * f.num_samples), '\0');
   for (std::uint64_t left = 8 * f.num_samples; left > 0;) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, input_.size()));
     left -= n;
@@ -165,11 +167,14 @@ void NpzWriter::write_deflated(const plan::DataFile& f, storage::File& out, Cont
   const std::string cd = zip::central_entry(l.x) + zip::central_entry(l.y);
   w.append(cd);
   w.append(zip::end_records(2, l.cd_offset, cd.size()));
-  w.flush();
   const std::string y_local = zip::local_header(l.y);
-  out.pwrite_all(y_local.data(), y_local.size(), l.y.header_offset);
   const std::string x_local = zip::local_header(l.x);
-  out.pwrite_all(x_local.data(), x_local.size(), 0);
+  const bool patched = w.overwrite_buffered(l.y.header_offset, y_local) && w.overwrite_buffered(0, x_local);
+  w.flush();
+  if (!patched) {
+    out.pwrite_all(y_local.data(), y_local.size(), l.y.header_offset);
+    out.pwrite_all(x_local.data(), x_local.size(), 0);
+  }
 }
 
 }  // namespace trainio::format

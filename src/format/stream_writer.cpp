@@ -1,5 +1,6 @@
 #include "format/stream_writer.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/crc32c.hpp"
@@ -12,16 +13,16 @@ void Checksum::update(const void* data, std::size_t size) {
   value = kind == Kind::crc32 ? zip::crc32(value, data, size) : crc32c::extend(value, data, size);
 }
 
-StreamWriter::StreamWriter(storage::File& out, util::Bytes& buffer, std::size_t chunk)
-    : out_(out), buffer_(buffer) {
+StreamWriter::StreamWriter(storage::File& out, util::Bytes& buffer, Overlap* beside, std::size_t chunk)
+    : out_(out), buffer_(buffer), beside_(beside) {
   if (buffer_.size() < chunk) buffer_.resize(chunk);
 }
 
 char* StreamWriter::reserve(std::size_t& n) {
-  if (used_ == buffer_.size()) flush();
-  const std::size_t room = buffer_.size() - used_;
+  if (base_ + used_ == buffer_.size()) flush();
+  const std::size_t room = buffer_.size() - base_ - used_;
   if (n > room) n = room;
-  return buffer_.data() + used_;
+  return buffer_.data() + base_ + used_;
 }
 
 void StreamWriter::append(std::string_view bytes, Checksum* sum) {
@@ -47,6 +48,11 @@ void StreamWriter::append_zeros(std::uint64_t total, Checksum* sum) {
 }
 
 void StreamWriter::append_content(std::uint64_t total, ContentSource& content, Checksum* sum) {
+  const std::size_t half = buffer_.size() / 2;
+  if (beside_ && base_ == 0 && used_ < half && total > buffer_.size() - used_) {
+    append_content_overlapped(total, content, sum);
+    return;
+  }
   while (total > 0) {
     std::size_t n = total > buffer_.size() ? buffer_.size() : static_cast<std::size_t>(total);
     char* at = reserve(n);
@@ -57,12 +63,52 @@ void StreamWriter::append_content(std::uint64_t total, ContentSource& content, C
   }
 }
 
+void StreamWriter::append_content_overlapped(std::uint64_t total, ContentSource& content, Checksum* sum) {
+  // Pieces in file order, each generated (and checksummed) after the one before it: the content
+  // source and the checksum see the bytes in the same order as without overlap.
+  const std::size_t half = buffer_.size() / 2;
+  auto generate = [&content, sum](char* at, std::size_t n) {
+    content.fill(at, n);
+    if (sum) sum->update(at, n);
+  };
+  std::size_t first = static_cast<std::size_t>(std::min<std::uint64_t>(total, half - used_));
+  generate(buffer_.data() + used_, first);
+  used_ += first;
+  total -= first;
+  while (total > 0) {
+    const std::size_t next = static_cast<std::size_t>(std::min<std::uint64_t>(total, half));
+    const std::size_t spare = base_ == 0 ? half : 0;
+    beside_->start([&generate, at = buffer_.data() + spare, next] { generate(at, next); });
+    try {
+      out_.pwrite_all(buffer_.data() + base_, used_, written_);
+    } catch (...) {
+      try {
+        beside_->wait();  // the task writes into the buffer: it must end before anything else does
+      } catch (...) {
+      }
+      throw;
+    }
+    beside_->wait();
+    written_ += used_;
+    base_ = spare;
+    used_ = next;
+    total -= next;
+  }
+}
+
+bool StreamWriter::overwrite_buffered(std::uint64_t offset, std::string_view bytes) {
+  if (offset < written_ || offset + bytes.size() > written_ + used_) return false;
+  std::memcpy(buffer_.data() + base_ + (offset - written_), bytes.data(), bytes.size());
+  return true;
+}
+
 std::uint64_t StreamWriter::flush() {
   if (used_ > 0) {
-    out_.pwrite_all(buffer_.data(), used_, written_);
+    out_.pwrite_all(buffer_.data() + base_, used_, written_);
     written_ += used_;
     used_ = 0;
   }
+  base_ = 0;
   return written_;
 }
 

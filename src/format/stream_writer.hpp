@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "format/overlap.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -21,21 +22,31 @@ struct Checksum {
 
 class StreamWriter {
  public:
-  // `buffer` is reused across files; it is grown to `chunk` bytes once.
-  StreamWriter(storage::File& out, util::Bytes& buffer, std::size_t chunk = 4u << 20);
+  // `buffer` is reused across files; it is grown to `chunk` bytes once. With `beside`, content
+  // longer than the buffer is generated one half-buffer ahead by `beside` while the other half is
+  // written, so generating costs no time of its own where the storage is the slower.
+  StreamWriter(storage::File& out, util::Bytes& buffer, Overlap* beside = nullptr, std::size_t chunk = 4u << 20);
 
   // Each append updates `sum`, when given, over the appended bytes.
   void append(std::string_view bytes, Checksum* sum = nullptr);
   void append_zeros(std::uint64_t n, Checksum* sum = nullptr);
   void append_content(std::uint64_t n, ContentSource& content, Checksum* sum = nullptr);
+  // Replaces appended bytes at `offset` (a header patched once its checksum is known) while they
+  // are still in the buffer, so a small file reaches storage in one write; false when they have
+  // gone to the file already (the caller then patches the file after the last flush).
+  bool overwrite_buffered(std::uint64_t offset, std::string_view bytes);
   // Writes what is buffered; returns the total bytes written to the file so far.
   std::uint64_t flush();
   std::uint64_t position() const { return written_ + used_; }
 
  private:
   char* reserve(std::size_t& n);  // room for up to n bytes; n shrinks to what fits
+  // append_content() of more than the buffer holds, with the next piece generated beside the write.
+  void append_content_overlapped(std::uint64_t n, ContentSource& content, Checksum* sum);
   storage::File& out_;
   util::Bytes& buffer_;
+  Overlap* beside_;
+  std::size_t base_ = 0;  // where the buffered bytes start in buffer_ (0, or its second half)
   std::size_t used_ = 0;
   std::uint64_t written_ = 0;
 };

@@ -111,7 +111,7 @@ std::optional<std::uint64_t> TarWriter::expected_size(const plan::DataFile& f) c
 }
 
 void TarWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
-  StreamWriter w(out, buffer_);
+  StreamWriter w(out, buffer_, beside_);
   const std::uint64_t bytes = f.sample.bytes();
   const std::uint64_t pad = (tar::kBlock - bytes % tar::kBlock) % tar::kBlock;
   for (std::uint64_t i = 0; i < f.num_samples; ++i) {

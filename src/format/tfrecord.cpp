@@ -154,7 +154,7 @@ void TfRecordWriter::write(const plan::DataFile& f, const std::string& path, Con
   std::string index;
   {
     storage::File out = storage::File::open(path, {.access = storage::Access::write_new});
-    StreamWriter w(out, buffer_);
+    StreamWriter w(out, buffer_, beside_);
     for (std::uint64_t i = 0; i < f.num_samples; ++i) {
       index += fmt::format("{} {}\n", w.position(), frame.record_bytes());
       w.append(header);

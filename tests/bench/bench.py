@@ -160,6 +160,59 @@ def bench_generate(table, work, ranks, files_per_rank, size_mib, repeat, fmt):
               statistics.median(theirs), "MiB/s", 0.70)
 
 
+PLAIN_WRITER = os.path.join(ROOT, "build", "tests", "bench", "trainio_plain_writer")
+
+
+def generation_seconds(text):
+    """The duration trainio prints for generation ("... in 234.53 ms (...)"): the phase's own
+    wall clock, without process and MPI start-up."""
+    m = re.search(r"kept, .* in ([\d.]+) (µs|us|ms|s|min)\b", text)
+    if not m:
+        sys.exit(f"no generation time in trainio's output:\n{text}")
+    return float(m.group(1)) * {"µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1, "min": 60}[m.group(2)]
+
+
+def bench_generate_plain(table, work, repeat):
+    """Generation against a plain writer (tests/bench/plain_writer.cpp: create, write 1 MiB pieces
+    of a buffer filled beforehand, close) putting the same number of files of the same size in a
+    tmpfs, where only the client's cost remains; wall clock of the phase on both sides,
+    alternating. trainio also makes the content, frames the format and records every call."""
+    shm = "/dev/shm"
+    if not os.path.isdir(shm):
+        print("  (no /dev/shm: generation against the plain writer skipped)")
+        return
+    cases = [("npz, 128 files x 4 MiB", ["dataset.format=npz", "dataset.num_files_train=128",
+                                         "dataset.num_samples_per_file=1", f"dataset.record_length_bytes={4 * MIB}"]),
+             ("hdf5, 128 files x 8 x 128 KiB", ["dataset.format=hdf5", "dataset.num_files_train=128",
+                                                "dataset.num_samples_per_file=8", "dataset.record_length_bytes=131072"]),
+             ("npz, 4096 files x 1 KiB", ["dataset.format=npz", "dataset.num_files_train=4096",
+                                          "dataset.num_samples_per_file=1", "dataset.record_length_bytes=1024"])]
+    base = tempfile.mkdtemp(prefix="trainio-bench-", dir=shm)
+    try:
+        for title, shape in cases:
+            ours, theirs = [], []
+            for _ in range(repeat):
+                d = os.path.join(base, "gen")
+                shutil.rmtree(d, ignore_errors=True)
+                out = run([TRAINIO, "generate", "default", f"dataset.data_folder={d}", "dataset.num_files_eval=0",
+                           "workflow.evaluation=false", "dataset.num_subfolders_train=0",
+                           "dataset.record_length_bytes_stdev=0", "--no-progress", *shape])
+                files = data_files(d)
+                total = sum(os.path.getsize(f) for f in files)
+                ours.append(total / generation_seconds(out.stdout) / MIB)
+                shutil.rmtree(d, ignore_errors=True)
+                p = os.path.join(base, "plain")
+                shutil.rmtree(p, ignore_errors=True)
+                os.makedirs(p)
+                seconds = float(run([PLAIN_WRITER, p, str(len(files)), str(total // len(files))]).stdout)
+                theirs.append(total / seconds / MIB)
+                shutil.rmtree(p, ignore_errors=True)
+            table.add(f"generate {title}, tmpfs (reference: plain writer)", statistics.median(ours),
+                      statistics.median(theirs), "MiB/s", 0.70)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 READ_COMMON = ["workflow.generate_data=false", "workflow.evaluation=false", "dataset.num_files_eval=0",
                "dataset.num_subfolders_train=0", "train.computation_time=0", "reader.file_shuffle=off"]
 
@@ -546,7 +599,8 @@ def main():
     p.add_argument("--dir", default=None, help="where to put the files (default: a scratch folder under /tmp)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
-    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs"], help="run one group of cases")
+    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate"],
+                   help="run one group of cases")
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
     args = p.parse_args()
@@ -571,6 +625,10 @@ def main():
             bench_hdf5_threads(table, work, repeat)
             table.print()
             return
+        if args.only == "generate":
+            bench_generate_plain(table, work, repeat)
+            table.print()
+            return
         if args.only == "mallocs":
             bench_mallocs(table, work)
             table.print()
@@ -585,6 +643,7 @@ def main():
             return
         for fmt in ("npz", "npy"):
             bench_generate(table, work, 2, 4 * scale, 64, repeat, fmt)
+        bench_generate_plain(table, work, repeat)
         data, shape = bench_hot_read(table, work, scale, repeat)
         bench_direct_read(table, work, data, shape, repeat)
         bench_memory(table, work, data, shape)

@@ -23,10 +23,15 @@ class SafetyTest(TrainioTest):
         self.assertIn("not a trainio dataset", r.err)
         self.assertIn("--force", r.err)
         self.assertEqual(os.listdir(self.path("data")), ["precious.txt"])
-        # --force writes the dataset and leaves the other file alone.
+        # --force writes the dataset and leaves the other file alone; a file under the name of
+        # one of its temporaries is replaced, not an error.
+        os.makedirs(self.path("data", "train"))
+        with open(self.path("data/train/.img_01_of_16.npz.trainio-tmp"), "w") as f:
+            f.write("partial")
         self.ok("generate", "default", *SMALL, "--force")
         self.assertEqual(self.read_text("data", "precious.txt"), "keep me")
         self.assertEqual(len(glob.glob(self.path("data/train/*.npz"))), 16)
+        self.assertEqual(glob.glob(self.path("data/train/.*")), [])
 
     def test_run_without_a_dataset_says_how_to_make_one(self):
         r = self.run_trainio("run", "default", *SMALL, "workflow.generate_data=false", "--output", "o")

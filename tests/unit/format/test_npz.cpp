@@ -89,6 +89,31 @@ TEST_CASE("the NPZ writer's size is known in advance") {
   }
 }
 
+TEST_CASE("a small NPZ file reaches storage in one write; a large one has its header patched after") {
+  test::TempDir dir("npz-writes");
+  for (const int level : {-1, 6}) {
+    for (const auto& [side, writes] : {std::pair<std::uint64_t, int>{16, 1}, {1200, 3}}) {
+      // 4 samples of 16x16 bytes fit the writer's 4 MiB buffer; of 1200x1200 (5.8 MB) take two buffers.
+      const auto f = npz_file(dir / (std::to_string(level) + fmt_name(side, 4)), side, 4);
+      Trace trace;
+      {
+        const storage::ScopedObserver observe(&trace);
+        write(f, level);
+      }
+      INFO("deflate level " << level << ", side " << side);
+      CHECK(trace.count(storage::Op::write) == (level < 0 || side == 16 ? writes : writes + 1));
+      // The bytes are a valid archive either way: the reader takes them.
+      if (level < 0) {
+        format::NpzReader reader;
+        plan::SampleShape shape;
+        shape.push(side);
+        shape.push(side);
+        CHECK(read_sample(reader, f.path, shape, 4, 3) == side * side);
+      }
+    }
+  }
+}
+
 TEST_CASE("np.load(path)['x'] is replayed call for call (4 KiB Python buffer)") {
   test::TempDir dir("npz-read");
   const auto f = npz_file(dir / "one.npz", 1024, 1);  // 1 MiB of data, as in the strace study

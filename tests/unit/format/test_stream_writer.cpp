@@ -1,0 +1,76 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/overlap_thread.hpp"
+#include "format/stream_writer.hpp"
+#include "storage/io_observer.hpp"
+#include "unit/format/random_content.hpp"
+#include "unit/storage/observed_calls.hpp"
+#include "unit/temp_dir.hpp"
+
+using namespace trainio;
+
+namespace {
+
+struct Written {
+  std::string bytes;
+  std::uint32_t crc = 0;
+  std::vector<std::uint64_t> writes;  // sizes, in order
+};
+
+// A header, `content` bytes of seeded content, a trailer; the header patched last.
+Written write_file(const std::string& path, std::uint64_t content, format::Overlap* beside) {
+  storage::File out = storage::File::open(path, {.access = storage::Access::write_new});
+  util::Bytes buffer;
+  test::Calls calls;
+  format::Checksum sum;
+  {
+    const storage::ScopedObserver observe(&calls);
+    format::StreamWriter w(out, buffer, beside, 64 * 1024);
+    w.append("HEADER--");
+    test::RandomContent source(5);
+    w.append_content(content, source, &sum);
+    w.append("TRAILER");
+    const bool patched = w.overwrite_buffered(0, "header--");
+    w.flush();
+    if (!patched) out.pwrite_all("header--", 8, 0);
+    out.close();
+  }
+  Written result;
+  result.crc = sum.value;
+  for (const auto& e : calls.events)
+    if (e.op == storage::Op::write) result.writes.push_back(e.bytes);
+  std::ostringstream text;
+  text << std::ifstream(path, std::ios::binary).rdbuf();
+  result.bytes = text.str();
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("content generated beside the writes makes the same bytes and checksum, in half-buffer writes") {
+  test::TempDir dir("stream-writer");
+  engine::OverlapThread beside;
+  for (const std::uint64_t content : {100u, 70000u, 200000u, 1000000u}) {
+    INFO(content << " bytes of content");
+    const std::string name = std::to_string(content);
+    const Written plain = write_file(dir / (name + ".plain"), content, nullptr);
+    const Written overlapped = write_file(dir / (name + ".overlapped"), content, &beside);
+    CHECK(overlapped.bytes == plain.bytes);
+    CHECK(overlapped.crc == plain.crc);
+    CHECK(overlapped.bytes.size() == 8 + content + 7);
+    CHECK(overlapped.bytes.substr(0, 8) == "header--");
+    if (content + 15 <= 64 * 1024) {
+      CHECK(overlapped.writes == std::vector<std::uint64_t>{content + 15});  // one write, patched in the buffer
+    } else {
+      // Every write but the last two (the tail, then the header's patch) is half the buffer.
+      REQUIRE(overlapped.writes.size() >= 3);
+      for (std::size_t i = 0; i + 2 < overlapped.writes.size(); ++i) CHECK(overlapped.writes[i] == 32 * 1024);
+      CHECK(overlapped.writes.back() == 8);
+    }
+  }
+}
