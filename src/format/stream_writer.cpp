@@ -48,8 +48,7 @@ void StreamWriter::append_zeros(std::uint64_t total, Checksum* sum) {
 }
 
 void StreamWriter::append_content(std::uint64_t total, ContentSource& content, Checksum* sum) {
-  const std::size_t half = buffer_.size() / 2;
-  if (beside_ && base_ == 0 && used_ < half && total > buffer_.size() - used_) {
+  if (beside_ && base_ == 0 && used_ < overlap_piece() && total > buffer_.size() - used_) {
     append_content_overlapped(total, content, sum);
     return;
   }
@@ -65,19 +64,20 @@ void StreamWriter::append_content(std::uint64_t total, ContentSource& content, C
 
 void StreamWriter::append_content_overlapped(std::uint64_t total, ContentSource& content, Checksum* sum) {
   // Pieces in file order, each generated (and checksummed) after the one before it: the content
-  // source and the checksum see the bytes in the same order as without overlap.
-  const std::size_t half = buffer_.size() / 2;
+  // source and the checksum see the bytes in the same order as without overlap. Only the first
+  // piece is generated before anything is written, so smaller pieces overlap more of a file.
+  const std::size_t piece = overlap_piece();
   auto generate = [&content, sum](char* at, std::size_t n) {
     content.fill(at, n);
     if (sum) sum->update(at, n);
   };
-  std::size_t first = static_cast<std::size_t>(std::min<std::uint64_t>(total, half - used_));
+  std::size_t first = static_cast<std::size_t>(std::min<std::uint64_t>(total, piece - used_));
   generate(buffer_.data() + used_, first);
   used_ += first;
   total -= first;
   while (total > 0) {
-    const std::size_t next = static_cast<std::size_t>(std::min<std::uint64_t>(total, half));
-    const std::size_t spare = base_ == 0 ? half : 0;
+    const std::size_t next = static_cast<std::size_t>(std::min<std::uint64_t>(total, piece));
+    const std::size_t spare = base_ == 0 ? piece : 0;
     beside_->start([&generate, at = buffer_.data() + spare, next] { generate(at, next); });
     try {
       out_.pwrite_all(buffer_.data() + base_, used_, written_);

@@ -3,6 +3,7 @@
 // generated content, and the bytes reach storage in large writes. Content is generated straight
 // into the buffer, so generation costs one pass over memory.
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -23,8 +24,8 @@ struct Checksum {
 class StreamWriter {
  public:
   // `buffer` is reused across files; it is grown to `chunk` bytes once. With `beside`, content
-  // longer than the buffer is generated one half-buffer ahead by `beside` while the other half is
-  // written, so generating costs no time of its own where the storage is the slower.
+  // longer than the buffer is generated a piece ahead (1 MiB, at most half the buffer) by `beside`
+  // while the piece before it is written, so generating costs little time of its own.
   StreamWriter(storage::File& out, util::Bytes& buffer, Overlap* beside = nullptr, std::size_t chunk = 4u << 20);
 
   // Each append updates `sum`, when given, over the appended bytes.
@@ -43,6 +44,7 @@ class StreamWriter {
   char* reserve(std::size_t& n);  // room for up to n bytes; n shrinks to what fits
   // append_content() of more than the buffer holds, with the next piece generated beside the write.
   void append_content_overlapped(std::uint64_t n, ContentSource& content, Checksum* sum);
+  std::size_t overlap_piece() const { return std::min<std::size_t>(buffer_.size() / 2, 1u << 20); }
   storage::File& out_;
   util::Bytes& buffer_;
   Overlap* beside_;
