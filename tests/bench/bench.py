@@ -600,7 +600,7 @@ def main():
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
     p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate"],
-                   help="run one group of cases")
+                   help="run one group of cases")  # the table in main() maps each to its function
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
     args = p.parse_args()
@@ -621,20 +621,12 @@ def main():
     table = Table()
     try:
         print(f"benchmark files in {work}; {repeat} run(s) per side per case")
-        if args.only == "hdf5-threads":
-            bench_hdf5_threads(table, work, repeat)
-            table.print()
-            return
-        if args.only == "generate":
-            bench_generate_plain(table, work, repeat)
-            table.print()
-            return
-        if args.only == "mallocs":
-            bench_mallocs(table, work)
-            table.print()
-            return
-        if args.only == "validate":
-            bench_validate(table, work, repeat)
+        only = {"hdf5-threads": lambda: bench_hdf5_threads(table, work, repeat),
+                "generate": lambda: bench_generate_plain(table, work, repeat),
+                "mallocs": lambda: bench_mallocs(table, work),
+                "validate": lambda: bench_validate(table, work, repeat)}
+        if args.only:
+            only[args.only]()
             table.print()
             return
         if args.probes_only:
