@@ -86,6 +86,7 @@ void TensorflowLoader::stream_main(std::size_t slot) {
     format::TfRecordStream in(buffer_bytes_);
     std::string path;
     Chunk chunk;
+    chunk.records.reserve(kChunkRecords);  // one allocation per chunk, not one per doubling
     for (const std::uint64_t file : s.files) {
       layout_.path_into(work_.split, file, path);
       const std::uint64_t sample_bytes = layout_.sample_shape(work_.split, file).bytes();
@@ -100,6 +101,7 @@ void TensorflowLoader::stream_main(std::size_t slot) {
           if (chunk.records.size() == kChunkRecords) {
             if (!hand_over(slot, std::move(chunk))) return;
             chunk = Chunk{};
+            chunk.records.reserve(kChunkRecords);
           }
         }
         in.close();
