@@ -6,6 +6,7 @@
 
 #include "report/markup.hpp"
 #include "report/svg_chart.hpp"
+#include "util/paths.hpp"
 
 namespace trainio::report {
 
@@ -154,8 +155,10 @@ std::string runs_html(const std::vector<RunResult>& runs) {
     au.y_label = "AU %";
     throughput.y_label = "samples/s";
     ChartSeries a{"AU", {}}, t{"samples/s (DLIO)", {}};
+    std::vector<std::string> folders;
+    for (const auto& r : runs) folders.push_back(r.folder);
+    au.categories = util::without_common_folders(folders);
     for (const auto& r : runs) {
-      au.categories.push_back(r.folder.substr(r.folder.find_last_of('/') + 1));
       a.values.push_back(figure_of(r, "train_au_mean_percentage").value_or(NAN));
       t.values.push_back(figure_of(r, "train_throughput_mean_samples_per_second").value_or(NAN));
     }

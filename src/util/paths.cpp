@@ -1,5 +1,6 @@
 #include "util/paths.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace trainio::util {
@@ -35,6 +36,26 @@ bool is_within(const std::string& path, const std::string& folder) {
   };
   const auto rel = normal(path).lexically_relative(normal(folder));
   return !rel.empty() && *rel.begin() != "..";
+}
+
+std::vector<std::string> without_common_folders(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(strip_trailing_slashes(p));
+  if (out.empty()) return out;
+  // The longest prefix ending in '/' that every path starts with and none ends at.
+  std::size_t common = out.front().size();
+  for (const auto& p : out) {
+    std::size_t n = 0;
+    while (n < common && n < p.size() && p[n] == out.front()[n]) ++n;
+    common = n;
+  }
+  for (const auto& p : out) common = std::min(common, p.size());
+  while (common > 0 && out.front()[common - 1] != '/') --common;
+  for (auto& p : out) {
+    p = p.substr(common);
+    if (paths.size() == 1 && p.find('/') != std::string::npos) p = p.substr(p.rfind('/') + 1);
+  }
+  return out;
 }
 
 }  // namespace trainio::util

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainio::util {
 
@@ -19,5 +20,10 @@ bool is_within(const std::string& path, const std::string& folder);
 
 // Removes trailing slashes (but keeps "/").
 std::string strip_trailing_slashes(std::string path);
+
+// Each path without the folders all of them share: names that tell runs apart where their last
+// parts alone would not ("s/a/run1", "s/b/run1" -> "a/run1", "b/run1"). A single path keeps its
+// last part.
+std::vector<std::string> without_common_folders(const std::vector<std::string>& paths);
 
 }  // namespace trainio::util

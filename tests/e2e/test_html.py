@@ -95,6 +95,10 @@ class HtmlReportTest(TrainioTest):
             self.assertIn(title, html)
         self.assertEqual(html.count("<tr>"), 5)  # a header and a row per point
         self.assertIn("ranks=2,reader.read_threads=1", html)
+        # Its runs side by side are named by their points, not four times "run1".
+        self.ok("report", self.path("s"), "--html", "runs.html")
+        labels = re.findall(r">([^<>]+/run1)</text>", self.read_text("runs.html"))
+        self.assertEqual(len(set(labels)), 4, labels)
         if not CHROMIUM:
             self.skipTest("chromium is not installed (scripts/lib/deps.sh installs it): the page was not rendered")
         image = self.screenshot(self.path("s", "report.html"), self.path("s.png"))

@@ -23,3 +23,14 @@ TEST_CASE("is_within compares normalised paths, not text", "[util][paths]") {
   CHECK(is_within("/a/b/c", "/a"));
   CHECK_FALSE(is_within("/a", "/a/b"));
 }
+
+TEST_CASE("runs are named by what tells their folders apart", "[util][paths]") {
+  using trainio::util::without_common_folders;
+  using V = std::vector<std::string>;
+  CHECK(without_common_folders(V{"/s/a/run1", "/s/b/run1/"}) == V{"a/run1", "b/run1"});
+  CHECK(without_common_folders(V{"out/r1", "out/r2"}) == V{"r1", "r2"});
+  CHECK(without_common_folders(V{"s/ab", "s/ac"}) == V{"ab", "ac"});  // not cut inside a name
+  CHECK(without_common_folders(V{"s/a", "s/a/b"}) == V{"a", "a/b"});
+  CHECK(without_common_folders(V{"/x/y/run"}) == V{"run"});
+  CHECK(without_common_folders(V{}).empty());
+}
