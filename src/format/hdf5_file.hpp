@@ -98,6 +98,7 @@ class Hdf5Reader final : public SampleReader {
     std::size_t layout = 0;
   };
   Template& template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file);
+  const Hdf5Layout& layout_of(const plan::SampleShape& shape, std::uint64_t samples_in_file);
   // Reads through libhdf5 under the lock, recording the calls into `t` when it is replayable.
   void read_through_hdf5(const SampleRequest& r, const Hdf5Layout& l, Template* t);
 
@@ -107,11 +108,15 @@ class Hdf5Reader final : public SampleReader {
   // keep_open: DLIO keeps every file open; trainio keeps the kMaxOpen used last (descriptors).
   static constexpr std::size_t kMaxOpen = 256;
   util::FileCache<h5::Id> open_{kMaxOpen};  // through libhdf5 (closed under the HDF5 lock)
+  h5::Id fapl_;                             // the trainio driver's access list, made once (under the lock)
   util::FileCache<Kept> files_{kMaxOpen};   // replayed
   std::vector<Template> templates_;
   std::size_t recordings_ = 0;
   std::vector<unsigned char> scratch_;  // metadata read while replaying
   storage::File replay_file_;           // files replayed for one sample, reopened per sample
+  std::optional<Hdf5Layout> layout_;    // of the last file shape read through libhdf5
+  plan::SampleShape layout_shape_;
+  std::uint64_t layout_samples_ = 0;
   util::Bytes buffer_;
 };
 

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <span>
 
@@ -21,16 +22,20 @@ std::string dataset_name(int i) { return fmt::format("records_{}", i); }
 }  // namespace
 
 void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, std::uint64_t sample, void* buffer) {
+  // Fixed arrays, not vectors: trainio's part of a sample read through libhdf5 allocates nothing.
+  std::array<hsize_t, H5S_MAX_RANK> dims{}, start{}, count{};
   for (int i = 0; i < l.datasets; ++i) {
-    const std::string name = dataset_name(i);
+    const std::string name = dataset_name(i);  // short enough for the string's own storage
     h5::Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
     h5::Id space(H5Dget_space(dset), H5Sclose, "H5Dget_space", path);
-    const std::vector<hsize_t> dims = h5::simple_extent(space, path);
-    const int rank = static_cast<int>(dims.size());
-    if (std::vector<std::uint64_t>(dims.begin(), dims.end()) != l.shape)
+    const int rank = H5Sget_simple_extent_ndims(space);
+    h5::check(rank, "H5Sget_simple_extent_ndims", path);
+    h5::check(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "H5Sget_simple_extent_dims", path);
+    if (!std::equal(dims.begin(), dims.begin() + rank, l.shape.begin(), l.shape.end()))
       throw data_error(fmt::format("'{}': dataset '{}' has another shape than the workload expects", path, name),
                        "the dataset was generated for another workload: regenerate it with 'trainio generate'");
-    std::vector<hsize_t> start(dims.size(), 0), count(dims);
+    std::fill(start.begin(), start.end(), 0);
+    std::copy(dims.begin(), dims.begin() + rank, count.begin());
     start[0] = sample;
     count[0] = 1;
     h5::check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
@@ -51,6 +56,19 @@ bool contiguous(const config::Workload& w) {
 }
 
 }  // namespace
+
+const Hdf5Layout& Hdf5Reader::layout_of(const plan::SampleShape& shape, std::uint64_t samples) {
+  // Worked out once per file shape: every file of a dataset has the same one.
+  if (!layout_ || !(layout_shape_ == shape) || layout_samples_ != samples) {
+    plan::DataFile f;
+    f.sample = shape;
+    f.num_samples = samples;
+    layout_ = hdf5_layout(settings_, f);
+    layout_shape_ = shape;
+    layout_samples_ = samples;
+  }
+  return *layout_;
+}
 
 Hdf5Reader::Hdf5Reader(const config::Workload& w, bool keep_open)
     : settings_(w),
@@ -91,8 +109,8 @@ void Hdf5Reader::read_through_hdf5(const SampleRequest& r, const Hdf5Layout& l, 
     if (h5::Id* kept = keep_open_ && !t ? open_.find(r.file) : nullptr) {
       file = *kept;
     } else {
-      h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
-      owned = h5::Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, "H5Fopen", path);
+      if (fapl_.get() < 0) fapl_ = h5::Id(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);  // one per reader
+      owned = h5::Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl_), H5Fclose, "H5Fopen", path);
       file = owned;
     }
     hdf5_read_sample(file, path, l, sample, buffer_.data());
@@ -181,11 +199,7 @@ std::uint64_t Hdf5Reader::read(const SampleRequest& r) {
                    "(once per reader thread and layout)", path);
     });
   }
-  plan::DataFile f;
-  f.path = path;
-  f.sample = shape;
-  f.num_samples = samples_in_file;
-  const Hdf5Layout l = hdf5_layout(settings_, f);
+  const Hdf5Layout& l = layout_of(shape, samples_in_file);
   const std::uint64_t per_sample = l.sample_bytes_per_dataset();
   const std::size_t need = std::max<std::size_t>(per_sample, Hdf5ReplayShape{}.sieve_bytes);
   if (buffer_.size() < need) buffer_.resize(need);
@@ -196,6 +210,7 @@ std::uint64_t Hdf5Reader::read(const SampleRequest& r) {
 Hdf5Reader::~Hdf5Reader() {
   std::lock_guard lock(storage::hdf5_lock());
   open_.clear();  // H5Fclose under the lock
+  fapl_ = h5::Id();
 }
 
 }  // namespace trainio::format
