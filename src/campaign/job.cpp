@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -85,18 +84,19 @@ int spawn_and_wait(const std::vector<std::string>& argv, const std::string& log)
 void claim_folder(const std::string& folder, const std::string& command, const std::vector<std::string>& words) {
   const std::string path = util::join(folder, "campaign.json");
   const nlohmann::json mine = {{"command", command}, {"words", words}};
-  if (!fs::exists(path)) {
+  const auto text = storage::read_small_file(path);
+  if (!text) {
     storage::make_dirs(folder);
     storage::write_file_atomic(path, mine.dump(2) + "\n");
     return;
   }
   nlohmann::json earlier;
   try {
-    std::ifstream in(path);
-    earlier = nlohmann::json::parse(in);
+    earlier = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception&) {
-    throw usage_error(fmt::format("'{}' is not a campaign's record", path), "give this campaign another --output");
   }
+  if (!earlier.is_object() || !earlier.contains("command") || !earlier.contains("words"))
+    throw usage_error(fmt::format("'{}' is not a campaign's record", path), "give this campaign another --output");
   if (earlier != mine)
     throw usage_error(fmt::format("'{}' holds the runs of trainio {} {}; this is trainio {} {}", folder,
                                   earlier.value("command", std::string("?")), earlier.value("words", nlohmann::json()).dump(),

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "storage/fs.hpp"
@@ -122,11 +120,7 @@ std::vector<RunResult> load_runs(const std::string& path) {
 }
 
 std::string kept_table(const RunResult& run) {
-  std::ifstream in(util::join(run.folder, "summary.txt"));
-  if (!in) return {};
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return storage::read_small_file(util::join(run.folder, "summary.txt")).value_or(std::string());
 }
 
 const std::vector<Figure>& known_figures() {

@@ -136,9 +136,6 @@ void File::reopen(const std::string& path, OpenOptions options) {
   }
 }
 
-File::File(int fd, std::string path)
-    : fd_(fd), path_(std::move(path)), hash_(path_hash(path_)), data_(is_data_file(path_)) {}
-
 File::~File() { close_quietly(); }
 
 File::File(File&& other) noexcept

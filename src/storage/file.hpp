@@ -110,7 +110,6 @@ class File {
 
  private:
   friend class FileOpTimer;
-  File(int fd, std::string path);
   void close_quietly() noexcept;
 
   int fd_ = -1;

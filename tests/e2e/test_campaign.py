@@ -75,6 +75,16 @@ class SweepTest(TrainioTest):
             self.assertEqual(r.code, 2, (bad, r))
             self.assertFalse(os.path.exists(self.path("s")), bad)
 
+    def test_a_folder_whose_campaign_record_is_not_one_is_refused(self):
+        os.makedirs(self.path("s"))
+        for text in ("not json", "[1, 2]", '{"words": []}'):
+            with open(self.path("s", "campaign.json"), "w") as f:
+                f.write(text)
+            r = self.run_trainio("sweep", "default", *TINY, "--vary", "reader.read_threads=1", "--output", "s")
+            self.assertEqual(r.code, 2, (text, r))
+            self.assertIn("is not a campaign's record", r.err)
+            self.assertNotIn("terminate", r.err)
+
 
 class MaxAcceleratorsTest(TrainioTest):
     def search(self, au, out, *more):
