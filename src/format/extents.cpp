@@ -9,6 +9,7 @@
 #include "format/hdf5_api.hpp"
 #include "format/hdf5_replay.hpp"
 #include "format/npy_file.hpp"
+#include "format/per_file_shape.hpp"
 #include "format/tar.hpp"
 #include "format/tfrecord.hpp"
 #include "format/zip.hpp"
@@ -37,20 +38,13 @@ class Contiguous final : public ExtentFinder {
   Extent find(const SampleRequest& r, std::uint64_t) override {
     const std::uint64_t bytes = r.shape.bytes();
     // The header is worked out by formatting it: once per file shape, not per sample.
-    if (!known_ || !(r.shape == shape_) || r.samples_in_file != samples_) {
-      header_bytes_ = header_(r.shape, r.samples_in_file);
-      shape_ = r.shape;
-      samples_ = r.samples_in_file;
-      known_ = true;
-    }
-    return {header_bytes_ + r.sample * bytes, bytes};
+    const std::uint64_t header = header_bytes_.get(r.shape, r.samples_in_file, [&] { return header_(r.shape, r.samples_in_file); });
+    return {header + r.sample * bytes, bytes};
   }
 
  private:
   Header header_;
-  bool known_ = false;
-  plan::SampleShape shape_;  // of the last file located, and its header's size
-  std::uint64_t samples_ = 0, header_bytes_ = 0;
+  PerFileShape<std::uint64_t> header_bytes_;
 };
 
 plan::DataFile as_file(const plan::SampleShape& shape, std::uint64_t samples) {

@@ -14,6 +14,7 @@
 #include "format/format.hpp"
 #include "format/hdf5_api.hpp"
 #include "format/hdf5_replay.hpp"
+#include "format/per_file_shape.hpp"
 #include "storage/file.hpp"
 #include "util/page_aligned.hpp"
 
@@ -114,9 +115,7 @@ class Hdf5Reader final : public SampleReader {
   std::size_t recordings_ = 0;
   std::vector<unsigned char> scratch_;  // metadata read while replaying
   storage::File replay_file_;           // files replayed for one sample, reopened per sample
-  std::optional<Hdf5Layout> layout_;    // of the last file shape read through libhdf5
-  plan::SampleShape layout_shape_;
-  std::uint64_t layout_samples_ = 0;
+  PerFileShape<Hdf5Layout> layout_;     // of the last file shape read through libhdf5
   util::Bytes buffer_;
 };
 

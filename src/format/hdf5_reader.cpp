@@ -58,16 +58,12 @@ bool contiguous(const config::Workload& w) {
 }  // namespace
 
 const Hdf5Layout& Hdf5Reader::layout_of(const plan::SampleShape& shape, std::uint64_t samples) {
-  // Worked out once per file shape: every file of a dataset has the same one.
-  if (!layout_ || !(layout_shape_ == shape) || layout_samples_ != samples) {
+  return layout_.get(shape, samples, [&] {
     plan::DataFile f;
     f.sample = shape;
     f.num_samples = samples;
-    layout_ = hdf5_layout(settings_, f);
-    layout_shape_ = shape;
-    layout_samples_ = samples;
-  }
-  return *layout_;
+    return hdf5_layout(settings_, f);
+  });
 }
 
 Hdf5Reader::Hdf5Reader(const config::Workload& w, bool keep_open)

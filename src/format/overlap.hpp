@@ -16,4 +16,21 @@ class Overlap {
   virtual void wait() = 0;
 };
 
+// Runs `write()` while `beside` runs `task`; the task has ended when this returns or throws (it
+// fills a buffer the caller may free once this is over). The writer's error wins over the task's.
+template <typename Write>
+void write_beside(Overlap& beside, std::function<void()> task, Write&& write) {
+  beside.start(std::move(task));
+  try {
+    write();
+  } catch (...) {
+    try {
+      beside.wait();
+    } catch (...) {
+    }
+    throw;
+  }
+  beside.wait();
+}
+
 }  // namespace trainio::format

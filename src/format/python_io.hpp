@@ -149,20 +149,8 @@ void PyBufferedWriter::write_generated(std::uint64_t n, char* chunks, std::size_
     const std::size_t piece = piece_at(done);
     const std::uint64_t after = done + piece;
     // Generate the next piece beside this one's write.
-    const bool generating = after < n;
-    if (generating) beside.start([&, after] { fill(spare, piece_at(after)); });
-    try {
-      file_.write_all(ready, piece);
-    } catch (...) {
-      if (generating) {
-        try {
-          beside.wait();  // the task writes into `spare`: it must end before the buffers go
-        } catch (...) {
-        }
-      }
-      throw;
-    }
-    if (generating) beside.wait();
+    if (after < n) write_beside(beside, [&, after] { fill(spare, piece_at(after)); }, [&] { file_.write_all(ready, piece); });
+    else file_.write_all(ready, piece);
     std::swap(ready, spare);
     done = after;
   }

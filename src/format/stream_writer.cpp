@@ -78,17 +78,8 @@ void StreamWriter::append_content_overlapped(std::uint64_t total, ContentSource&
   while (total > 0) {
     const std::size_t next = static_cast<std::size_t>(std::min<std::uint64_t>(total, piece));
     const std::size_t spare = base_ == 0 ? piece : 0;
-    beside_->start([&generate, at = buffer_.data() + spare, next] { generate(at, next); });
-    try {
-      out_.pwrite_all(buffer_.data() + base_, used_, written_);
-    } catch (...) {
-      try {
-        beside_->wait();  // the task writes into the buffer: it must end before anything else does
-      } catch (...) {
-      }
-      throw;
-    }
-    beside_->wait();
+    write_beside(*beside_, [&generate, at = buffer_.data() + spare, next] { generate(at, next); },
+                 [&] { out_.pwrite_all(buffer_.data() + base_, used_, written_); });
     written_ += used_;
     base_ = spare;
     used_ = next;
