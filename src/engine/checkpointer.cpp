@@ -11,6 +11,7 @@
 #include "storage/aligned_buffer.hpp"
 #include "storage/file.hpp"
 #include "storage/fs.hpp"
+#include "storage/new_file.hpp"
 #include "storage/io_observer.hpp"
 #include "storage/page_residency.hpp"
 #include "util/clock.hpp"
@@ -61,23 +62,26 @@ std::string Checkpointer::folder(std::uint64_t epoch, std::uint64_t step) const 
 
 void Checkpointer::write_file(const Part& part, const std::string& path, std::uint64_t seed) {
   const auto& c = w_.checkpoint;
-  const std::string temp = c.atomic_files ? storage::temp_path_for(path) : path;
   RandomContent random(seed);
   format::torch::TensorContent content(c.randomize_tensor ? &random : nullptr);
+  // Without atomic_files the file is written under its own name, as DLIO does; with O_DIRECT it
+  // is opened here, otherwise by the re-enactment of Python's open().
+  storage::NewFile out(path, {.in_place = !c.atomic_files,
+                              .opened_by_library = !c.odirect,
+                              .access = storage::Access::write_truncate,
+                              .direct = c.odirect});
   if (c.odirect) {
-    storage::File out = storage::File::open(temp, {.access = storage::Access::write_truncate, .direct = true});
-    format::torch::save_direct(part.archive, out, content, scratch_, alignment_);
-    if (c.fsync) out.fsync();
-    out.close();
+    format::torch::save_direct(part.archive, out.file(), content, scratch_, alignment_);
+    if (c.fsync) out.file().fsync();
   } else {
     // DLIO: with open(name, "wb") as f: torch.save(state, f) (then os.fsync(f) when asked).
-    format::PyBufferedWriter out;
-    out.open(temp);
-    format::torch::save(part.archive, out, content, scratch_, overlap_);
-    if (c.fsync) out.fsync();
-    out.close();
+    format::PyBufferedWriter py;
+    py.open(out.local_path());
+    format::torch::save(part.archive, py, content, scratch_, overlap_);
+    if (c.fsync) py.fsync();
+    py.close();
   }
-  if (c.atomic_files) storage::rename_path(temp, path);
+  out.commit();
 }
 
 void Checkpointer::read_file(const Part& part, const std::string& path) {

@@ -15,6 +15,7 @@
 #include "plan/generation.hpp"
 #include "storage/file.hpp"
 #include "storage/fs.hpp"
+#include "storage/new_file.hpp"
 #include "storage/io_observer.hpp"
 #include "util/checked.hpp"
 #include "util/clock.hpp"
@@ -181,19 +182,8 @@ std::uint64_t content_seed(const plan::DataFile& file) {
 }
 
 void write_one(const config::Workload& w, format::FileWriter& writer, const plan::DataFile& file, Existing existing) {
-  const std::string temp = storage::temp_path_for(file.path);
-  if (temporaries_possible(existing)) storage::remove_file(temp);  // left by an interrupted run
-  try {
-    const auto content = make_content(w, content_seed(file));
-    writer.write(file, temp, *content);
-    storage::rename_path(temp, file.path);
-  } catch (...) {
-    try {
-      storage::remove_file(temp);
-    } catch (...) {
-    }
-    throw;
-  }
+  const auto content = make_content(w, content_seed(file));
+  write_data_file(writer, file, *content, temporaries_possible(existing));
 }
 
 // The marker says "complete" only once every rank's files are on stable storage: after a node
@@ -363,6 +353,13 @@ void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout
     for (auto it = folders.rbegin(); it != folders.rend(); ++it) storage::remove_empty_dir(util::join(root, *it));
     storage::remove_empty_dir(root);
   });
+}
+
+void write_data_file(format::FileWriter& writer, const plan::DataFile& file, format::ContentSource& content,
+                     bool remove_leftover) {
+  storage::NewFile out(file.path, {.remove_leftover = remove_leftover, .opened_by_library = writer.writes_by_name()});
+  writer.write(file, out, content);
+  out.commit();
 }
 
 }  // namespace trainio::engine

@@ -4,6 +4,7 @@
 // dataset are kept, so an interrupted generation resumes where it stopped.
 
 #include "config/workload.hpp"
+#include "format/format.hpp"
 #include "metrics/run_record.hpp"
 #include "mpi/comm.hpp"
 #include "plan/layout.hpp"
@@ -24,5 +25,10 @@ void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
 
 // Collective: deletes the dataset's files (dataset.keep_files: false). Only in a trainio folder.
 void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm);
+
+// Writes one data file as the generator does: under a temporary name, renamed into place when
+// whole, removed when writing fails. `remove_leftover`: a temporary of an interrupted run may be there.
+void write_data_file(format::FileWriter& writer, const plan::DataFile& file, format::ContentSource& content,
+                     bool remove_leftover = true);
 
 }  // namespace trainio::engine

@@ -4,12 +4,6 @@
 
 namespace trainio::format {
 
-void ByteWriter::write(const plan::DataFile& file, const std::string& path, ContentSource& content) {
-  storage::File out = storage::File::open(path, {.access = storage::Access::write_new});
-  write_bytes(file, out, content);
-  out.close();  // a failing close can carry a deferred write error
-}
-
 std::uint64_t FileWriter::write_shared(const plan::DataFile&, const std::string&, SharedWriting&, ContentSource&) {
   throw internal_error("this format cannot be written by several ranks at once");
 }

@@ -17,7 +17,7 @@ namespace {
 constexpr std::size_t kPandasChunk = 1u << 18;  // pandas' C parser asks for 256 KiB at a time
 }
 
-void CsvWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+void CsvWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   const std::uint64_t columns = f.sample.elements();
   StreamWriter w(out, buffer_, beside_);
   std::string line;

@@ -13,6 +13,7 @@
 #include "format/overlap.hpp"
 #include "plan/layout.hpp"
 #include "storage/file.hpp"
+#include "storage/output.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -57,8 +58,12 @@ class SharedWriting {
 class FileWriter {
  public:
   virtual ~FileWriter() = default;
-  // Writes the whole of `file` as a new file at `path` (the generator's temporary name).
-  virtual void write(const plan::DataFile& file, const std::string& path, ContentSource& content) = 0;
+  // Writes the whole of `file` into `out`, which the caller commits. Companion files (indexes)
+  // are complete when this returns, before the data file takes its name.
+  virtual void write(const plan::DataFile& file, storage::NewObject& out, ContentSource& content) = 0;
+  // Whether write() hands out.local_path() to a library that creates the file itself (libhdf5):
+  // `out` is then created without opening it.
+  virtual bool writes_by_name() const { return false; }
   // The size the written file will have, when it is known in advance (used to recognise
   // complete files when generation resumes); nullopt when only writing tells (compression).
   virtual std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const = 0;
@@ -88,13 +93,16 @@ SampleRange share_of(std::uint64_t samples, int rank, int ranks);
 // The most samples any rank's share holds: how many rounds of collective writes every rank makes.
 std::uint64_t largest_share(std::uint64_t samples, int ranks);
 
-// Writers whose bytes trainio lays out itself: they write through one storage::File.
+// Writers whose bytes trainio lays out itself: they write through storage::Output only, so any
+// storage that takes bytes at offsets can hold their files.
 class ByteWriter : public FileWriter {
  public:
-  void write(const plan::DataFile& file, const std::string& path, ContentSource& content) final;
+  void write(const plan::DataFile& file, storage::NewObject& out, ContentSource& content) final {
+    write_bytes(file, out, content);
+  }
 
  protected:
-  virtual void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) = 0;
+  virtual void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) = 0;
   util::Bytes buffer_;  // the write buffer (StreamWriter's), reused across files
 };
 

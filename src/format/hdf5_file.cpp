@@ -116,7 +116,9 @@ Hdf5Layout hdf5_layout(const Hdf5Settings& d, const plan::DataFile& f) {
   return l;
 }
 
-void Hdf5Writer::write(const plan::DataFile& f, const std::string& path, ContentSource& content) {
+void Hdf5Writer::write(const plan::DataFile& f, storage::NewObject& out, ContentSource& content) {
+  const std::string& path = out.local_path();
+  if (path.empty()) throw internal_error("HDF5 files are written by libhdf5, which writes local files only");
   std::lock_guard lock(storage::hdf5_lock());
   h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
   write_file(f, path, fapl, H5P_DEFAULT, {0, f.num_samples}, 0, 1, content);

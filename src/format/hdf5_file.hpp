@@ -50,7 +50,8 @@ inline Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& f
 class Hdf5Writer final : public FileWriter {
  public:
   explicit Hdf5Writer(const config::Workload& w) : settings_(w) {}
-  void write(const plan::DataFile& file, const std::string& path, ContentSource& content) override;
+  void write(const plan::DataFile& file, storage::NewObject& out, ContentSource& content) override;
+  bool writes_by_name() const override { return true; }  // libhdf5 creates the file
   std::optional<std::uint64_t> expected_size(const plan::DataFile&) const override { return std::nullopt; }
   // Parallel HDF5: all ranks create the file together and write their samples collectively.
   bool writes_shared() const override { return true; }

@@ -245,13 +245,13 @@ void ImageReader::read_png(const std::string& path, ImageSize want) {
   if (file_.file_size() != at + 4) throw bad(fmt::format("{} bytes, expected {}", file_.file_size(), at + 4));
 }
 
-void ImageWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+void ImageWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   const ImageSize size = image_size(f.sample);
   pixels_.resize(size.height * size.width);
   content.fill(pixels_.data(), pixels_.size());
   if (codec_ == Codec::jpeg) encode_jpeg(pixels_.data(), size, encoded_);
   else encode_png(pixels_.data(), size, encoded_);
-  out.pwrite_all(encoded_.data(), encoded_.size(), 0);
+  out.write_at(encoded_.data(), encoded_.size(), 0);
 }
 
 namespace {

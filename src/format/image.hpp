@@ -19,7 +19,7 @@ class ImageWriter final : public ByteWriter {
   std::optional<std::uint64_t> expected_size(const plan::DataFile&) const override { return std::nullopt; }
 
  protected:
-  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
+  void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
 
  private:
   Codec codec_;

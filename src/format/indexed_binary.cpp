@@ -6,6 +6,7 @@
 
 #include "format/stream_writer.hpp"
 #include "storage/fs.hpp"
+#include "storage/new_file.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -15,10 +16,8 @@ namespace {
 // Writes `count` uint64 values value(i) to `path` through a temporary name.
 template <typename Value>
 void write_index(const std::string& path, std::uint64_t count, Value&& value, util::Bytes& buffer) {
-  const std::string temp = storage::temp_path_for(path);
-  storage::remove_file(temp);
+  storage::NewFile out(path, {.remove_leftover = true});
   {
-    storage::File out = storage::File::open(temp, {.access = storage::Access::write_new});
     StreamWriter w(out, buffer, nullptr, 1u << 20);
     char word[8];
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -27,14 +26,13 @@ void write_index(const std::string& path, std::uint64_t count, Value&& value, ut
       w.append({word, 8});
     }
     w.flush();
-    out.close();
   }
-  storage::rename_path(temp, path);
+  out.commit();
 }
 
 }  // namespace
 
-void IndexedBinaryWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+void IndexedBinaryWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   {
     StreamWriter w(out, buffer_, beside_);
     w.append_content(f.data_bytes(), content);

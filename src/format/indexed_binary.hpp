@@ -26,7 +26,7 @@ class IndexedBinaryWriter final : public ByteWriter {
                              ContentSource& content) override;
 
  protected:
-  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
+  void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
 
  private:
   void write_indexes(const plan::DataFile& file);

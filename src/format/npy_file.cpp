@@ -41,7 +41,7 @@ std::optional<std::uint64_t> NpyWriter::expected_size(const plan::DataFile& f) c
   return data_file_header(f).size() + f.data_bytes();
 }
 
-void NpyWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+void NpyWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   StreamWriter w(out, buffer_, beside_);
   w.append(data_file_header(f));
   w.append_content(f.data_bytes(), content);

@@ -17,7 +17,7 @@ class NpyWriter final : public ByteWriter {
   std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
 
  protected:
-  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
+  void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
 };
 
 class NpyReader final : public SampleReader {

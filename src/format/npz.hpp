@@ -22,10 +22,10 @@ class NpzWriter final : public ByteWriter {
   std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
 
  protected:
-  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
+  void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
 
  private:
-  void write_deflated(const plan::DataFile& file, storage::File& out, ContentSource& content);
+  void write_deflated(const plan::DataFile& file, storage::Output& out, ContentSource& content);
   int deflate_level_;
   util::Bytes input_;  // uncompressed bytes waiting for deflate
 };

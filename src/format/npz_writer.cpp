@@ -63,7 +63,7 @@ std::optional<std::uint64_t> NpzWriter::expected_size(const plan::DataFile& f) c
   return l.cd_offset + cd_size + zip::end_records(2, l.cd_offset, cd_size).size();
 }
 
-void NpzWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+void NpzWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   if (deflate_level_ >= 0) {
     write_deflated(f, out, content);
     return;
@@ -89,7 +89,7 @@ void NpzWriter::write_bytes(const plan::DataFile& f, storage::File& out, Content
   const std::string x_local = zip::local_header(l.x);
   const bool patched = w.overwrite_buffered(0, x_local);
   w.flush();
-  if (!patched) out.pwrite_all(x_local.data(), x_local.size(), 0);
+  if (!patched) out.write_at(x_local.data(), x_local.size(), 0);
 }
 
 namespace {
@@ -128,7 +128,7 @@ class Deflater {
 
 }  // namespace
 
-void NpzWriter::write_deflated(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+void NpzWriter::write_deflated(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   Layout l = layout_of(f);
   l.x.method = l.y.method = zip::kDeflated;
   StreamWriter w(out, buffer_, beside_);
@@ -172,8 +172,8 @@ void NpzWriter::write_deflated(const plan::DataFile& f, storage::File& out, Cont
   const bool patched = w.overwrite_buffered(l.y.header_offset, y_local) && w.overwrite_buffered(0, x_local);
   w.flush();
   if (!patched) {
-    out.pwrite_all(y_local.data(), y_local.size(), l.y.header_offset);
-    out.pwrite_all(x_local.data(), x_local.size(), 0);
+    out.write_at(y_local.data(), y_local.size(), l.y.header_offset);
+    out.write_at(x_local.data(), x_local.size(), 0);
   }
 }
 

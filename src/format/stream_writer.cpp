@@ -13,7 +13,7 @@ void Checksum::update(const void* data, std::size_t size) {
   value = kind == Kind::crc32 ? zip::crc32(value, data, size) : crc32c::extend(value, data, size);
 }
 
-StreamWriter::StreamWriter(storage::File& out, util::Bytes& buffer, Overlap* beside, std::size_t chunk)
+StreamWriter::StreamWriter(storage::Output& out, util::Bytes& buffer, Overlap* beside, std::size_t chunk)
     : out_(out), buffer_(buffer), beside_(beside) {
   if (buffer_.size() < chunk) buffer_.resize(chunk);
 }
@@ -79,7 +79,7 @@ void StreamWriter::append_content_overlapped(std::uint64_t total, ContentSource&
     const std::size_t next = static_cast<std::size_t>(std::min<std::uint64_t>(total, piece));
     const std::size_t spare = base_ == 0 ? piece : 0;
     write_beside(*beside_, [&generate, at = buffer_.data() + spare, next] { generate(at, next); },
-                 [&] { out_.pwrite_all(buffer_.data() + base_, used_, written_); });
+                 [&] { out_.write_at(buffer_.data() + base_, used_, written_); });
     written_ += used_;
     base_ = spare;
     used_ = next;
@@ -95,7 +95,7 @@ bool StreamWriter::overwrite_buffered(std::uint64_t offset, std::string_view byt
 
 std::uint64_t StreamWriter::flush() {
   if (used_ > 0) {
-    out_.pwrite_all(buffer_.data() + base_, used_, written_);
+    out_.write_at(buffer_.data() + base_, used_, written_);
     written_ += used_;
     used_ = 0;
   }

@@ -26,7 +26,7 @@ class StreamWriter {
   // `buffer` is reused across files; it is grown to `chunk` bytes once. With `beside`, content
   // longer than the buffer is generated a piece ahead (1 MiB, at most half the buffer) by `beside`
   // while the piece before it is written, so generating costs little time of its own.
-  StreamWriter(storage::File& out, util::Bytes& buffer, Overlap* beside = nullptr, std::size_t chunk = 4u << 20);
+  StreamWriter(storage::Output& out, util::Bytes& buffer, Overlap* beside = nullptr, std::size_t chunk = 4u << 20);
 
   // Each append updates `sum`, when given, over the appended bytes.
   void append(std::string_view bytes, Checksum* sum = nullptr);
@@ -45,7 +45,7 @@ class StreamWriter {
   // append_content() of more than the buffer holds, with the next piece generated beside the write.
   void append_content_overlapped(std::uint64_t n, ContentSource& content, Checksum* sum);
   std::size_t overlap_piece() const { return std::min<std::size_t>(buffer_.size() / 2, 1u << 20); }
-  storage::File& out_;
+  storage::Output& out_;
   util::Bytes& buffer_;
   Overlap* beside_;
   std::size_t base_ = 0;  // where the buffered bytes start in buffer_ (0, or its second half)

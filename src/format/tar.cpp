@@ -110,7 +110,7 @@ std::optional<std::uint64_t> TarWriter::expected_size(const plan::DataFile& f) c
   return tar::shard_size(f.num_samples, f.sample.bytes());
 }
 
-void TarWriter::write_bytes(const plan::DataFile& f, storage::File& out, ContentSource& content) {
+void TarWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   StreamWriter w(out, buffer_, beside_);
   const std::uint64_t bytes = f.sample.bytes();
   const std::uint64_t pad = (tar::kBlock - bytes % tar::kBlock) % tar::kBlock;

@@ -37,7 +37,7 @@ class TarWriter final : public ByteWriter {
   std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
 
  protected:
-  void write_bytes(const plan::DataFile& file, storage::File& out, ContentSource& content) override;
+  void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
 };
 
 // A reader with a shard index, as native WebDataset readers use: one read of a sample's header

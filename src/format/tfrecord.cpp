@@ -148,12 +148,11 @@ std::optional<std::uint64_t> TfRecordWriter::expected_size(const plan::DataFile&
   return tfrecord::example_frame(f.sample.bytes(), size_feature(f)).record_bytes() * f.num_samples;
 }
 
-void TfRecordWriter::write(const plan::DataFile& f, const std::string& path, ContentSource& content) {
+void TfRecordWriter::write(const plan::DataFile& f, storage::NewObject& out, ContentSource& content) {
   const auto frame = tfrecord::example_frame(f.sample.bytes(), size_feature(f));
   const std::string header = tfrecord::record_header(frame.data_bytes());
   std::string index;
   {
-    storage::File out = storage::File::open(path, {.access = storage::Access::write_new});
     StreamWriter w(out, buffer_, beside_);
     for (std::uint64_t i = 0; i < f.num_samples; ++i) {
       index += fmt::format("{} {}\n", w.position(), frame.record_bytes());
@@ -168,7 +167,6 @@ void TfRecordWriter::write(const plan::DataFile& f, const std::string& path, Con
       w.append({footer, 4});
     }
     w.flush();
-    out.close();
   }
   // The index is complete before the data file gets its final name (the generator's commit point).
   storage::write_file_replace(tfrecord::index_path(f), index);

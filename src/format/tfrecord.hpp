@@ -39,7 +39,7 @@ bool parse_example(std::string_view data, std::uint64_t& image_bytes, std::int64
 
 class TfRecordWriter final : public FileWriter {
  public:
-  void write(const plan::DataFile& file, const std::string& path, ContentSource& content) override;
+  void write(const plan::DataFile& file, storage::NewObject& out, ContentSource& content) override;
   std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
   std::vector<std::string> companions(const plan::DataFile& file) const override { return {tfrecord::index_path(file)}; }
 

@@ -1,12 +1,12 @@
 #pragma once
-// A file written by streaming so that a crash leaves either the old file or the whole new one,
-// never part of one: written under a temporary sibling name (temp_path_for), renamed into place
-// by commit(). Dropped without commit() (an error while writing), the temporary file is removed.
+// A result document written by streaming so that a crash leaves either the old file or the whole
+// new one, never part of one: a storage::NewFile (a temporary sibling renamed into place by
+// commit(), removed when dropped without it) that buffers small writes.
 
 #include <string>
 #include <string_view>
 
-#include "storage/file.hpp"
+#include "storage/new_file.hpp"
 
 namespace trainio::storage {
 
@@ -15,7 +15,6 @@ class AtomicFile {
   // durable: fsync the file before the rename and the folder after it (result documents);
   // otherwise a reader sees the old file, the new one or nothing, but a crash may lose both.
   AtomicFile(std::string path, bool durable);
-  ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
@@ -26,12 +25,9 @@ class AtomicFile {
 
  private:
   void flush();
-  std::string path_, temp_;
-  bool durable_;
-  File file_;
+  NewFile file_;
   std::string buffer_;
   std::uint64_t offset_ = 0;
-  bool committed_ = false;
 };
 
 }  // namespace trainio::storage

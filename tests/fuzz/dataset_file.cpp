@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "config/load.hpp"
+#include "engine/generator.hpp"
 #include "engine/content.hpp"
 #include "format/format.hpp"
 #include "fuzz_support.hpp"
@@ -48,7 +49,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   if (!corpus.empty()) {
     auto writer = format::make_writer(t.workload);
     const auto content = engine::make_content(t.workload, 1);
-    writer->write(t.file, t.file.path, *content);
+    engine::write_data_file(*writer, t.file, *content);
     fuzz::add_seed(corpus, "generated." TRAINIO_FUZZ_FORMAT, fuzz::read_file(t.file.path));
   }
   return 0;

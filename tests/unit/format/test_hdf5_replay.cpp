@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/generator.hpp"
 #include "config/load.hpp"
 #include "format/hdf5_api.hpp"
 #include "format/hdf5_file.hpp"
@@ -64,7 +65,7 @@ Dataset make(const test::TempDir& dir, std::vector<std::string> overrides,
     plan::DataFile f = layout.file(plan::Split::train, i);
     f.path = dir / fmt::format("f{}.hdf5", i);
     Content content;
-    writer.write(f, f.path, content);
+    engine::write_data_file(writer, f, content);
     d.files.push_back(f);
   }
   d.layout = format::hdf5_layout(d.w, d.files[0]);

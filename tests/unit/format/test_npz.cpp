@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/load.hpp"
+#include "engine/generator.hpp"
 #include "format/npy.hpp"
 #include "format/npz.hpp"
 #include "format/python_io.hpp"
@@ -62,7 +63,7 @@ plan::DataFile npz_file(const std::string& path, std::uint64_t side, std::uint64
 std::uint64_t write(const plan::DataFile& f, int deflate_level = -1) {
   format::NpzWriter writer(deflate_level);
   Content content;
-  writer.write(f, f.path, content);
+  engine::write_data_file(writer, f, content);
   return storage::File::open(f.path).size();
 }
 

@@ -8,6 +8,7 @@
 #include "engine/overlap_thread.hpp"
 #include "format/stream_writer.hpp"
 #include "storage/io_observer.hpp"
+#include "storage/new_file.hpp"
 #include "unit/format/random_content.hpp"
 #include "unit/storage/observed_calls.hpp"
 #include "unit/temp_dir.hpp"
@@ -24,7 +25,7 @@ struct Written {
 
 // A header, `content` bytes of seeded content, a trailer; the header patched last.
 Written write_file(const std::string& path, std::uint64_t content, format::Overlap* beside) {
-  storage::File out = storage::File::open(path, {.access = storage::Access::write_new});
+  storage::NewFile out(path);
   util::Bytes buffer;
   test::Calls calls;
   format::Checksum sum;
@@ -37,8 +38,8 @@ Written write_file(const std::string& path, std::uint64_t content, format::Overl
     w.append("TRAILER");
     const bool patched = w.overwrite_buffered(0, "header--");
     w.flush();
-    if (!patched) out.pwrite_all("header--", 8, 0);
-    out.close();
+    if (!patched) out.write_at("header--", 8, 0);
+    out.commit();
   }
   Written result;
   result.crc = sum.value;
