@@ -22,6 +22,22 @@ using config::Format;
 
 namespace {
 
+storage::EngineKind engine_kind(config::IoEngine e) {
+  switch (e) {
+    case config::IoEngine::posix: return storage::EngineKind::posix;
+    case config::IoEngine::mmap: return storage::EngineKind::mmap;
+    case config::IoEngine::io_uring: return storage::EngineKind::io_uring;
+  }
+  return storage::EngineKind::posix;
+}
+
+storage::EngineOptions engine_options(const config::Workload& w) {
+  return {.kind = engine_kind(w.reader.io_engine),
+          .direct = w.reader.odirect,
+          .keep_open = w.reader.read_type == config::ReadType::memory,
+          .depth = static_cast<unsigned>(w.reader.io_depth)};
+}
+
 Error not_built(Format f, const char* what) {
   return config_error(fmt::format("{} dataset.format '{}' is not built into trainio yet", what, config::to_string(f)),
                       "use npz, npy, tfrecord, csv, jpeg, png, indexed_binary, tar or synthetic for now");
@@ -42,7 +58,7 @@ std::unique_ptr<FileWriter> make_writer(const config::Workload& w) {
     case Format::indexed_binary:
     case Format::mmap_indexed_binary: return std::make_unique<IndexedBinaryWriter>();
     case Format::tar: return std::make_unique<TarWriter>();
-    case Format::hdf5: return std::make_unique<Hdf5Writer>(w);
+    case Format::hdf5: return std::make_unique<Hdf5Writer>(Hdf5Settings(w));
     case Format::synthetic: break;
   }
   throw not_built(d.format, "writing");
@@ -53,8 +69,8 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse u
   if (w.dataset.format == Format::synthetic || w.reader.data_loader == config::DataLoader::synthetic)
     return std::make_unique<SyntheticReader>();
   // A native loader's reads: one read per sample; DLIO's O_DIRECT readers read whole files.
-  if (w.reader.access == config::Access::sample) return std::make_unique<NativeReader>(w, sample_extents(w));
-  if (w.reader.odirect) return std::make_unique<NativeReader>(w, whole_file_extents());
+  if (w.reader.access == config::Access::sample) return std::make_unique<NativeReader>(engine_options(w), sample_extents(w));
+  if (w.reader.odirect) return std::make_unique<NativeReader>(engine_options(w), whole_file_extents());
   // In a file session the handle-keeping readers (HDF5, indexed_binary) keep their files open;
   // DLIO closes them every samples_per_file samples, which only moves the close.
   const bool memory = w.reader.read_type == config::ReadType::memory || use == ReaderUse::by_file_session;
@@ -69,7 +85,7 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse u
     case Format::tfrecord: return std::make_unique<DaliTfRecordReader>();
     case Format::tar: return std::make_unique<TarSampleReader>();
     case Format::synthetic: return std::make_unique<SyntheticReader>();
-    case Format::hdf5: return std::make_unique<Hdf5Reader>(w, memory);
+    case Format::hdf5: return std::make_unique<Hdf5Reader>(Hdf5Settings(w), memory, w.reader.read_threads);
     case Format::csv: return loaded_once(std::make_unique<CsvReader>());
     case Format::jpeg: return loaded_once(std::make_unique<ImageReader>(ImageWriter::Codec::jpeg));
     case Format::png: return loaded_once(std::make_unique<ImageReader>(ImageWriter::Codec::png));
@@ -95,7 +111,7 @@ std::optional<std::string> validate_file(const config::Workload& w, const plan::
     case Format::mmap_indexed_binary: return validate_indexed_binary(file);
     case Format::tar: return validate_tar(file);
     case Format::synthetic: return std::nullopt;
-    case Format::hdf5: return validate_hdf5(w, file);
+    case Format::hdf5: return validate_hdf5(Hdf5Settings(w), file);
   }
   throw not_built(w.dataset.format, "validating");
 }

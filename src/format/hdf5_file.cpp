@@ -209,8 +209,8 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
   file.close("H5Fclose", path);
 }
 
-std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::DataFile& f) {
-  const Hdf5Layout l = hdf5_layout(w, f);
+std::optional<std::string> validate_hdf5(const Hdf5Settings& settings, const plan::DataFile& f) {
+  const Hdf5Layout l = hdf5_layout(settings, f);
   std::lock_guard lock(storage::hdf5_lock());
   try {
     h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", f.path);

@@ -49,7 +49,7 @@ inline Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& f
 
 class Hdf5Writer final : public FileWriter {
  public:
-  explicit Hdf5Writer(const config::Workload& w) : settings_(w) {}
+  explicit Hdf5Writer(const Hdf5Settings& settings) : settings_(settings) {}
   void write(const plan::DataFile& file, storage::NewObject& out, ContentSource& content) override;
   bool writes_by_name() const override { return true; }  // libhdf5 creates the file
   std::optional<std::uint64_t> expected_size(const plan::DataFile&) const override { return std::nullopt; }
@@ -80,7 +80,8 @@ class Hdf5Reader final : public SampleReader {
   // With `keep_open` (read_type: memory) the h5py.File objects stay open (DLIO keeps them in
   // open_file_map): the superblock and root reads happen once per file, samples then cost
   // dataset reads.
-  Hdf5Reader(const config::Workload& w, bool keep_open);
+  // `read_threads`: the threads that will read through readers like this one.
+  Hdf5Reader(const Hdf5Settings& settings, bool keep_open, std::int64_t read_threads);
   ~Hdf5Reader() override;
   std::uint64_t read(const SampleRequest& r) override;
 
@@ -125,6 +126,6 @@ class Hdf5Reader final : public SampleReader {
 // holds storage::hdf5_lock().
 void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, std::uint64_t sample, void* buffer);
 
-std::optional<std::string> validate_hdf5(const config::Workload& w, const plan::DataFile& expected);
+std::optional<std::string> validate_hdf5(const Hdf5Settings& settings, const plan::DataFile& expected);
 
 }  // namespace trainio::format

@@ -50,9 +50,8 @@ void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, 
 namespace {
 
 // Which of the reader's datasets can be replayed without libhdf5 (see Hdf5Reader).
-bool contiguous(const config::Workload& w) {
-  return w.dataset.hdf5.chunk_dims.empty() && w.dataset.hdf5.max_shape.empty() &&
-         w.dataset.compression == config::Compression::none;
+bool contiguous(const Hdf5Settings& s) {
+  return s.chunk_dims.empty() && s.max_shape.empty() && s.compression == config::Compression::none;
 }
 
 }  // namespace
@@ -66,18 +65,18 @@ const Hdf5Layout& Hdf5Reader::layout_of(const plan::SampleShape& shape, std::uin
   });
 }
 
-Hdf5Reader::Hdf5Reader(const config::Workload& w, bool keep_open)
-    : settings_(w),
+Hdf5Reader::Hdf5Reader(const Hdf5Settings& settings, bool keep_open, std::int64_t read_threads)
+    : settings_(settings),
       keep_open_(keep_open),
-      replay_(contiguous(w)                                                            ? Replay::contiguous
-              : w.dataset.compression == config::Compression::none && !keep_open ? Replay::per_sample
-                                                                                 : Replay::none) {
+      replay_(contiguous(settings)                                                            ? Replay::contiguous
+              : settings.compression == config::Compression::none && !keep_open ? Replay::per_sample
+                                                                                : Replay::none) {
   static std::once_flag noted;
-  if (replay_ == Replay::none && w.reader.read_threads > 1)
+  if (replay_ == Replay::none && read_threads > 1)
     std::call_once(noted, [&] {
       spdlog::info("HDF5: {} datasets are read through libhdf5, which is not thread-safe here: reader threads take "
                    "turns (one HDF5 read in flight per process)",
-                   w.dataset.compression != config::Compression::none ? "compressed" : "chunked (with read_type: memory)");
+                   settings.compression != config::Compression::none ? "compressed" : "chunked (with read_type: memory)");
     });
 }
 

@@ -18,7 +18,7 @@ namespace trainio::format {
 
 class NativeReader final : public SampleReader, private storage::Locator {
  public:
-  NativeReader(const config::Workload& w, std::unique_ptr<ExtentFinder> extents);
+  NativeReader(const storage::EngineOptions& engine, std::unique_ptr<ExtentFinder> extents);
   std::uint64_t read(const SampleRequest& r) override { return read_batch({&r, 1}); }
   std::uint64_t read_batch(std::span<const SampleRequest> batch) override;
   bool reads_batches() const override { return engine_->overlaps_reads(); }

@@ -59,7 +59,7 @@ Dataset make(const test::TempDir& dir, std::vector<std::string> overrides,
                                      "dataset.data_folder=" + dir.path()});
   Dataset d{config::load("default", overrides), {}, {}};
   const plan::DatasetLayout layout(d.w);
-  format::Hdf5Writer writer(d.w);
+  format::Hdf5Writer writer{format::Hdf5Settings(d.w)};
   for (std::uint64_t i = 0; i < 2; ++i) {
     if (i > 0) std::this_thread::sleep_for(pause);
     plan::DataFile f = layout.file(plan::Split::train, i);
