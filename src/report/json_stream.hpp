@@ -28,6 +28,11 @@ class JsonStream {
   void number(double value);
   // Any small value, written as its dump(4) would be at this depth.
   void value(const nlohmann::ordered_json& v);
+  // key(name), then value(v).
+  void field(std::string_view name, const nlohmann::ordered_json& v) {
+    key(name);
+    value(v);
+  }
   // Hands the rest of the text to the sink; the document must be complete.
   void finish();
 

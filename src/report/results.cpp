@@ -14,6 +14,21 @@
 
 namespace trainio::report {
 
+namespace {
+
+// A JSON document streamed into a result file (durably, under its name only when whole).
+template <typename Write>
+void write_json(const std::string& path, Write&& write) {
+  storage::AtomicFile file(path, true);
+  JsonStream out([&](std::string_view text) { file.write(text); });
+  write(out);
+  out.finish();
+  file.write("\n");
+  file.commit();
+}
+
+}  // namespace
+
 void write_results(const std::string& folder, const ResultsOf& run, int rank, int ranks_on_host) {
   const auto& w = run.workload;
   const util::HostInfo host = util::host_info();
@@ -27,22 +42,15 @@ void write_results(const std::string& folder, const ResultsOf& run, int rank, in
   const double checkpoint_gib =
       w.workflow.checkpoint ? static_cast<double>(plan::CheckpointPlan(w, run.summary.ranks).total_bytes()) / (1ULL << 30) : 0.0;
   const std::string per_epoch_stats = dlio_per_epoch_stats_json(run.record, checkpoint_gib);
-  {
-    storage::AtomicFile file(util::join(folder, fmt::format("{}_output.json", rank)), true);
-    JsonStream json([&](std::string_view text) { file.write(text); });
-    dlio_output_json(run.record, rh, json);
-    json.finish();
-    file.write("\n");
-    file.commit();
-  }
+  write_json(util::join(folder, fmt::format("{}_output.json", rank)), [&](JsonStream& out) { dlio_output_json(run.record, rh, out); });
   storage::write_file_atomic(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank)), per_epoch_stats);
   if (rank != 0) return;
   storage::write_file_atomic(util::join(folder, "per_epoch_stats.json"), per_epoch_stats);
   storage::write_file_atomic(util::join(folder, "config.yaml"), config::to_yaml(w, false));
   storage::write_file_atomic(util::join(folder, "per_epoch.csv"), per_epoch_csv(run.summary));
   storage::write_file_atomic(util::join(folder, "per_rank.csv"), per_rank_csv(run.summary, run.context));
-  storage::write_file_atomic(util::join(folder, "summary.json"),
-                             summary_json(w, run.layout, run.shape, run.summary, run.context));
+  write_json(util::join(folder, "summary.json"),
+             [&](JsonStream& out) { summary_json(out, w, run.layout, run.shape, run.summary, run.context); });
 }
 
 }  // namespace trainio::report

@@ -76,164 +76,202 @@ void checkpoint_metrics(json& metric, const metrics::RunSummary& run, double siz
   metric["checkpoint_size_GB"] = size_gib;
 }
 
-}  // namespace
-
-std::string summary_json(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
-                         const metrics::RunSummary& run, const RunContext& context) {
-  std::vector<double> train_bw;
-  for (const auto& e : run.epochs) train_bw.push_back(e.train.read_bandwidth);
+// The figures every part of the summary draws on, worked out before the first byte is written.
+struct Figures {
   json metric = json::object();
-  std::vector<FigureNote> figure_notes;
-  std::optional<DlioFigures> train_figures;
+  std::vector<FigureNote> notes;
+  std::optional<DlioFigures> train;
+  std::optional<plan::CheckpointPlan> checkpoint_plan;
+};
+
+Figures figures(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run) {
+  Figures f;
   if (!run.epochs.empty()) {
-    train_figures = dlio_figures(run, "train", layout.nominal_record_bytes(), w);
-    dlio_metrics(metric, "train", *train_figures);
-    figure_notes = train_figures->notes;
+    f.train = dlio_figures(run, "train", layout.nominal_record_bytes(), w);
+    dlio_metrics(f.metric, "train", *f.train);
+    f.notes = f.train->notes;
     const DlioFigures eval = dlio_figures(run, "eval", layout.nominal_record_bytes(), w);
     if (!eval.au.empty()) {
-      dlio_metrics(metric, "eval", eval);
-      figure_notes.insert(figure_notes.end(), eval.notes.begin(), eval.notes.end());
+      dlio_metrics(f.metric, "eval", eval);
+      f.notes.insert(f.notes.end(), eval.notes.begin(), eval.notes.end());
     }
   }
-
-  std::optional<plan::CheckpointPlan> checkpoint_plan;
   if (w.workflow.checkpoint) {
-    checkpoint_plan.emplace(w, run.ranks);
-    checkpoint_metrics(metric, run, static_cast<double>(checkpoint_plan->total_bytes()) / kGiB);
+    f.checkpoint_plan.emplace(w, run.ranks);
+    checkpoint_metrics(f.metric, run, static_cast<double>(f.checkpoint_plan->total_bytes()) / kGiB);
   }
+  return f;
+}
 
+// A list of one value per element of `items`, streamed one at a time.
+template <typename Items, typename Value>
+void stream_list(JsonStream& out, std::string_view name, const Items& items, Value&& value) {
+  out.key(name);
+  out.begin_array();
+  for (const auto& item : items) out.value(value(item));
+  out.end_array();
+}
+
+// DLIO's keys, in DLIO's order. Per-host lists stream one host at a time.
+void dlio_part(JsonStream& out, const config::Workload& w, const plan::DatasetLayout& layout,
+               const metrics::RunSummary& run, const RunContext& context, const json& metric) {
+  std::vector<std::size_t> hosts(context.hosts.size());
+  for (std::size_t h = 0; h < hosts.size(); ++h) hosts[h] = h;
+  out.field("start", run.start);
+  out.field("num_accelerators", run.ranks);
+  out.field("num_hosts", run.hosts);
+  out.field("hostname", context.hosts.empty() ? "" : context.hosts[0].hostname);
+  out.field("metric", metric);
+  out.field("num_files_train", w.dataset.num_files_train);
+  out.field("num_files_eval", w.dataset.num_files_eval);
+  out.field("num_samples_per_file", w.dataset.num_samples_per_file);
+  stream_list(out, "host_cpu_count", hosts, [&](std::size_t h) { return json(context.hosts[h].cpu_count); });
+  out.field("host_processor_name", context.hosts.empty() ? "" : context.hosts[0].machine);
   // DLIO: potential caching per host when the host's share of the dataset fits in its memory.
-  json cpu_counts = json::array(), memory = json::array(), caching = json::array();
-  for (size_t h = 0; h < context.hosts.size(); ++h) {
+  stream_list(out, "potential_caching", hosts, [&](std::size_t h) {
     const double share = data_bytes_per_host(w, layout, context.ranks_per_host[h], context.ranks);
-    cpu_counts.push_back(context.hosts[h].cpu_count);
-    memory.push_back(static_cast<double>(context.hosts[h].memory_bytes) / kGiB);
-    caching.push_back(static_cast<double>(context.hosts[h].memory_bytes) > share ? 1 : 0);
-  }
+    return json(static_cast<double>(context.hosts[h].memory_bytes) > share ? 1 : 0);
+  });
+  out.field("host_cpuinfo", proc_json("/proc/cpuinfo"));
+  out.field("host_meminfo", proc_json("/proc/meminfo"));
+  stream_list(out, "host_memory_GB", hosts,
+              [&](std::size_t h) { return json(static_cast<double>(context.hosts[h].memory_bytes) / kGiB); });
+  out.field("data_size_per_host_GB", context.hosts.empty()
+                                         ? 0.0
+                                         : data_bytes_per_host(w, layout, context.ranks_per_host[0], context.ranks) / kGiB);
+  out.field("epochs", run.epochs.size());
+  out.field("end", run.end);
+}
 
-  json s;
-  s["start"] = run.start;
-  s["num_accelerators"] = run.ranks;
-  s["num_hosts"] = run.hosts;
-  s["hostname"] = context.hosts.empty() ? "" : context.hosts[0].hostname;
-  s["metric"] = metric;
-  s["num_files_train"] = w.dataset.num_files_train;
-  s["num_files_eval"] = w.dataset.num_files_eval;
-  s["num_samples_per_file"] = w.dataset.num_samples_per_file;
-  s["host_cpu_count"] = cpu_counts;
-  s["host_processor_name"] = context.hosts.empty() ? "" : context.hosts[0].machine;
-  s["potential_caching"] = caching;
-  s["host_cpuinfo"] = proc_json("/proc/cpuinfo");
-  s["host_meminfo"] = proc_json("/proc/meminfo");
-  s["host_memory_GB"] = memory;
-  s["data_size_per_host_GB"] =
-      context.hosts.empty() ? 0.0 : data_bytes_per_host(w, layout, context.ranks_per_host[0], context.ranks) / kGiB;
-  s["epochs"] = run.epochs.size();
-  s["end"] = run.end;
-
-  json t;
-  t["schema_version"] = kSchemaVersion;
-  json hosts = json::array();
-  for (size_t h = 0; h < context.hosts.size(); ++h) {
+void context_part(JsonStream& out, const metrics::RunSummary& run, const RunContext& context) {
+  out.key("context");
+  out.begin_object();
+  out.field("trainio_version", util::version());
+  out.field("git_commit", util::git_commit());
+  out.field("build_type", util::build_type());
+  out.field("compiler", util::compiler());
+  out.field("mpi_library", context.mpi_library);
+  out.field("launcher", launcher_json(context.launcher));
+  out.field("command_line", context.command_line);
+  out.field("ranks", context.ranks);
+  std::vector<std::size_t> hosts(context.hosts.size());
+  for (std::size_t h = 0; h < hosts.size(); ++h) hosts[h] = h;
+  stream_list(out, "hosts", hosts, [&](std::size_t h) {
     const auto& host = context.hosts[h];
-    hosts.push_back({{"hostname", host.hostname}, {"ranks", context.ranks_per_host[h]}, {"cpu_count", host.cpu_count},
-                     {"cpu_model", host.cpu_model}, {"memory_bytes", host.memory_bytes}, {"kernel", host.kernel}, {"machine", host.machine}});
+    return json{{"hostname", host.hostname}, {"ranks", context.ranks_per_host[h]}, {"cpu_count", host.cpu_count},
+                {"cpu_model", host.cpu_model}, {"memory_bytes", host.memory_bytes}, {"kernel", host.kernel},
+                {"machine", host.machine}};
+  });
+  out.field("data_folder", context.data_folder);
+  out.field("data_filesystem", context.data_fs_type);
+  out.field("output_folder", context.output_dir);
+  out.field("cores_per_rank", context.cores_per_rank);
+  out.field("start", run.start);
+  out.field("end", run.end);
+  out.end_object();
+}
+
+json plan_json(const plan::DatasetLayout& layout, const plan::RunShape& shape) {
+  return {{"train_samples", shape.train_samples},
+          {"train_steps_per_epoch_per_rank", shape.train_steps_per_epoch},
+          {"train_samples_dropped_per_epoch", shape.train_dropped_per_epoch},
+          {"eval_samples", shape.eval_samples},
+          {"eval_steps_per_rank", shape.eval_steps},
+          {"eval_samples_dropped", shape.eval_dropped},
+          {"epochs", shape.epochs},
+          {"nominal_record_bytes", layout.nominal_record_bytes()},
+          {"train_dataset_bytes", layout.total_data_bytes(plan::Split::train)}};
+}
+
+json generate_json(const metrics::GenerateSummary& g) {
+  return {{"duration_seconds", g.seconds},
+          {"files_written", g.files_written},
+          {"files_kept", g.files_kept},
+          {"bytes_written", g.bytes_written},
+          {"write_bytes_per_second", g.write_bandwidth},
+          {"io", io_json(g.io)},
+          {"characterization", characterization_json(g.io)}};
+}
+
+// The run's training figures, then every epoch streamed one at a time.
+void epochs_part(JsonStream& out, const config::Workload& w, const metrics::RunSummary& run, const RunContext& context,
+                 const DlioFigures& train) {
+  std::vector<double> exact, bandwidth;
+  std::uint64_t samples = 0;
+  metrics::PageCacheStats train_cache, eval_cache;
+  bool evaluated = false;
+  for (const auto& e : run.epochs) {
+    exact.push_back(e.train.throughput);
+    bandwidth.push_back(e.train.read_bandwidth);
+    samples += e.train.samples;
+    train_cache.merge(e.train.io.page_cache());
+    if (e.evaluated) eval_cache.merge(e.eval.io.page_cache());
+    evaluated = evaluated || e.evaluated;
   }
-  t["context"] = {{"trainio_version", util::version()},
-                  {"git_commit", util::git_commit()},
-                  {"build_type", util::build_type()},
-                  {"compiler", util::compiler()},
-                  {"mpi_library", context.mpi_library},
-                  {"launcher", launcher_json(context.launcher)},
-                  {"command_line", context.command_line},
-                  {"ranks", context.ranks},
-                  {"hosts", hosts},
-                  {"data_folder", context.data_folder},
-                  {"data_filesystem", context.data_fs_type},
-                  {"output_folder", context.output_dir},
-                  {"cores_per_rank", context.cores_per_rank},
-                  {"start", run.start},
-                  {"end", run.end}};
-  t["characterization"] = characterization_json(run.io);
+  out.field("train", {{"stopped_by_time_limit", run.stopped_by_time_limit},
+                      {"au_mean_percentage", maybe(train.au_mean)},
+                      {"au_target_percentage", w.metric.au * 100},
+                      {"throughput_mean_samples_per_second", metrics::mean_of(exact)},
+                      {"throughput_stdev_samples_per_second", metrics::stdev_of(exact)},
+                      {"read_bytes_per_second_mean", metrics::mean_of(bandwidth)},
+                      {"samples", samples},
+                      {"page_cache", page_cache_json(train_cache)}});
+  if (evaluated) out.field("eval", {{"page_cache", page_cache_json(eval_cache)}});
+  stream_list(out, "epochs", run.epochs, [&](const metrics::EpochSummary& e) {
+    json je = {{"epoch", e.epoch}, {"start", e.start}, {"end", e.end}, {"train", phase_json(e.train, context)}};
+    if (e.evaluated) je["eval"] = phase_json(e.eval, context);
+    return je;
+  });
+}
+
+void checkpoint_part(JsonStream& out, const config::Workload& w, const metrics::RunSummary& run,
+                     const plan::CheckpointPlan& plan) {
+  const auto& m = w.model;
+  metrics::PageCacheStats load_cache;  // the loads' reads
+  for (const auto& c : run.checkpoints)
+    if (c.kind == metrics::CheckpointRecord::Kind::load) load_cache.merge(c.io.page_cache());
+  out.key("checkpoint");
+  out.begin_object();
+  out.field("parameters", plan.parameters());
+  out.field("tensor", m.parallelism.tensor);
+  out.field("pipeline", m.parallelism.pipeline);
+  out.field("data", plan.data_parallelism());
+  out.field("zero_stage", m.parallelism.zero_stage);
+  out.field("subset", plan.subset());
+  out.field("writing_ranks", plan.writing_ranks());
+  out.field("tensor_bytes", plan.total_bytes());
+  out.field("model_bytes", plan.model_bytes());
+  out.field("optimizer_bytes", plan.optimizer_bytes());
+  out.field("largest_rank_bytes", plan.max_rank_bytes());
+  out.field("page_cache", page_cache_json(load_cache));
+  stream_list(out, "checkpoints", run.checkpoints, [](const metrics::CheckpointSummary& c) { return checkpoint_json(c); });
+  out.end_object();
+}
+
+}  // namespace
+
+void summary_json(JsonStream& out, const config::Workload& w, const plan::DatasetLayout& layout,
+                  const plan::RunShape& shape, const metrics::RunSummary& run, const RunContext& context) {
+  const Figures f = figures(w, layout, run);
+  out.begin_object();
+  dlio_part(out, w, layout, run, context, f.metric);
+  out.key("trainio");
+  out.begin_object();
+  out.field("schema_version", kSchemaVersion);
+  context_part(out, run, context);
+  out.field("characterization", characterization_json(run.io));
   json notes = json::array();
   for (const auto& n : w.notes) notes.push_back(n.message);
-  t["workload"] = {{"name", w.name}, {"source", w.source}, {"overrides", w.overrides}, {"notes", notes},
-                   {"config", workload_config_json(w)}};
-  t["plan"] = {{"train_samples", shape.train_samples},
-               {"train_steps_per_epoch_per_rank", shape.train_steps_per_epoch},
-               {"train_samples_dropped_per_epoch", shape.train_dropped_per_epoch},
-               {"eval_samples", shape.eval_samples},
-               {"eval_steps_per_rank", shape.eval_steps},
-               {"eval_samples_dropped", shape.eval_dropped},
-               {"epochs", shape.epochs},
-               {"nominal_record_bytes", layout.nominal_record_bytes()},
-               {"train_dataset_bytes", layout.total_data_bytes(plan::Split::train)}};
-  if (run.generate.ran) {
-    t["generate"] = {{"duration_seconds", run.generate.seconds},
-                     {"files_written", run.generate.files_written},
-                     {"files_kept", run.generate.files_kept},
-                     {"bytes_written", run.generate.bytes_written},
-                     {"write_bytes_per_second", run.generate.write_bandwidth},
-                     {"io", io_json(run.generate.io)},
-                     {"characterization", characterization_json(run.generate.io)}};
-  }
-  if (!run.epochs.empty()) {
-    json epochs = json::array();
-    std::uint64_t samples = 0;
-    for (const auto& e : run.epochs) {
-      json je = {{"epoch", e.epoch}, {"start", e.start}, {"end", e.end}, {"train", phase_json(e.train, context)}};
-      if (e.evaluated) je["eval"] = phase_json(e.eval, context);
-      samples += e.train.samples;
-      epochs.push_back(je);
-    }
-    std::vector<double> exact;
-    metrics::PageCacheStats train_cache, eval_cache;
-    bool evaluated = false;
-    for (const auto& e : run.epochs) {
-      exact.push_back(e.train.throughput);
-      train_cache.merge(e.train.io.page_cache());
-      if (e.evaluated) eval_cache.merge(e.eval.io.page_cache());
-      evaluated = evaluated || e.evaluated;
-    }
-    t["train"] = {{"stopped_by_time_limit", run.stopped_by_time_limit},
-                  {"au_mean_percentage", maybe(train_figures->au_mean)},
-                  {"au_target_percentage", w.metric.au * 100},
-                  {"throughput_mean_samples_per_second", metrics::mean_of(exact)},
-                  {"throughput_stdev_samples_per_second", metrics::stdev_of(exact)},
-                  {"read_bytes_per_second_mean", metrics::mean_of(train_bw)},
-                  {"samples", samples},
-                  {"page_cache", page_cache_json(train_cache)}};
-    if (evaluated) t["eval"] = {{"page_cache", page_cache_json(eval_cache)}};
-    t["epochs"] = epochs;
-  }
-  if (checkpoint_plan) {
-    const auto& m = w.model;
-    json list = json::array();
-    metrics::PageCacheStats load_cache;
-    for (const auto& c : run.checkpoints) {
-      list.push_back(checkpoint_json(c));
-      if (c.kind == metrics::CheckpointRecord::Kind::load) load_cache.merge(c.io.page_cache());
-    }
-    t["checkpoint"] = {{"parameters", checkpoint_plan->parameters()},
-                       {"tensor", m.parallelism.tensor},
-                       {"pipeline", m.parallelism.pipeline},
-                       {"data", checkpoint_plan->data_parallelism()},
-                       {"zero_stage", m.parallelism.zero_stage},
-                       {"subset", checkpoint_plan->subset()},
-                       {"writing_ranks", checkpoint_plan->writing_ranks()},
-                       {"tensor_bytes", checkpoint_plan->total_bytes()},
-                       {"model_bytes", checkpoint_plan->model_bytes()},
-                       {"optimizer_bytes", checkpoint_plan->optimizer_bytes()},
-                       {"largest_rank_bytes", checkpoint_plan->max_rank_bytes()},
-                       {"page_cache", page_cache_json(load_cache)},  // the loads' reads
-                       {"checkpoints", list}};
-  }
+  out.field("workload", {{"name", w.name}, {"source", w.source}, {"overrides", w.overrides}, {"notes", notes},
+                         {"config", workload_config_json(w)}});
+  out.field("plan", plan_json(layout, shape));
+  if (run.generate.ran) out.field("generate", generate_json(run.generate));
+  if (!run.epochs.empty()) epochs_part(out, w, run, context, *f.train);
+  if (f.checkpoint_plan) checkpoint_part(out, w, run, *f.checkpoint_plan);
   // Figures of this summary without a value (null), or with a value from some epochs only, and why.
-  json figure_notes_json = json::array();
-  for (const auto& n : figure_notes) figure_notes_json.push_back({{"figure", n.figure}, {"cause", n.cause}});
-  t["notes"] = figure_notes_json;
-  s["trainio"] = t;
-  return s.dump(4) + "\n";
+  stream_list(out, "notes", f.notes, [](const FigureNote& n) { return json{{"figure", n.figure}, {"cause", n.cause}}; });
+  out.end_object();
+  out.end_object();
 }
 
 }  // namespace trainio::report
