@@ -79,3 +79,28 @@ TEST_CASE("loading a checkpoint cut short is a dataset error naming the file", "
     CHECK_THAT(e.what(), Catch::Contains(victim.filename().string()));
   }
 }
+
+TEST_CASE("a checkpoint whose save fails leaves nothing behind, written in place or atomically", "[checkpointer]") {
+  for (const bool atomic : {true, false}) {
+    INFO("checkpoint.atomic_files=" << atomic);
+    test::TempDir dir("checkpointer-fails");
+    const config::Workload w = tiny_model(dir / "ck", {std::string("checkpoint.atomic_files=") + (atomic ? "true" : "false")});
+    const mpi::Comm comm = mpi::Comm::solo();
+    std::vector<std::string> names;
+    {
+      engine::Checkpointer probe(w, comm, 1);
+      probe.save(1, 10, 1);
+      names = files_under(dir / "ck");
+      fs::remove_all(dir / "ck");
+    }
+    REQUIRE(names.size() >= 2);
+    // The last file this rank writes cannot be created: a folder stands under its name (or its temporary's).
+    const fs::path last = fs::path(dir / "ck") / names.back();
+    const fs::path blocker = atomic ? last.parent_path() / ("." + last.filename().string() + ".trainio-tmp") : last;
+    fs::create_directories(blocker);
+    fs::create_directories(blocker / "keep");
+    engine::Checkpointer ck(w, comm, 1);
+    CHECK_THROWS_AS(ck.save(1, 10, 1), Error);
+    CHECK(files_under(dir / "ck").empty());  // the files written before the failing one are gone too
+  }
+}
