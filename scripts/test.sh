@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
 
 install_missing "${TRAINIO_BUILD_PACKAGES[@]}" "${TRAINIO_TEST_PACKAGES[@]}"
+command -v npm >/dev/null || install_missing "${TRAINIO_NODE_PACKAGES[@]}"
 mpi_env_for_root
 build_trainio -DTRAINIO_BUILD_TESTS=ON
 cd build

@@ -5,16 +5,20 @@ TRAINIO_BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  liburing-dev zlib1g-dev libjpeg-dev libpng-dev
+  liburing-dev zlib1g-dev libjpeg-dev libpng-dev libcurl4-openssl-dev libssl-dev
 )
 # Tests also check files with the real Python libraries (PyTorch for checkpoints) and trace
 # system calls; the GlusterFS integration test runs a loopback volume (tests/integration/glusterfs.sh)
 # and the Slurm one a one-node cluster (tests/integration/slurm.sh); chromium renders the HTML reports
-# (tests/e2e/test_html.py).
+# (tests/e2e/test_html.py); the S3 test runs s3rver from npm on loopback and reads back with boto3
+# (tests/integration/s3.sh): Node.js and npm come from Debian (nodejs npm) unless the machine has
+# them already (another build of Node.js, whose npm Debian's package would conflict with).
+TRAINIO_NODE_PACKAGES=(nodejs npm)
 # clang builds the ASan+UBSan, TSan and libFuzzer copies (tests/sanitize/run.sh); llvm symbolizes.
 TRAINIO_SANITIZER_PACKAGES=(clang libclang-rt-dev llvm)
 TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema python3-yaml strace
                        glusterfs-server glusterfs-client slurmd slurmctld slurm-client chromium
+                       python3-boto3
                        "${TRAINIO_SANITIZER_PACKAGES[@]}")
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.

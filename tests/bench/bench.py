@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TRAINIO = os.environ.get("TRAINIO", os.path.join(ROOT, "build", "trainio"))
 BARRIER_BENCH = os.path.join(ROOT, "build", "tests", "bench", "trainio_barrier_bench")
+S3_BENCH = os.path.join(ROOT, "build", "tests", "bench", "trainio_s3_bench")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from peak_rss import run_measured  # noqa: E402
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
@@ -601,12 +602,86 @@ def bench_barrier(table, repeat):
                            higher_is_better=False)
 
 
+BOTO3_SIDE = """
+import json, sys, time, boto3, botocore.auth
+from botocore.config import Config
+endpoint, bucket, prefix, objects, size = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+# The same work as trainio's client (and the CRT's): bodies sent as UNSIGNED-PAYLOAD. botocore
+# would otherwise hash every body with SHA-256 over http.
+botocore.auth.S3SigV4Auth._should_sha256_sign_payload = lambda self, request: False
+s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="S3RVER", aws_secret_access_key="S3RVER",
+                  region_name="us-east-1", config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+body, out = b"x" * size, {}
+for phase in ("put", "get"):
+    times = []
+    t0 = time.perf_counter()
+    for i in range(objects):
+        t = time.perf_counter()
+        if phase == "put":
+            s3.put_object(Bucket=bucket, Key=prefix + str(i), Body=body)
+        else:
+            s3.get_object(Bucket=bucket, Key=prefix + str(i))["Body"].read()
+        times.append((time.perf_counter() - t) * 1e3)
+    seconds = time.perf_counter() - t0
+    times.sort()
+    out[phase] = {"mib_per_s": size * objects / seconds / 2**20, "p50_ms": times[len(times) // 2],
+                  "p99_ms": times[min(len(times) - 1, int(0.99 * (len(times) - 1) + 0.5))]}
+print("json: " + json.dumps(out))
+"""
+
+
+def bench_s3(table, work, repeat):
+    """trainio's S3 client against boto3, on one s3rver on loopback, alternating: PUT then GET of
+    the same objects, one request at a time on one connection each (tests/bench/s3_requests.cpp
+    and BOTO3_SIDE do exactly the same work). s3rver, a Node.js server writing to local disk, sets
+    the pace; the ratio shows what each client adds to it."""
+    tools = os.path.join(ROOT, "build", "test-tools")
+    s3rver = os.path.join(tools, "node_modules", ".bin", "s3rver")
+    if not os.path.exists(s3rver):
+        run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", tools, "s3rver@3.7.1"])
+    import socket
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    server = subprocess.Popen([s3rver, "-d", os.path.join(work, "s3"), "-a", "127.0.0.1", "-p", str(port),
+                               "--configure-bucket", "bench", "--silent"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        endpoint = f"http://127.0.0.1:{port}"
+        for size, objects in ((64 * 1024, 200), (8 * MIB, 20)):
+            results = {"trainio": [], "boto3": []}
+            for r in range(repeat):
+                for side in ("trainio", "boto3"):
+                    prefix = f"{side}-{size}-{r}/"
+                    args = [endpoint, "bench", prefix, str(objects), str(size)]
+                    cmd = [S3_BENCH] + args if side == "trainio" else ["/usr/bin/python3", "-c", BOTO3_SIDE] + args
+                    line = next(l for l in run(cmd).stdout.splitlines() if l.startswith("json: "))
+                    results[side].append(json.loads(line[len("json: "):]))
+            label = f"{size // 1024} KiB" if size < MIB else f"{size // MIB} MiB"
+            for phase in ("put", "get"):
+                med = lambda side, key: statistics.median(x[phase][key] for x in results[side])
+                table.add(f"S3 {phase.upper()} {label} objects (s3rver), throughput", med("trainio", "mib_per_s"),
+                          med("boto3", "mib_per_s"), "MiB/s", None)
+                print(f"  S3 {phase.upper()} {label}: latency p50 trainio {med('trainio', 'p50_ms'):.2f} ms, "
+                      f"boto3 {med('boto3', 'p50_ms'):.2f} ms; p99 {med('trainio', 'p99_ms'):.2f} / "
+                      f"{med('boto3', 'p99_ms'):.2f} ms", flush=True)
+    finally:
+        server.terminate()
+        server.wait()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dir", default=None, help="where to put the files (default: a scratch folder under /tmp)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
-    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate", "checkpoint"],
+    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate", "checkpoint", "s3"],
                    help="run one group of cases")  # the table in main() maps each to its function
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
@@ -632,7 +707,8 @@ def main():
                 "generate": lambda: bench_generate_plain(table, work, repeat),
                 "mallocs": lambda: bench_mallocs(table, work),
                 "validate": lambda: bench_validate(table, work, repeat),
-                "checkpoint": lambda: bench_checkpoint(table, work, 1 if args.quick else 4, repeat)}
+                "checkpoint": lambda: bench_checkpoint(table, work, 1 if args.quick else 4, repeat),
+                "s3": lambda: bench_s3(table, work, repeat)}
         if args.only:
             only[args.only]()
             table.print()

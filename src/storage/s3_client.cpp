@@ -1,0 +1,344 @@
+#include "storage/s3_client.hpp"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "util/clock.hpp"
+#include "util/error.hpp"
+
+namespace trainio::storage::s3 {
+
+namespace {
+
+thread_local RequestObserver* t_observer = nullptr;
+
+constexpr std::size_t kMaxAnswerText = 64 * 1024;  // error documents and small XML answers
+
+CURL* handle(void* p) { return static_cast<CURL*>(p); }
+
+// The text of the first <name>...</name> in a small XML answer ("" when there is none).
+std::string xml_value(const std::string& xml, std::string_view name) {
+  const std::string open = fmt::format("<{}>", name), close = fmt::format("</{}>", name);
+  const auto a = xml.find(open);
+  if (a == std::string::npos) return "";
+  const auto b = xml.find(close, a + open.size());
+  return b == std::string::npos ? "" : xml.substr(a + open.size(), b - a - open.size());
+}
+
+bool retryable(int status) { return status == 0 || status == 429 || status >= 500; }
+
+}  // namespace
+
+const char* request_name(Request r) {
+  static constexpr const char* kNames[] = {"GET", "PUT", "HEAD", "DELETE", "CreateMultipartUpload", "UploadPart",
+                                           "CompleteMultipartUpload", "AbortMultipartUpload", "HEAD bucket"};
+  return kNames[static_cast<int>(r)];
+}
+
+void set_request_observer(RequestObserver* observer) { t_observer = observer; }
+
+struct Client::Call {
+  Call(Request k, const char* m, const std::string& b, const std::string* o = nullptr) : kind(k), method(m), bucket(&b), key(o) {}
+  Request kind;
+  const char* method;
+  const std::string* bucket;
+  const std::string* key;  // nullptr for requests on the bucket
+  std::vector<std::pair<std::string, std::string>> query;
+  std::vector<std::pair<std::string, std::string>> headers;  // signed, besides S3's own
+  std::span<const char> body;     // sent (PUT, POST)
+  std::span<char> dest;           // where a successful answer's body goes (GET)
+  // Sent with the body: a single read callback position, rewound on retries.
+  std::size_t sent = 0;
+};
+
+struct Client::Answer {
+  int status = 0;
+  std::string curl_error;  // when there was no answer
+  std::string text;        // an error document or a small XML answer
+  std::string etag;
+  std::uint64_t received = 0;
+  std::uint64_t content_length = 0;
+  bool overflow = false;   // the body did not fit in dest
+};
+
+namespace {
+
+struct Transfer {
+  Client* client;
+  CURL* curl;
+  std::span<char> dest;
+  std::span<const char> body;
+  std::size_t* sent;
+  int status() const {
+    long code = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+    return static_cast<int>(code);
+  }
+};
+
+}  // namespace
+
+Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
+  static std::once_flag global;
+  std::call_once(global, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  const auto scheme_end = endpoint_.url.find("://");
+  if (scheme_end == std::string::npos)
+    throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' has no scheme", endpoint_.url),
+                       "write it as http://host:port or https://host");
+  scheme_ = endpoint_.url.substr(0, scheme_end);
+  host_ = endpoint_.url.substr(scheme_end + 3);
+  while (!host_.empty() && host_.back() == '/') host_.pop_back();
+  if (host_.empty() || host_.find('/') != std::string::npos)
+    throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' is not scheme://host[:port]", endpoint_.url),
+                       "give the server's address only, e.g. http://127.0.0.1:9000");
+  curl_ = curl_easy_init();
+  if (!curl_) throw internal_error("curl_easy_init failed");
+}
+
+Client::~Client() { curl_easy_cleanup(handle(curl_)); }
+
+std::string Client::url_of(const std::string& bucket, const std::string& key, std::string& path) const {
+  if (endpoint_.path_style) {
+    path = "/" + bucket + (key.empty() ? "" : "/" + key);
+    return fmt::format("{}://{}{}", scheme_, host_, uri_encode(path, true));
+  }
+  path = "/" + key;
+  return fmt::format("{}://{}.{}{}", scheme_, bucket, host_, uri_encode(path, true));
+}
+
+Client::Answer Client::attempt(Call& call, RequestRecord& record) {
+  CURL* c = handle(curl_);
+  curl_easy_reset(c);  // keeps the open connections
+  std::string path;
+  std::string url = url_of(*call.bucket, call.key ? *call.key : std::string(), path);
+  const std::string host = endpoint_.path_style ? host_ : *call.bucket + "." + host_;
+  SignedRequest r{.method = call.method, .path = path, .query = call.query, .headers = call.headers};
+  const Signature signature = sign(r, endpoint_.credentials, host, endpoint_.region, amz_date_now());
+  // The query exactly as signed: sorted, encoded, key= for keys without a value.
+  const auto q_start = signature.canonical_request.find('\n', signature.canonical_request.find('\n') + 1) + 1;
+  const std::string query = signature.canonical_request.substr(q_start, signature.canonical_request.find('\n', q_start) - q_start);
+  if (!query.empty()) url += "?" + query;
+
+  curl_slist* headers = nullptr;
+  for (const auto& [name, value] : signature.headers) headers = curl_slist_append(headers, (name + ": " + value).c_str());
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip before a body
+
+  Answer answer;
+  Transfer t{this, c, call.dest, call.body, &call.sent};
+  call.sent = 0;
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, endpoint_.connect_timeout_ms);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, endpoint_.stall_timeout_s);
+  const std::string method = call.method;
+  if (method == "HEAD") {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  } else if (method == "PUT") {
+    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(call.body.size()));
+    curl_easy_setopt(c, CURLOPT_READDATA, &t);
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, +[](char* out, size_t size, size_t n, void* p) -> size_t {
+      auto* tr = static_cast<Transfer*>(p);
+      const std::size_t take = std::min(size * n, tr->body.size() - *tr->sent);
+      std::memcpy(out, tr->body.data() + *tr->sent, take);
+      *tr->sent += take;
+      return take;
+    });
+  } else if (method == "POST") {
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, call.body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(call.body.size()));
+  } else if (method != "GET") {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, call.method);
+  }
+  struct Sink {
+    Transfer* t;
+    Answer* a;
+  } sink{&t, &answer};
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char* in, size_t size, size_t n, void* p) -> size_t {
+    auto* s = static_cast<Sink*>(p);
+    const std::size_t bytes = size * n;
+    const int status = s->t->status();
+    if (status >= 200 && status < 300 && !s->t->dest.empty()) {
+      if (s->a->received + bytes > s->t->dest.size()) {
+        s->a->overflow = true;
+        return 0;  // aborts the transfer
+      }
+      std::memcpy(s->t->dest.data() + s->a->received, in, bytes);
+    } else if (s->a->text.size() < kMaxAnswerText) {
+      s->a->text.append(in, std::min(bytes, kMaxAnswerText - s->a->text.size()));
+    }
+    s->a->received += bytes;
+    return bytes;
+  });
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &answer);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, +[](char* in, size_t size, size_t n, void* p) -> size_t {
+    auto* a = static_cast<Answer*>(p);
+    const std::string_view line(in, size * n);
+    const auto colon = line.find(':');
+    if (colon != std::string_view::npos) {
+      std::string name(line.substr(0, colon));
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      std::string_view value = line.substr(colon + 1);
+      while (!value.empty() && (value.front() == ' ')) value.remove_prefix(1);
+      while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+      if (name == "etag") a->etag = value;
+      if (name == "content-length") a->content_length = std::strtoull(std::string(value).c_str(), nullptr, 10);
+    }
+    return size * n;
+  });
+
+  const CURLcode rc = curl_easy_perform(c);
+  curl_slist_free_all(headers);
+  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && answer.overflow)) {
+    answer.status = 0;
+    answer.curl_error = curl_easy_strerror(rc);
+    return answer;
+  }
+  answer.status = t.status();
+  curl_off_t first_byte_us = 0;
+  curl_easy_getinfo(c, CURLINFO_STARTTRANSFER_TIME_T, &first_byte_us);
+  record.first_byte_ns = static_cast<std::int64_t>(first_byte_us) * 1000;
+  return answer;
+}
+
+Client::Answer Client::perform(Call& call) {
+  RequestRecord record;
+  record.kind = call.kind;
+  record.start_ns = util::now_ns();
+  Answer answer;
+  for (int n = 1;; ++n) {
+    record.attempts = n;
+    answer = attempt(call, record);
+    if (!retryable(answer.status) || n >= std::max(1, endpoint_.max_attempts)) break;
+    // Exponential back-off between tries, as S3 clients do (0.1 s, 0.2 s, ... at most 2 s).
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2000, 100 << std::min(n - 1, 5))));
+  }
+  record.status = answer.status;
+  record.total_ns = util::now_ns() - record.start_ns;
+  record.bytes = call.kind == Request::get ? (answer.status >= 200 && answer.status < 300 ? answer.received : 0)
+                                           : call.body.size();
+  if (t_observer) t_observer->on_request(record);
+
+  const std::string object = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
+  if (answer.status == 0)
+    throw io_error(fmt::format("S3 {} of '{}': no answer from {} after {} attempt(s): {}", request_name(call.kind), object,
+                               endpoint_.url, record.attempts, answer.curl_error),
+                   "check that the S3 server is running and reachable at storage.storage_options.endpoint_url");
+  if (answer.overflow)
+    throw data_error(fmt::format("S3 object '{}' holds more bytes than the plan gives it ({} expected)", object, call.dest.size()),
+                     "the bucket holds another dataset: generate this one again, or point dataset.data_folder elsewhere");
+  if (answer.status >= 200 && answer.status < 300) return answer;
+  if (call.kind == Request::head && answer.status == 404) return answer;  // size_of: no such object
+
+  const std::string code = xml_value(answer.text, "Code"), message = xml_value(answer.text, "Message");
+  const std::string what = fmt::format("S3 {} of '{}' failed: HTTP {}{}{}", request_name(call.kind), object, answer.status,
+                                       code.empty() ? "" : " " + code, message.empty() ? "" : " (" + message + ")");
+  if (answer.status == 403 || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch")
+    throw io_error(what, "check storage.storage_options.access_key_id and secret_access_key (or AWS_ACCESS_KEY_ID and "
+                         "AWS_SECRET_ACCESS_KEY) and the region");
+  if (code == "NoSuchBucket" || (call.kind == Request::head_bucket && answer.status == 404))
+    throw io_error(what, fmt::format("create the bucket '{}', or set storage.storage_root to one that exists", *call.bucket));
+  if (code == "NoSuchKey" || answer.status == 404)
+    throw data_error(what, "generate the dataset first (workflow.generate_data=True), or check dataset.data_folder");
+  if (retryable(answer.status))
+    throw io_error(what + fmt::format(" after {} attempts", record.attempts),
+                   "the S3 server kept failing: see its logs, or allow more tries with storage.storage_options.s3_max_attempts");
+  throw io_error(what, "see the S3 server's answer above");
+}
+
+void Client::check_bucket(const std::string& bucket) {
+  Call call(Request::head_bucket, "HEAD", bucket);
+  perform(call);
+}
+
+std::optional<std::uint64_t> Client::size_of(const std::string& bucket, const std::string& key) {
+  Call call(Request::head, "HEAD", bucket, &key);
+  const Answer a = perform(call);
+  if (a.status == 404) return std::nullopt;
+  return a.content_length;
+}
+
+std::uint64_t Client::get(const std::string& bucket, const std::string& key, std::span<char> dest, std::uint64_t offset,
+                          std::uint64_t length) {
+  Call call(Request::get, "GET", bucket, &key);
+  if (length > 0) {
+    call.headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + length - 1));
+    dest = dest.first(std::min<std::size_t>(dest.size(), length));
+  }
+  call.dest = dest;
+  return perform(call).received;
+}
+
+void Client::put(const std::string& bucket, const std::string& key, std::span<const char> body) {
+  Call call(Request::put, "PUT", bucket, &key);
+  call.body = body;
+  perform(call);
+}
+
+void Client::remove(const std::string& bucket, const std::string& key) {
+  Call call(Request::delete_object, "DELETE", bucket, &key);
+  perform(call);
+}
+
+std::string Client::create_upload(const std::string& bucket, const std::string& key) {
+  Call call(Request::create_upload, "POST", bucket, &key);
+  call.query = {{"uploads", ""}};
+  const std::string id = xml_value(perform(call).text, "UploadId");
+  if (id.empty()) throw io_error(fmt::format("S3 CreateMultipartUpload of 's3://{}/{}' answered without an UploadId", bucket, key),
+                                 "the server at storage.storage_options.endpoint_url does not support multipart uploads");
+  return id;
+}
+
+std::string Client::upload_part(const std::string& bucket, const std::string& key, const std::string& upload, int part,
+                                std::span<const char> body) {
+  Call call(Request::upload_part, "PUT", bucket, &key);
+  call.query = {{"partNumber", std::to_string(part)}, {"uploadId", upload}};
+  call.body = body;
+  return perform(call).etag;
+}
+
+void Client::complete_upload(const std::string& bucket, const std::string& key, const std::string& upload,
+                             const std::vector<std::string>& etags) {
+  std::string xml = "<CompleteMultipartUpload>";
+  for (std::size_t i = 0; i < etags.size(); ++i)
+    xml += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, etags[i]);
+  xml += "</CompleteMultipartUpload>";
+  Call call(Request::complete_upload, "POST", bucket, &key);
+  call.query = {{"uploadId", upload}};
+  call.body = {xml.data(), xml.size()};
+  const Answer a = perform(call);
+  // S3 can answer 200 with an error document when completing fails late.
+  if (!xml_value(a.text, "Code").empty())
+    throw io_error(fmt::format("S3 CompleteMultipartUpload of 's3://{}/{}' failed: {}", bucket, key, xml_value(a.text, "Message")),
+                   "see the S3 server's logs");
+}
+
+void Client::abort_upload(const std::string& bucket, const std::string& key, const std::string& upload) {
+  Call call(Request::abort_upload, "DELETE", bucket, &key);
+  call.query = {{"uploadId", upload}};
+  perform(call);
+}
+
+ObjectPath parse_object_path(const std::string& uri) {
+  std::string_view rest = uri;
+  if (rest.starts_with("s3://")) rest.remove_prefix(5);
+  while (rest.starts_with("/")) rest.remove_prefix(1);
+  const auto slash = rest.find('/');
+  ObjectPath p;
+  p.bucket = std::string(rest.substr(0, slash));
+  if (slash != std::string_view::npos) p.key = std::string(rest.substr(slash + 1));
+  while (!p.key.empty() && p.key.back() == '/') p.key.pop_back();
+  return p;
+}
+
+}  // namespace trainio::storage::s3

@@ -1,0 +1,104 @@
+#pragma once
+// An S3 client over libcurl: the requests a training job's S3 connector makes (GET of a whole
+// object or a byte range, PUT, multipart upload, HEAD, DELETE), each signed with SigV4, with a
+// timeout on every request, retries of what S3 says may succeed later (5xx, 429, a dropped
+// connection) and one clear error for what will not (wrong credentials, a missing bucket or
+// object, an endpoint that is down). One client per thread: its curl handle keeps connections
+// open between requests, as connection-pooling clients do.
+
+#include <cstddef>
+#include <cstdint>
+#include <array>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "storage/s3_sigv4.hpp"
+
+namespace trainio::storage::s3 {
+
+struct Endpoint {
+  std::string url = "http://127.0.0.1:9000";  // scheme://host[:port], storage_options.endpoint_url
+  std::string region = "us-east-1";
+  bool path_style = true;   // s3_force_path_style: http://host/bucket/key; else http://bucket.host/key
+  int max_attempts = 5;     // s3_max_attempts: tries of one request, the first included
+  Credentials credentials;
+  long connect_timeout_ms = 10'000;
+  // A request that moves less than a byte a second for this long is abandoned (and retried): no
+  // request can hang, however large.
+  long stall_timeout_s = 60;
+};
+
+enum class Request : std::uint8_t { get, put, head, delete_object, create_upload, upload_part, complete_upload, abort_upload, head_bucket };
+inline constexpr int kRequestKinds = 9;
+const char* request_name(Request r);
+
+// What one request took, as the client saw it (retries included).
+struct RequestRecord {
+  Request kind = Request::get;
+  int status = 0;                // the last HTTP status (0: no answer)
+  int attempts = 1;
+  std::uint64_t bytes = 0;       // body bytes sent or received
+  std::int64_t start_ns = 0;
+  std::int64_t first_byte_ns = 0;  // time to first byte of the answer, of the last attempt
+  std::int64_t total_ns = 0;       // all attempts and waits between them
+};
+
+// Receives every request a client on this thread completes (the engine's S3 recorders).
+class RequestObserver {
+ public:
+  virtual ~RequestObserver() = default;
+  virtual void on_request(const RequestRecord& r) = 0;
+};
+void set_request_observer(RequestObserver* observer);  // this thread's; nullptr to stop
+
+class Client {
+ public:
+  explicit Client(Endpoint endpoint);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Checks that the bucket is there and the credentials are good (HEAD bucket).
+  void check_bucket(const std::string& bucket);
+  // The object's size, or nullopt when there is no such object.
+  std::optional<std::uint64_t> size_of(const std::string& bucket, const std::string& key);
+  // GET of bytes [offset, offset + length) into `dest` (length 0: the whole object, which must
+  // fit in `dest`). Returns the bytes received.
+  std::uint64_t get(const std::string& bucket, const std::string& key, std::span<char> dest, std::uint64_t offset = 0,
+                    std::uint64_t length = 0);
+  void put(const std::string& bucket, const std::string& key, std::span<const char> body);
+  void remove(const std::string& bucket, const std::string& key);
+
+  std::string create_upload(const std::string& bucket, const std::string& key);
+  // Returns the part's ETag.
+  std::string upload_part(const std::string& bucket, const std::string& key, const std::string& upload,
+                          int part, std::span<const char> body);
+  void complete_upload(const std::string& bucket, const std::string& key, const std::string& upload,
+                       const std::vector<std::string>& etags);
+  void abort_upload(const std::string& bucket, const std::string& key, const std::string& upload);
+
+  const Endpoint& endpoint() const { return endpoint_; }
+
+ private:
+  struct Call;
+  struct Answer;
+  Answer perform(Call& call);
+  Answer attempt(Call& call, RequestRecord& record);
+  std::string url_of(const std::string& bucket, const std::string& key, std::string& path) const;
+
+  Endpoint endpoint_;
+  std::string host_;    // as sent in Host (with the port)
+  std::string scheme_;  // http or https
+  void* curl_ = nullptr;
+};
+
+// Splits "s3://bucket/prefix/..." (or "bucket/prefix") into the bucket and the key prefix.
+struct ObjectPath {
+  std::string bucket, key;
+};
+ObjectPath parse_object_path(const std::string& uri);
+
+}  // namespace trainio::storage::s3

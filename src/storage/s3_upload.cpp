@@ -1,0 +1,81 @@
+#include "storage/s3_upload.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/error.hpp"
+
+namespace trainio::storage::s3 {
+
+Upload::Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes, Parts parts)
+    : client_(client), bucket_(std::move(bucket)), key_(std::move(key)), part_(std::max(part_bytes, kMinPartBytes)),
+      parts_(parts), pending_start_(part_) {
+  first_.reserve(part_);
+  if (parts_ == Parts::always_multipart) upload_ = client_.create_upload(bucket_, key_);
+}
+
+Upload::~Upload() {
+  if (committed_ || upload_.empty()) return;  // nothing of a single PUT was sent before commit()
+  try {
+    client_.abort_upload(bucket_, key_, upload_);
+  } catch (...) {
+    // The error that dropped us is the one to report; S3 removes unfinished uploads by lifecycle rule.
+  }
+}
+
+void Upload::write_at(const void* data, std::size_t size, std::uint64_t offset) {
+  const char* in = static_cast<const char*>(data);
+  while (size > 0) {
+    std::vector<char>* into;
+    std::size_t at, room;
+    if (offset < part_) {
+      into = &first_;
+      at = static_cast<std::size_t>(offset);
+      room = part_ - at;
+    } else if (offset >= pending_start_) {
+      into = &pending_;
+      at = static_cast<std::size_t>(offset - pending_start_);
+      if (at >= part_)
+        throw internal_error(fmt::format("S3 object '{}': a write at {} skips a whole part", key_, offset));
+      room = part_ - at;
+    } else {
+      throw internal_error(fmt::format("S3 object '{}': bytes at {} were uploaded already (writers may rewrite only the "
+                                       "first {} bytes)", key_, offset, part_));
+    }
+    const std::size_t n = std::min(size, room);
+    if (into->size() < at + n) into->resize(at + n);
+    std::memcpy(into->data() + at, in, n);
+    in += n;
+    offset += n;
+    size -= n;
+    if (pending_.size() == part_) send_pending();
+  }
+}
+
+void Upload::send_pending() {
+  if (upload_.empty()) upload_ = client_.create_upload(bucket_, key_);
+  etags_.push_back(client_.upload_part(bucket_, key_, upload_, static_cast<int>(etags_.size()) + 2, pending_));
+  ++parts_sent_;
+  pending_start_ += pending_.size();
+  pending_.clear();
+}
+
+void Upload::commit() {
+  if (parts_ == Parts::put_when_small && upload_.empty() && pending_.empty()) {
+    client_.put(bucket_, key_, first_);
+    parts_sent_ = 1;
+  } else {
+    if ((!pending_.empty() || !etags_.empty()) && first_.size() != part_)
+      throw internal_error(fmt::format("S3 object '{}': its first part was not written whole", key_));
+    if (!pending_.empty()) send_pending();
+    std::vector<std::string> etags{client_.upload_part(bucket_, key_, upload_, 1, first_)};
+    ++parts_sent_;
+    etags.insert(etags.end(), etags_.begin(), etags_.end());
+    client_.complete_upload(bucket_, key_, upload_, etags);
+  }
+  committed_ = true;
+}
+
+}  // namespace trainio::storage::s3

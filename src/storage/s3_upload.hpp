@@ -1,0 +1,60 @@
+#pragma once
+// A new S3 object, as a storage::NewObject: an object store's way of taking a name only when
+// whole. A multipart upload whose parts go out as they fill and which commit() completes, so no
+// reader ever sees part of the object under its key; dropped without commit(), it is aborted.
+// As s3torchconnector's writer does, every object is a multipart upload, begun when the object is
+// created, however small (its client never falls back to PutObject); with `Parts::put_when_small`
+// an object of one part is a single PUT at commit() instead, as most other S3 clients send it.
+//
+// The first part is kept until commit(): writers patch a header near the start once its checksum
+// is known (zip's local headers), which a part already sent could not take. So part 1 goes out
+// last, where s3torchconnector sends parts in order (DLIO serialises a whole file in memory first);
+// the requests are the same. Memory: two parts.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/output.hpp"
+#include "storage/s3_client.hpp"
+
+namespace trainio::storage::s3 {
+
+// S3's smallest part (but the last) is 5 MiB; s3torchconnector writes 8 MiB parts.
+inline constexpr std::size_t kMinPartBytes = 5u << 20;
+inline constexpr std::size_t kDefaultPartBytes = 8u << 20;
+
+class Upload final : public NewObject {
+ public:
+  enum class Parts { always_multipart, put_when_small };
+  Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes = kDefaultPartBytes,
+         Parts parts = Parts::always_multipart);
+  ~Upload() override;
+  Upload(const Upload&) = delete;
+  Upload& operator=(const Upload&) = delete;
+
+  // Writes go front to back; bytes may be written again only within the first part.
+  void write_at(const void* data, std::size_t size, std::uint64_t offset) override;
+  void commit() override;
+  const std::string& local_path() const override { return no_path_; }
+
+  // Parts sent so far (1 for a single PUT once committed).
+  std::size_t parts_sent() const { return parts_sent_; }
+
+ private:
+  void send_pending();
+  Client& client_;
+  std::string bucket_, key_;
+  std::size_t part_;
+  Parts parts_;
+  std::vector<char> first_;    // bytes [0, part_)
+  std::vector<char> pending_;  // bytes [pending_start_, pending_start_ + pending_.size())
+  std::uint64_t pending_start_;
+  std::string upload_;               // the multipart upload, once one is needed
+  std::vector<std::string> etags_;   // of parts 2, 3, ...
+  std::size_t parts_sent_ = 0;
+  bool committed_ = false;
+  const std::string no_path_;
+};
+
+}  // namespace trainio::storage::s3
