@@ -152,7 +152,7 @@ std::string command_line(int argc, char** argv) {
     if (i) s += ' ';
     s += argv[i];
   }
-  return s;
+  return config::without_secrets(s);
 }
 
 }  // namespace trainio::cli

@@ -40,7 +40,7 @@ TRAINIO_ENUM_TABLE(Compression, {"none", Compression::none}, {"gzip", Compressio
                    {"xz", Compression::xz})
 
 TRAINIO_ENUM_TABLE(StorageType, {"local_fs", StorageType::local_fs},
-                   {"parallel_fs", StorageType::parallel_fs})
+                   {"parallel_fs", StorageType::parallel_fs}, {"s3", StorageType::s3})
 
 TRAINIO_ENUM_TABLE(FileAccess, {"multi", FileAccess::multi}, {"shared", FileAccess::shared},
                    {"collective", FileAccess::collective}, {"mpio", FileAccess::mpio},

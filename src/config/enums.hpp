@@ -16,7 +16,7 @@ enum class DataLoader { tensorflow, pytorch, dali, native_dali, synthetic };
 enum class Shuffle { off, seed, random };
 enum class ReadType { on_demand, memory };
 enum class Compression { none, gzip, lzf, bz2, zip, xz };
-enum class StorageType { local_fs, parallel_fs };
+enum class StorageType { local_fs, parallel_fs, s3 };
 enum class FileAccess { multi, shared, collective, mpio, posix };
 enum class CheckpointType { rank_zero, all_ranks };
 enum class CheckpointMode { standard, subset };  // DLIO spells `standard` as "default"

@@ -278,7 +278,7 @@ Workload build(const YAML::Node& root_in, const std::string& origin, const std::
   Workload w;
   w.name = name;
   w.source = origin;
-  w.overrides = overrides;
+  for (const auto& o : overrides) w.overrides.push_back(without_secrets(o));  // kept for display only
   w.notes = loader.notes();
   for (const size_t i : order) {
     const Leaf& leaf = leaves[i];
@@ -358,6 +358,16 @@ SplitArgs split_args(const std::vector<std::string>& words) {
     }
   }
   return out;
+}
+
+std::string without_secrets(std::string text) {
+  static constexpr std::string_view kSecret = "secret_access_key=";
+  for (auto at = text.find(kSecret); at != std::string::npos; at = text.find(kSecret, at + 1)) {
+    const auto value = at + kSecret.size();
+    const auto end = text.find_first_of(" \t\n", value);
+    text.replace(value, end == std::string::npos ? std::string::npos : end - value, "<redacted>");
+  }
+  return text;
 }
 
 }  // namespace trainio::config

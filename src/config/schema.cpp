@@ -45,6 +45,15 @@ Entry stdev_key(std::string path, Ref ref, KeyStatus status, std::string help) {
   return e;
 }
 
+// A key whose value is a secret: shown and written as <redacted> (config dumps, summary.json).
+Entry secret(Entry e) {
+  e.get = [get = e.get](const Workload& w) {
+    const std::string v = get(w);
+    return v.empty() || v == "''" || v == "\"\"" ? v : std::string("<redacted>");
+  };
+  return e;
+}
+
 // A key trainio accepts and notes but that changes nothing here.
 Entry noted(std::string path, KeyStatus status, std::string help, std::string hint = {},
             bool takes_mapping = false) {
@@ -94,9 +103,14 @@ std::vector<Entry> build() {
   t.push_back(noted("workflow.debug", ignored, "old key; DLIO ignores it", "--log-level debug"));
   t.push_back(noted("workflow.do_eval", ignored, "old name; DLIO ignores it", "workflow.evaluation"));
   // ---- storage ----
-  t.push_back(key("storage.storage_type", FIELD(storage.storage_type), enumeration<StorageType>(), active, "both are POSIX paths; parallel_fs is a label for shared file systems"));
-  t.push_back(key("storage.storage_root", FIELD(storage.storage_root), text(), active, "prefixed to data_folder and checkpoint_folder (an absolute folder ignores it)"));
-  t.push_back(noted("storage.storage_options", python_only, "options of DLIO's object-store clients; no effect on POSIX storage", {}, true));
+  t.push_back(key("storage.storage_type", FIELD(storage.storage_type), enumeration<StorageType>(), active, "local_fs and parallel_fs are POSIX paths (parallel_fs a label for shared file systems); s3 an S3 bucket (data_folder s3://bucket/prefix)"));
+  t.push_back(key("storage.storage_root", FIELD(storage.storage_root), text(), active, "prefixed to data_folder and checkpoint_folder (an absolute folder or an s3:// URI ignores it)"));
+  t.push_back(key("storage.storage_options.access_key_id", FIELD(storage.storage_options.access_key_id), text(), active, "S3 access key (else AWS_ACCESS_KEY_ID)"));
+  t.push_back(secret(key("storage.storage_options.secret_access_key", FIELD(storage.storage_options.secret_access_key), text(), active, "S3 secret key (else AWS_SECRET_ACCESS_KEY); never printed nor written to results")));
+  t.push_back(key("storage.storage_options.endpoint_url", FIELD(storage.storage_options.endpoint_url), text(), active, "S3 endpoint, http(s)://host[:port] (else AWS_ENDPOINT_URL)"));
+  t.push_back(key("storage.storage_options.region", FIELD(storage.storage_options.region), text(), active, "S3 region the requests are signed for"));
+  t.push_back(key("storage.storage_options.s3_force_path_style", FIELD(storage.storage_options.force_path_style), boolean(), active, "address buckets as http://host/bucket/key instead of http://bucket.host/key"));
+  t.push_back(key("storage.storage_options.s3_max_attempts", FIELD(storage.storage_options.max_attempts), integer(1), active, "tries of one S3 request, the first included (5xx, 429 and lost connections are retried)"));
   t.push_back(noted("storage.fsspec_plugin", python_only, "fsspec back end of a DLIO fork; no effect"));
   t.push_back(noted("storage.fsspec_extra_params", python_only, "fsspec back end of a DLIO fork; no effect", {}, true));
   // ---- dataset ----
@@ -288,7 +302,7 @@ const KeyInfo* find_key(const std::string& path) {
 
 const std::vector<std::string>& section_paths() {
   static const std::vector<std::string> all = {
-      "model",   "model.parallelism", "model.transformer", "workflow",  "storage",
+      "model",   "model.parallelism", "model.transformer", "workflow",  "storage", "storage.storage_options",
       "dataset", "dataset.hdf5",      "reader",            "train",     "evaluation",
       "checkpoint", "output",         "output.metric",     "profiling", "metric"};
   return all;

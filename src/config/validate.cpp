@@ -27,6 +27,31 @@ void require_plain_name(const std::string& key, const std::string& name, const s
 
 }  // namespace
 
+// DLIO's rules for storage_type: s3 (its config validation), and what trainio's S3 back end does
+// not do yet.
+void validate_s3(const Workload& w, bool uses_data) {
+  const auto& d = w.dataset;
+  const auto& r = w.reader;
+  require(d.data_folder.starts_with("s3://") && d.data_folder.size() > 5,
+          fmt::format("storage.storage_type is s3, but dataset.data_folder '{}' is not an s3:// URI", d.data_folder),
+          "set dataset.data_folder=s3://<bucket>/<prefix> (the bucket comes from the URI, as in DLIO)");
+  if (uses_data) {
+    require(d.format == Format::npz || d.format == Format::npy,
+            fmt::format("dataset.format '{}' cannot be read from S3: DLIO reads only npz and npy there", to_string(d.format)),
+            "use dataset.format=npz or npy with storage_type s3");
+    require(w.framework == Framework::pytorch && r.data_loader == DataLoader::pytorch,
+            "S3 datasets are read through s3torchconnector, by PyTorch's DataLoader",
+            "set framework=pytorch and reader.data_loader=pytorch");
+    require(!r.odirect && r.access != Access::sample, "reader.odirect and reader.access: sample read files, not S3 objects",
+            "remove reader.odirect and reader.access with storage_type s3");
+    require(d.num_subfolders_train <= 1 && d.num_subfolders_eval <= 1,
+            "S3 datasets have no subfolders (DLIO asserts none)", "remove dataset.num_subfolders_train and _eval");
+  }
+  require(!w.workflow.checkpoint || !w.checkpoint.checkpoint_folder.starts_with("s3://"),
+          "checkpoints to S3 are not built into trainio yet",
+          "write checkpoints to a file system (checkpoint.checkpoint_folder=<folder>) or set workflow.checkpoint=False");
+}
+
 void validate(Workload& w) {
   const auto& d = w.dataset;
   const auto& r = w.reader;
@@ -57,6 +82,7 @@ void validate(Workload& w) {
   for (const auto dim : d.record_dims)
     require(dim > 0, "dataset.record_dims has a zero dimension", "every dimension must be at least 1");
   if (uses_data) check_sizes(d);  // sizes and counts that overflow
+  if (w.storage.storage_type == StorageType::s3) validate_s3(w, uses_data);
   if (d.format == Format::jpeg || d.format == Format::png) {
     require(d.record_element_type == ElementType::uint8,
             fmt::format("dataset.format '{}' stores uint8 pixels, but record_element_type is '{}'",

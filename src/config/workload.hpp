@@ -45,9 +45,22 @@ struct WorkflowSection {
   bool profiling = false;
 };
 
+// DLIO's storage_options for S3 (storage_type: s3), as s3torchconnector takes them. Empty
+// credentials and endpoint come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+// and AWS_ENDPOINT_URL when the run starts, as the connector's credential chain finds them.
+struct S3Options {
+  std::string access_key_id;
+  std::string secret_access_key;  // never printed nor written to results
+  std::string endpoint_url;
+  std::string region = "us-east-1";
+  bool force_path_style = false;
+  std::int64_t max_attempts = 5;
+};
+
 struct StorageSection {
   StorageType storage_type = StorageType::local_fs;
   std::string storage_root = "./";
+  S3Options storage_options;
 };
 
 struct Hdf5Section {

@@ -82,4 +82,9 @@ std::unique_ptr<format::ContentSource> make_content(const config::Workload& w, s
   return std::make_unique<RandomContent>(seed);
 }
 
+std::unique_ptr<format::ContentSource> file_content(const config::Workload& w, const plan::DataFile& file) {
+  constexpr std::uint64_t kContentSeed = 0x747261696e696f21ULL;  // "trainio!"
+  return make_content(w, util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index));
+}
+
 }  // namespace trainio::engine

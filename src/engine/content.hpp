@@ -12,6 +12,7 @@
 
 #include "config/workload.hpp"
 #include "format/format.hpp"
+#include "plan/layout.hpp"
 #include "util/rng.hpp"
 
 namespace trainio::engine {
@@ -46,5 +47,7 @@ class CompressibleContent final : public format::ContentSource {
 };
 
 std::unique_ptr<format::ContentSource> make_content(const config::Workload& w, std::uint64_t seed);
+// The content of a data file of the dataset: the same bytes whichever rank writes it, and wherever.
+std::unique_ptr<format::ContentSource> file_content(const config::Workload& w, const plan::DataFile& file);
 
 }  // namespace trainio::engine

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "storage/fs.hpp"
 #include "util/build_info.hpp"
@@ -48,9 +49,14 @@ DataFolder inspect_data_folder(const std::string& root) {
     f.state = holds_no_files(root) ? DataFolder::State::empty : DataFolder::State::foreign;
     return f;
   }
+  return marked_folder(*marker);
+}
+
+DataFolder marked_folder(const std::string& marker) {
+  DataFolder f;
   f.state = DataFolder::State::trainio;
   try {
-    const auto j = nlohmann::ordered_json::parse(*marker);
+    const auto j = nlohmann::ordered_json::parse(marker);
     f.complete = j.at("state").get<std::string>() == "complete";
     for (const auto& [key, value] : j.at("fingerprint").items()) f.fingerprint.emplace_back(key, value.get<std::string>());
   } catch (const nlohmann::json::exception& e) {
@@ -63,6 +69,10 @@ DataFolder inspect_data_folder(const std::string& root) {
 }
 
 void write_marker(const std::string& root, const plan::Fingerprint& fp, bool complete) {
+  storage::write_file_atomic(util::join(root, kMarkerName), marker_text(fp, complete));
+}
+
+std::string marker_text(const plan::Fingerprint& fp, bool complete) {
   nlohmann::ordered_json j;
   j["trainio_dataset"] = 1;
   j["state"] = complete ? "complete" : "generating";
@@ -71,7 +81,34 @@ void write_marker(const std::string& root, const plan::Fingerprint& fp, bool com
   nlohmann::ordered_json f = nlohmann::ordered_json::object();
   for (const auto& [key, value] : fp) f[key] = value;
   j["fingerprint"] = f;
-  storage::write_file_atomic(util::join(root, kMarkerName), j.dump(2) + "\n");
+  return j.dump(2) + "\n";
+}
+
+void require_dataset(const config::Workload& w, const std::string& root, const DataFolder& folder) {
+  switch (folder.state) {
+    case DataFolder::State::missing:
+    case DataFolder::State::empty:
+      throw no_dataset_error(root, w.name);
+    case DataFolder::State::foreign:
+      spdlog::warn("'{}' has no {}: reading the files the workload names without checking how they were made", root,
+                   kMarkerName);
+      return;
+    case DataFolder::State::trainio:
+      break;
+  }
+  if (!folder.damage.empty())
+    throw data_error(fmt::format("the dataset marker '{}' is damaged ({}): nothing says how these files were made",
+                                 util::join(root, kMarkerName), folder.damage),
+                     fmt::format("regenerate the dataset ('trainio generate {}' with the same overrides, or "
+                                 "workflow.generate_data=True): it replaces the files", w.name));
+  if (!folder.complete)
+    throw data_error(fmt::format("the dataset in '{}' is incomplete: its generation did not finish", root),
+                     "run the generation again; it keeps the complete files and writes the rest");
+  if (const auto diff = plan::first_difference(folder.fingerprint, plan::dataset_fingerprint(w)))
+    throw config_error(fmt::format("the dataset in '{}' was generated with {}={}, but the workload has {}={}", root,
+                                   diff->key, diff->have, diff->key, diff->want),
+                       "regenerate it for this workload ('trainio generate' or workflow.generate_data=True), "
+                       "or point dataset.data_folder at a matching dataset");
 }
 
 }  // namespace trainio::engine

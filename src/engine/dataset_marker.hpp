@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "config/workload.hpp"
 #include "plan/fingerprint.hpp"
 
 #include "util/error.hpp"
@@ -27,5 +28,13 @@ Error no_dataset_error(const std::string& root, const std::string& workload);
 
 // Written atomically (temp + rename).
 void write_marker(const std::string& root, const plan::Fingerprint& fp, bool complete);
+
+// The marker's text, and what a marker's text says (an object store keeps it as an object).
+std::string marker_text(const plan::Fingerprint& fp, bool complete);
+DataFolder marked_folder(const std::string& marker);
+
+// Throws the error that says why the folder does not hold the workload's complete dataset (a
+// folder that is not trainio's is read with a warning).
+void require_dataset(const config::Workload& w, const std::string& root, const DataFolder& folder);
 
 }  // namespace trainio::engine

@@ -1,4 +1,5 @@
 #include "engine/generator.hpp"
+#include "engine/s3_dataset.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -27,8 +28,6 @@
 namespace trainio::engine {
 
 namespace {
-
-constexpr std::uint64_t kContentSeed = 0x747261696e696f21ULL;  // "trainio!"
 
 // Data files and their companions (indexes) carry "_of_" in their names.
 bool looks_like_dataset_file(const std::string& name) {
@@ -177,12 +176,9 @@ void check_free_space(const config::Workload& w, const plan::DatasetLayout& layo
   });
 }
 
-std::uint64_t content_seed(const plan::DataFile& file) {
-  return util::derive_seed(kContentSeed, static_cast<std::uint64_t>(file.split), file.index);
-}
 
 void write_one(const config::Workload& w, format::FileWriter& writer, const plan::DataFile& file, Existing existing) {
-  const auto content = make_content(w, content_seed(file));
+  const auto content = file_content(w, file);
   write_data_file(writer, file, *content, temporaries_possible(existing));
 }
 
@@ -219,7 +215,7 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
       if (comm.is_root()) ++record.files_kept;
     } else {
       together(comm, [&] {
-        const auto content = make_content(w, content_seed(file));
+        const auto content = file_content(w, file);
         const std::int64_t started = util::now_ns();
         const std::uint64_t written = writer.write_shared(file, temp, shared, *content);
         // MPI-IO moved the bytes, not trainio's storage layer: this rank's share is recorded here.
@@ -243,6 +239,7 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
 
 metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
                                          const mpi::Comm& comm, const GenerateOptions& options) {
+  if (w.storage.storage_type == config::StorageType::s3) return generate_s3_dataset(w, layout, comm, options);
   metrics::GenerateRecord record;
   record.ran = true;
   std::int64_t mode = 0;
@@ -296,38 +293,14 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
 }
 
 void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm) {
+  if (w.storage.storage_type == config::StorageType::s3) return check_s3_dataset(w, layout, comm);
   together(comm, [&] {
-    if (!comm.is_root()) return;
-    const std::string& root = layout.root();
-    const DataFolder folder = inspect_data_folder(root);
-    switch (folder.state) {
-      case DataFolder::State::missing:
-      case DataFolder::State::empty:
-        throw no_dataset_error(root, w.name);
-      case DataFolder::State::foreign:
-        spdlog::warn("'{}' has no {}: reading the files the workload names without checking how they were made",
-                     root, kMarkerName);
-        return;
-      case DataFolder::State::trainio:
-        break;
-    }
-    if (!folder.damage.empty())
-      throw data_error(fmt::format("the dataset marker '{}' is damaged ({}): nothing says how these files were made",
-                                   util::join(root, kMarkerName), folder.damage),
-                       fmt::format("regenerate the dataset ('trainio generate {}' with the same overrides, or "
-                                   "workflow.generate_data=True): it replaces the files", w.name));
-    if (!folder.complete)
-      throw data_error(fmt::format("the dataset in '{}' is incomplete: its generation did not finish", root),
-                       "run the generation again; it keeps the complete files and writes the rest");
-    if (const auto diff = plan::first_difference(folder.fingerprint, plan::dataset_fingerprint(w)))
-      throw config_error(fmt::format("the dataset in '{}' was generated with {}={}, but the workload has {}={}", root,
-                                     diff->key, diff->have, diff->key, diff->want),
-                         "regenerate it for this workload ('trainio generate' or workflow.generate_data=True), "
-                         "or point dataset.data_folder at a matching dataset");
+    if (comm.is_root()) require_dataset(w, layout.root(), inspect_data_folder(layout.root()));
   });
 }
 
 void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm) {
+  if (w.storage.storage_type == config::StorageType::s3) return remove_s3_dataset(w, layout, comm);
   std::int64_t ours = 0;
   together(comm, [&] {
     if (comm.is_root()) ours = inspect_data_folder(layout.root()).state == DataFolder::State::trainio;

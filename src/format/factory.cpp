@@ -11,7 +11,9 @@
 #include "format/native_reader.hpp"
 #include "format/npy_file.hpp"
 #include "format/npz.hpp"
+#include "format/s3_object_reader.hpp"
 #include "format/synthetic.hpp"
+#include "storage/s3_endpoint.hpp"
 #include "format/tar.hpp"
 #include "format/tfrecord.hpp"
 #include "util/error.hpp"
@@ -78,6 +80,11 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse u
     if (use == ReaderUse::by_file_session) return std::make_unique<SessionReader>(std::move(r));
     return w.reader.read_type == config::ReadType::memory ? std::make_unique<MemoryReader>(std::move(r)) : std::move(r);
   };
+  if (w.storage.storage_type == config::StorageType::s3) {
+    // config::validate allows npz and npy only: what DLIO reads from S3.
+    const std::string_view magic = w.dataset.format == Format::npz ? std::string_view("PK\x03\x04", 4) : std::string_view("\x93NUMPY", 6);
+    return loaded_once(std::make_unique<S3ObjectReader>(storage::s3::endpoint_of(w.storage.storage_options), magic, kS3PartBytes));
+  }
   const std::size_t buffer = w.reader.python_buffer_size;
   switch (w.dataset.format) {
     case Format::npz: return loaded_once(std::make_unique<NpzReader>(buffer));

@@ -12,6 +12,7 @@ namespace trainio::metrics {
 void PageCacheStats::merge(const PageCacheStats& o) {
   read_bytes += o.read_bytes;
   direct_bytes += o.direct_bytes;
+  remote_bytes += o.remote_bytes;
   probes += o.probes;
   probed_pages += o.probed_pages;
   resident_pages += o.resident_pages;
@@ -56,7 +57,7 @@ PageCacheVerdict page_cache_verdict(const PageCacheStats& s) {
   if (buffered == 0) {
     v.verdict = CacheVerdict::bypassed;
     v.resident_fraction = 0.0;
-    v.method = "o_direct";
+    v.method = s.remote_bytes == s.read_bytes ? "object_store" : s.remote_bytes > 0 ? "object_store+o_direct" : "o_direct";
     return v;
   }
   v.method = s.direct_bytes > 0 ? probe_method + "+o_direct" : probe_method;

@@ -16,7 +16,8 @@ namespace trainio::metrics {
 
 struct PageCacheStats {
   std::uint64_t read_bytes = 0;        // data bytes read (reads and touches)
-  std::uint64_t direct_bytes = 0;      // of them, read with O_DIRECT
+  std::uint64_t direct_bytes = 0;      // of them, read with O_DIRECT or from an object store
+  std::uint64_t remote_bytes = 0;      // of those, from an object store
   std::uint64_t probes = 0;            // reads probed
   std::uint64_t probed_pages = 0;
   std::uint64_t resident_pages = 0;    // resident before the read
@@ -27,7 +28,8 @@ struct PageCacheStats {
 
   void add(const storage::OpEvent& e) {
     read_bytes += e.bytes;
-    if (e.direct) direct_bytes += e.bytes;
+    if (e.direct || e.remote) direct_bytes += e.bytes;
+    if (e.remote) remote_bytes += e.bytes;
     if (e.probe_error != 0) {
       ++failed_probes;
       probe_error = std::max<std::uint64_t>(probe_error, static_cast<std::uint64_t>(e.probe_error));

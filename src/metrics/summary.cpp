@@ -60,12 +60,13 @@ AccessProfile reduce(const AccessProfile& p, const mpi::Comm& comm) {
 }
 
 PageCacheStats reduce(const PageCacheStats& c, const mpi::Comm& comm) {
-  const auto sums = comm.sum(std::vector<std::uint64_t>{c.read_bytes, c.direct_bytes, c.probes, c.probed_pages,
-                                                       c.resident_pages, c.stayed_out_pages, c.failed_probes});
+  const auto sums = comm.sum(std::vector<std::uint64_t>{c.read_bytes, c.direct_bytes, c.remote_bytes, c.probes,
+                                                       c.probed_pages, c.resident_pages, c.stayed_out_pages,
+                                                       c.failed_probes});
   PageCacheStats out;
   std::size_t i = 0;
-  for (std::uint64_t* field : {&out.read_bytes, &out.direct_bytes, &out.probes, &out.probed_pages, &out.resident_pages,
-                               &out.stayed_out_pages, &out.failed_probes})
+  for (std::uint64_t* field : {&out.read_bytes, &out.direct_bytes, &out.remote_bytes, &out.probes, &out.probed_pages,
+                               &out.resident_pages, &out.stayed_out_pages, &out.failed_probes})
     *field = sums[i++];
   out.probe_error = comm.max(c.probe_error);
   out.method = comm.max(c.method);

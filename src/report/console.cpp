@@ -34,7 +34,9 @@ std::string page_cache_text(const metrics::PageCacheStats& c) {
     case metrics::CacheVerdict::page_cache: return "served by the page cache (" + evidence + ")";
     case metrics::CacheVerdict::storage: return "served by storage (" + evidence + ")";
     case metrics::CacheVerdict::mixed: return "partly page cache, partly storage (" + evidence + ")";
-    case metrics::CacheVerdict::bypassed: return "bypassed (O_DIRECT)";
+    case metrics::CacheVerdict::bypassed:
+      return v.method == "object_store" ? "bypassed (object store)" : v.method == "o_direct" ? "bypassed (O_DIRECT)"
+                                                                                              : "bypassed (object store, O_DIRECT)";
     case metrics::CacheVerdict::unknown: break;
   }
   return "unknown: " + v.reason;

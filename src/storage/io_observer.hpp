@@ -39,6 +39,7 @@ struct OpEvent {
   std::uint32_t stayed_out_pages = 0;  // of the others, still not resident after it
   std::int32_t probe_error = 0;        // errno of a probe that failed
   bool direct = false;
+  bool remote = false;  // a request to an object store (S3): no page cache of this machine involved
 };
 
 class IoObserver {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 
@@ -55,6 +56,7 @@ struct Client::Call {
   std::span<char> dest;           // where a successful answer's body goes (GET)
   // Sent with the body: a single read callback position, rewound on retries.
   std::size_t sent = 0;
+  std::uint64_t offset = 0;  // where a ranged GET or a part begins in the object
 };
 
 struct Client::Answer {
@@ -64,6 +66,7 @@ struct Client::Answer {
   std::string etag;
   std::uint64_t received = 0;
   std::uint64_t content_length = 0;
+  std::uint64_t object_size = 0;  // from Content-Range: bytes a-b/size
   bool overflow = false;   // the body did not fit in dest
 };
 
@@ -193,6 +196,9 @@ Client::Answer Client::attempt(Call& call, RequestRecord& record) {
       while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
       if (name == "etag") a->etag = value;
       if (name == "content-length") a->content_length = std::strtoull(std::string(value).c_str(), nullptr, 10);
+      if (name == "content-range")
+        if (const auto slash = value.rfind('/'); slash != std::string_view::npos)
+          a->object_size = std::strtoull(std::string(value.substr(slash + 1)).c_str(), nullptr, 10);
     }
     return size * n;
   });
@@ -209,6 +215,44 @@ Client::Answer Client::attempt(Call& call, RequestRecord& record) {
   curl_easy_getinfo(c, CURLINFO_STARTTRANSFER_TIME_T, &first_byte_us);
   record.first_byte_ns = static_cast<std::int64_t>(first_byte_us) * 1000;
   return answer;
+}
+
+namespace {
+
+Op storage_op(Request r) {
+  switch (r) {
+    case Request::get: return Op::read;
+    case Request::put:
+    case Request::upload_part: return Op::write;
+    case Request::head:
+    case Request::head_bucket: return Op::stat;
+    case Request::delete_object:
+    case Request::abort_upload: return Op::unlink;
+    case Request::create_upload: return Op::open;
+    case Request::complete_upload: return Op::close;
+  }
+  return Op::stat;
+}
+
+}  // namespace
+
+void Client::report_as_storage_call(const Call& call, const RequestRecord& record) const {
+  IoObserver* observer = thread_observer();
+  if (!observer) return;
+  OpEvent e;
+  e.op = storage_op(call.kind);
+  e.start_ns = record.start_ns;
+  e.ns = record.total_ns;
+  e.remote = true;
+  const std::string uri = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
+  e.file = path_hash(uri);
+  e.data = call.key != nullptr && is_data_file(uri);
+  if (moves_data(e.op)) {
+    e.bytes = record.bytes;
+    e.offset = call.offset;
+    e.has_offset = true;
+  }
+  observer->on_op(e);
 }
 
 Client::Answer Client::perform(Call& call) {
@@ -228,6 +272,7 @@ Client::Answer Client::perform(Call& call) {
   record.bytes = call.kind == Request::get ? (answer.status >= 200 && answer.status < 300 ? answer.received : 0)
                                            : call.body.size();
   if (t_observer) t_observer->on_request(record);
+  report_as_storage_call(call, record);
 
   const std::string object = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
   if (answer.status == 0)
@@ -274,9 +319,21 @@ std::uint64_t Client::get(const std::string& bucket, const std::string& key, std
   if (length > 0) {
     call.headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + length - 1));
     dest = dest.first(std::min<std::size_t>(dest.size(), length));
+    call.offset = offset;
   }
   call.dest = dest;
   return perform(call).received;
+}
+
+Client::Part Client::get_part(const std::string& bucket, const std::string& key, std::span<char> dest,
+                              std::uint64_t offset) {
+  Call call(Request::get, "GET", bucket, &key);
+  call.headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + dest.size() - 1));
+  call.dest = dest;
+  call.offset = offset;
+  const Answer a = perform(call);
+  // A server that ignores the range answers 200 with the whole object, which then had to fit.
+  return {a.received, a.status == 206 ? a.object_size : a.received};
 }
 
 void Client::put(const std::string& bucket, const std::string& key, std::span<const char> body) {

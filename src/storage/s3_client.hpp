@@ -46,7 +46,10 @@ struct RequestRecord {
   std::int64_t total_ns = 0;       // all attempts and waits between them
 };
 
-// Receives every request a client on this thread completes (the engine's S3 recorders).
+// Receives every request a client on this thread completes. Every request is also reported to the
+// thread's storage::IoObserver as a storage call (GET as a read, PUT and UploadPart as writes,
+// HEAD as a stat, DELETE and AbortMultipartUpload as unlinks, Create- and CompleteMultipartUpload
+// as open and close), marked remote, so the usual I/O figures cover S3 too.
 class RequestObserver {
  public:
   virtual ~RequestObserver() = default;
@@ -69,6 +72,12 @@ class Client {
   // fit in `dest`). Returns the bytes received.
   std::uint64_t get(const std::string& bucket, const std::string& key, std::span<char> dest, std::uint64_t offset = 0,
                     std::uint64_t length = 0);
+  // A ranged GET of up to `dest.size()` bytes at `offset`; returns the bytes received and the
+  // object's size (from Content-Range), as the first part of a whole-object read learns it.
+  struct Part {
+    std::uint64_t received = 0, object_size = 0;
+  };
+  Part get_part(const std::string& bucket, const std::string& key, std::span<char> dest, std::uint64_t offset);
   void put(const std::string& bucket, const std::string& key, std::span<const char> body);
   void remove(const std::string& bucket, const std::string& key);
 
@@ -87,6 +96,7 @@ class Client {
   struct Answer;
   Answer perform(Call& call);
   Answer attempt(Call& call, RequestRecord& record);
+  void report_as_storage_call(const Call& call, const RequestRecord& record) const;
   std::string url_of(const std::string& bucket, const std::string& key, std::string& path) const;
 
   Endpoint endpoint_;

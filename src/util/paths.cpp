@@ -14,6 +14,7 @@ std::string join(std::string_view a, std::string_view b) {
   while (b.size() >= 2 && b.substr(0, 2) == "./") b.remove_prefix(2);
   if (b == ".") b = {};
   if (!b.empty() && b.front() == '/') return std::string(b);
+  if (b.starts_with("s3://")) return std::string(b);  // an object store URI is absolute too
   std::string left = strip_trailing_slashes(std::string(a));
   if (b.empty()) return left.empty() ? "." : left;
   if (left.empty() || left == ".") return std::string(b);

@@ -7,6 +7,7 @@
 
 #include "config/load.hpp"
 #include "engine/checkpointer.hpp"
+#include "storage/fs.hpp"
 #include "unit/temp_dir.hpp"
 #include "util/error.hpp"
 
@@ -96,7 +97,7 @@ TEST_CASE("a checkpoint whose save fails leaves nothing behind, written in place
     REQUIRE(names.size() >= 2);
     // The last file this rank writes cannot be created: a folder stands under its name (or its temporary's).
     const fs::path last = fs::path(dir / "ck") / names.back();
-    const fs::path blocker = atomic ? last.parent_path() / ("." + last.filename().string() + ".trainio-tmp") : last;
+    const fs::path blocker = atomic ? fs::path(storage::temp_path_for(last.string())) : last;
     fs::create_directories(blocker);
     fs::create_directories(blocker / "keep");
     engine::Checkpointer ck(w, comm, 1);

@@ -1,0 +1,37 @@
+#include "storage/s3_endpoint.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "util/error.hpp"
+
+namespace trainio::storage::s3 {
+
+namespace {
+
+std::string setting(const std::string& value, const char* variable, const char* key) {
+  if (!value.empty()) return value;
+  if (const char* v = std::getenv(variable); v && *v) return v;
+  throw config_error(fmt::format("storage.storage_options.{} is not set, nor is {}", key, variable),
+                     fmt::format("give storage.storage_options.{} in the workload (or as an override), or export {}", key,
+                                 variable));
+}
+
+}  // namespace
+
+Endpoint endpoint_of(const config::S3Options& options) {
+  Endpoint e;
+  e.url = setting(options.endpoint_url, "AWS_ENDPOINT_URL", "endpoint_url");
+  e.region = options.region;
+  e.path_style = options.force_path_style;
+  e.max_attempts = static_cast<int>(options.max_attempts);
+  // As in s3torchconnector, AWS_MAX_ATTEMPTS overrides the configured tries.
+  if (const char* v = std::getenv("AWS_MAX_ATTEMPTS"); v && std::atoi(v) > 0) e.max_attempts = std::atoi(v);
+  e.credentials.access_key_id = setting(options.access_key_id, "AWS_ACCESS_KEY_ID", "access_key_id");
+  e.credentials.secret_access_key = setting(options.secret_access_key, "AWS_SECRET_ACCESS_KEY", "secret_access_key");
+  if (const char* token = std::getenv("AWS_SESSION_TOKEN")) e.credentials.session_token = token;
+  return e;
+}
+
+}  // namespace trainio::storage::s3
