@@ -11,6 +11,7 @@
 #include "metrics/histogram.hpp"
 #include "metrics/live_bytes.hpp"
 #include "metrics/page_cache.hpp"
+#include "metrics/request_stats.hpp"
 #include "metrics/trace.hpp"
 #include "storage/io_observer.hpp"
 
@@ -49,13 +50,19 @@ class IoRecorder final : public storage::IoObserver {
     if (trace::enabled()) trace::storage_call(e);
   }
 
+  void on_request(const storage::RequestEvent& e) override { requests_.add(e); }
+
   const OpStats& op(storage::Op op) const { return ops_[static_cast<int>(op)]; }
+  // Requests to an object store (none on a file system).
+  const RequestStats& requests() const { return requests_; }
+  RequestStats& requests() { return requests_; }
   void set(storage::Op op, const OpStats& stats) { ops_[static_cast<int>(op)] = stats; }
   void merge(const IoRecorder& other) {
     for (int i = 0; i < storage::kOpCount; ++i) ops_[i].merge(other.ops_[i]);
     data_.merge(other.data_);
     other_.merge(other.other_);
     cache_.merge(other.cache_);
+    requests_.merge(other.requests_);
   }
   // What the reads of data files hit: page-cache residency probes and O_DIRECT bytes.
   const PageCacheStats& page_cache() const { return cache_; }
@@ -74,6 +81,7 @@ class IoRecorder final : public storage::IoObserver {
   std::array<OpStats, storage::kOpCount> ops_{};
   AccessProfile data_, other_;
   PageCacheStats cache_;
+  RequestStats requests_;
 };
 
 }  // namespace trainio::metrics

@@ -73,8 +73,27 @@ PageCacheStats reduce(const PageCacheStats& c, const mpi::Comm& comm) {
   return out;
 }
 
+RequestStats reduce(const RequestStats& r, const mpi::Comm& comm) {
+  RequestStats out;
+  if (comm.max(r.requests()) == 0) return out;  // no object store in this run: one reduction, not four
+  std::vector<std::uint64_t> counts(r.by_kind.begin(), r.by_kind.end());
+  counts.insert(counts.end(), r.by_status.begin(), r.by_status.end());
+  counts.push_back(r.retries);
+  counts.push_back(r.bytes);
+  counts = comm.sum(counts);
+  std::size_t i = 0;
+  for (auto& c : out.by_kind) c = counts[i++];
+  for (auto& c : out.by_status) c = counts[i++];
+  out.retries = counts[i++];
+  out.bytes = counts[i++];
+  out.first_byte_ns = reduce(r.first_byte_ns, comm);
+  out.total_ns = reduce(r.total_ns, comm);
+  return out;
+}
+
 IoRecorder reduce(const IoRecorder& io, const mpi::Comm& comm) {
   IoRecorder out;
+  out.requests() = reduce(io.requests(), comm);
   out.page_cache() = reduce(io.page_cache(), comm);
   out.data_files() = reduce(io.data_files(), comm);
   out.other_files() = reduce(io.other_files(), comm);

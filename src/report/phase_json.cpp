@@ -112,6 +112,21 @@ json io_json(const metrics::IoRecorder& io) {
   return o;
 }
 
+json requests_json(const metrics::RequestStats& r) {
+  json kinds = json::object(), statuses = json::object();
+  for (int k = 0; k < storage::kRequestKinds; ++k)
+    if (r.by_kind[static_cast<std::size_t>(k)] > 0) kinds[storage::request_name(static_cast<storage::Request>(k))] = r.by_kind[static_cast<std::size_t>(k)];
+  for (int s = 0; s < metrics::RequestStats::kStatuses; ++s)
+    if (r.by_status[static_cast<std::size_t>(s)] > 0) statuses[s == 0 ? "no_answer" : std::to_string(s)] = r.by_status[static_cast<std::size_t>(s)];
+  return {{"count", r.requests()},
+          {"by_kind", kinds},
+          {"by_status", statuses},
+          {"retries", r.retries},
+          {"bytes", r.bytes},
+          {"first_byte_seconds", latency_json(r.first_byte_ns)},
+          {"total_seconds", latency_json(r.total_ns)}};
+}
+
 json maybe(const std::optional<double>& v, double scale) { return v ? json(*v * scale) : json(nullptr); }
 
 json characterization_json(const metrics::IoRecorder& io) {
@@ -134,7 +149,7 @@ json page_cache_json(const metrics::PageCacheStats& c) {
 }
 
 json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
-  return {{"steps_per_rank", p.steps},
+  json o = {{"steps_per_rank", p.steps},
           {"duration_seconds", p.duration},
           {"au_percentage", maybe(p.au, 100)},
           {"au_min_rank_percentage", p.au ? json(p.au_min * 100) : json(nullptr)},
@@ -159,6 +174,8 @@ json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
           {"characterization", characterization_json(p.io)},
           {"stragglers", stragglers_json(p, context)},
           {"client_cost", client_cost_json(p)}};
+  if (p.io.requests().requests() > 0) o["requests"] = requests_json(p.io.requests());
+  return o;
 }
 
 json checkpoint_json(const metrics::CheckpointSummary& c) {

@@ -16,6 +16,8 @@ namespace trainio::report {
 nlohmann::ordered_json maybe(const std::optional<double>& v, double scale = 1);
 // Every storage call kind used: count, bytes, seconds and latency percentiles.
 nlohmann::ordered_json io_json(const metrics::IoRecorder& io);
+// Requests to an object store: by kind and status, retries, time to first byte and in all.
+nlohmann::ordered_json requests_json(const metrics::RequestStats& r);
 // Darshan's view of the calls: sizes, sequential and consecutive shares, files.
 nlohmann::ordered_json characterization_json(const metrics::IoRecorder& io);
 // What the reads hit (docs/storage.md): the verdict, and the evidence it rests on.

@@ -184,13 +184,15 @@ json plan_json(const plan::DatasetLayout& layout, const plan::RunShape& shape) {
 }
 
 json generate_json(const metrics::GenerateSummary& g) {
-  return {{"duration_seconds", g.seconds},
+  json o = {{"duration_seconds", g.seconds},
           {"files_written", g.files_written},
           {"files_kept", g.files_kept},
           {"bytes_written", g.bytes_written},
           {"write_bytes_per_second", g.write_bandwidth},
           {"io", io_json(g.io)},
           {"characterization", characterization_json(g.io)}};
+  if (g.io.requests().requests() > 0) o["requests"] = requests_json(g.io.requests());
+  return o;
 }
 
 // The run's training figures, then every epoch streamed one at a time.

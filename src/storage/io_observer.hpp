@@ -42,10 +42,27 @@ struct OpEvent {
   bool remote = false;  // a request to an object store (S3): no page cache of this machine involved
 };
 
+// A request to an object store (storage/s3_client.hpp), as its client saw it: retries included.
+// Each is also reported as the storage call it stands for (OpEvent, marked remote).
+enum class Request : std::uint8_t { get, put, head, delete_object, create_upload, upload_part, complete_upload, abort_upload, head_bucket };
+inline constexpr int kRequestKinds = 9;
+const char* request_name(Request r);
+
+struct RequestEvent {
+  Request kind = Request::get;
+  int status = 0;                  // the last HTTP status (0: no answer)
+  int attempts = 1;
+  std::uint64_t bytes = 0;         // body bytes sent or received
+  std::int64_t start_ns = 0;
+  std::int64_t first_byte_ns = 0;  // time to the first byte of the answer, of the last attempt
+  std::int64_t total_ns = 0;       // all attempts and the waits between them
+};
+
 class IoObserver {
  public:
   virtual ~IoObserver() = default;
   virtual void on_op(const OpEvent& e) = 0;
+  virtual void on_request(const RequestEvent&) {}
 };
 
 // The observer for storage calls made by the current thread; nullptr records nothing.

@@ -17,8 +17,6 @@ namespace trainio::storage::s3 {
 
 namespace {
 
-thread_local RequestObserver* t_observer = nullptr;
-
 constexpr std::size_t kMaxAnswerText = 64 * 1024;  // error documents and small XML answers
 
 CURL* handle(void* p) { return static_cast<CURL*>(p); }
@@ -35,14 +33,6 @@ std::string xml_value(const std::string& xml, std::string_view name) {
 bool retryable(int status) { return status == 0 || status == 429 || status >= 500; }
 
 }  // namespace
-
-const char* request_name(Request r) {
-  static constexpr const char* kNames[] = {"GET", "PUT", "HEAD", "DELETE", "CreateMultipartUpload", "UploadPart",
-                                           "CompleteMultipartUpload", "AbortMultipartUpload", "HEAD bucket"};
-  return kNames[static_cast<int>(r)];
-}
-
-void set_request_observer(RequestObserver* observer) { t_observer = observer; }
 
 struct Client::Call {
   Call(Request k, const char* m, const std::string& b, const std::string* o = nullptr) : kind(k), method(m), bucket(&b), key(o) {}
@@ -271,7 +261,7 @@ Client::Answer Client::perform(Call& call) {
   record.total_ns = util::now_ns() - record.start_ns;
   record.bytes = call.kind == Request::get ? (answer.status >= 200 && answer.status < 300 ? answer.received : 0)
                                            : call.body.size();
-  if (t_observer) t_observer->on_request(record);
+  if (IoObserver* observer = thread_observer()) observer->on_request(record);
   report_as_storage_call(call, record);
 
   const std::string object = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
@@ -292,7 +282,7 @@ Client::Answer Client::perform(Call& call) {
     throw io_error(what, "check storage.storage_options.access_key_id and secret_access_key (or AWS_ACCESS_KEY_ID and "
                          "AWS_SECRET_ACCESS_KEY) and the region");
   if (code == "NoSuchBucket" || (call.kind == Request::head_bucket && answer.status == 404))
-    throw io_error(what, fmt::format("create the bucket '{}', or set storage.storage_root to one that exists", *call.bucket));
+    throw io_error(what, fmt::format("create the bucket '{}', or point dataset.data_folder at a bucket that exists (s3://<bucket>/<prefix>)", *call.bucket));
   if (code == "NoSuchKey" || answer.status == 404)
     throw data_error(what, "generate the dataset first (workflow.generate_data=True), or check dataset.data_folder");
   if (retryable(answer.status))

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/io_observer.hpp"
 #include "storage/s3_sigv4.hpp"
 
 namespace trainio::storage::s3 {
@@ -31,31 +32,13 @@ struct Endpoint {
   long stall_timeout_s = 60;
 };
 
-enum class Request : std::uint8_t { get, put, head, delete_object, create_upload, upload_part, complete_upload, abort_upload, head_bucket };
-inline constexpr int kRequestKinds = 9;
-const char* request_name(Request r);
-
-// What one request took, as the client saw it (retries included).
-struct RequestRecord {
-  Request kind = Request::get;
-  int status = 0;                // the last HTTP status (0: no answer)
-  int attempts = 1;
-  std::uint64_t bytes = 0;       // body bytes sent or received
-  std::int64_t start_ns = 0;
-  std::int64_t first_byte_ns = 0;  // time to first byte of the answer, of the last attempt
-  std::int64_t total_ns = 0;       // all attempts and waits between them
-};
-
-// Receives every request a client on this thread completes. Every request is also reported to the
-// thread's storage::IoObserver as a storage call (GET as a read, PUT and UploadPart as writes,
-// HEAD as a stat, DELETE and AbortMultipartUpload as unlinks, Create- and CompleteMultipartUpload
-// as open and close), marked remote, so the usual I/O figures cover S3 too.
-class RequestObserver {
- public:
-  virtual ~RequestObserver() = default;
-  virtual void on_request(const RequestRecord& r) = 0;
-};
-void set_request_observer(RequestObserver* observer);  // this thread's; nullptr to stop
+// Every request a client completes goes to the thread's storage::IoObserver twice: as a request
+// (on_request: status, tries, time to first byte) and as the storage call it stands for (on_op:
+// GET as a read, PUT and UploadPart as writes, HEAD as a stat, DELETE and AbortMultipartUpload as
+// unlinks, Create- and CompleteMultipartUpload as open and close, marked remote), so the usual
+// I/O figures cover S3 too.
+using storage::Request;
+using RequestRecord = storage::RequestEvent;
 
 class Client {
  public:

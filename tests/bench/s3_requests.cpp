@@ -17,9 +17,10 @@ using namespace trainio;
 
 namespace {
 
-struct Timings : storage::s3::RequestObserver {
+struct Timings : storage::IoObserver {
   std::vector<double> total_ms, first_byte_ms;
-  void on_request(const storage::s3::RequestRecord& r) override {
+  void on_op(const storage::OpEvent&) override {}
+  void on_request(const storage::RequestEvent& r) override {
     total_ms.push_back(static_cast<double>(r.total_ns) / 1e6);
     first_byte_ms.push_back(static_cast<double>(r.first_byte_ns) / 1e6);
   }
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
   std::printf("json: {");
   for (const char* phase : {"put", "get"}) {
     Timings t;
-    storage::s3::set_request_observer(&t);
+    const storage::ScopedObserver observe(&t);
     const std::int64_t t0 = util::now_ns();
     for (int i = 0; i < objects; ++i) {
       const std::string key = prefix + std::to_string(i);
@@ -56,7 +57,6 @@ int main(int argc, char** argv) {
       else client.get(bucket, key, back);
     }
     const double seconds = util::ns_to_s(util::now_ns() - t0);
-    storage::s3::set_request_observer(nullptr);
     std::printf("%s\"%s\": {\"mib_per_s\": %.3f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"first_byte_p50_ms\": %.3f}",
                 phase[0] == 'p' ? "" : ", ", phase, static_cast<double>(size) * objects / seconds / (1 << 20),
                 percentile(t.total_ms, 0.5), percentile(t.total_ms, 0.99), percentile(t.first_byte_ms, 0.5));

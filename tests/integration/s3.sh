@@ -5,8 +5,9 @@
 #   s3.sh TRAINIO UNIT_TESTS [SCRATCH_PARENT]
 #
 # Runs the unit tests tagged [s3] (tests/unit/storage/test_s3_client.cpp) against it and a
-# stand-in endpoint that answers 503 (flaky_s3.py), then reads what trainio uploaded back with an
-# independent client (boto3) and compares the bytes. What s3rver does not model: SigV4 signature
+# stand-in endpoint that answers 503 (flaky_s3.py), reads what trainio uploaded back with an
+# independent client (boto3) and compares the bytes, then runs trainio on S3 datasets
+# (tests/integration/s3_runs.py: numpy parses the generated objects). What s3rver does not model: SigV4 signature
 # checks (it accepts any signature for a known access key; trainio's signer is checked against
 # AWS's published examples instead), AbortMultipartUpload (405), multipart ETags, throttling, and real S3's latency.
 set -euo pipefail
@@ -73,4 +74,8 @@ for key_file in glob.glob(folder + "/*.key"):
 assert checked > 0, "the tests left nothing to cross-check"
 print(f"boto3 read back {checked} object(s) trainio uploaded, byte for byte")
 PY
-echo "PASS: S3 client against s3rver"
+# trainio runs on S3 datasets: generation, reads, resumption, two ranks, errors, secrets.
+TRAINIO="$trainio" TRAINIO_SOURCE="$(cd "$here/../.." && pwd)" TRAINIO_TEST_TMP="$d/runs" \
+  $python -W ignore::ResourceWarning -m unittest discover -s "$here" -p s3_runs.py ||
+  fail "trainio runs on S3 failed (above)"
+echo "PASS: S3 client and trainio runs against s3rver"

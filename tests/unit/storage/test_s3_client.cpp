@@ -62,9 +62,11 @@ std::string key(const std::string& name) {
   return "t/" + run + "/" + name;
 }
 
-struct Requests : s3::RequestObserver {
-  std::vector<s3::RequestRecord> seen;
-  void on_request(const s3::RequestRecord& r) override { seen.push_back(r); }
+struct Requests : storage::IoObserver {
+  std::vector<storage::RequestEvent> seen;
+  std::vector<storage::OpEvent> calls;
+  void on_op(const storage::OpEvent& e) override { calls.push_back(e); }
+  void on_request(const storage::RequestEvent& r) override { seen.push_back(r); }
 };
 
 }  // namespace
@@ -75,7 +77,7 @@ TEST_CASE("S3: PUT, HEAD, whole and ranged GET, DELETE", "[.s3]") {
   client.check_bucket(bucket);
   const std::vector<char> bytes = pattern(300'000, 1);
   Requests requests;
-  s3::set_request_observer(&requests);
+  storage::set_thread_observer(&requests);
   client.put(bucket, key("put.bin"), bytes);
   CHECK(client.size_of(bucket, key("put.bin")) == bytes.size());
   CHECK_FALSE(client.size_of(bucket, key("missing.bin")));
@@ -86,7 +88,7 @@ TEST_CASE("S3: PUT, HEAD, whole and ranged GET, DELETE", "[.s3]") {
   std::vector<char> part(1000);
   CHECK(client.get(bucket, key("put.bin"), part, 123'456, 1000) == 1000);
   CHECK(std::equal(part.begin(), part.end(), bytes.begin() + 123'456));
-  s3::set_request_observer(nullptr);
+  storage::set_thread_observer(nullptr);
 
   REQUIRE(requests.seen.size() == 5);
   for (const auto& r : requests.seen) {
@@ -99,6 +101,15 @@ TEST_CASE("S3: PUT, HEAD, whole and ranged GET, DELETE", "[.s3]") {
   CHECK(requests.seen[2].status == 404);  // HEAD of the missing object
   CHECK(requests.seen[3].bytes == bytes.size());
   CHECK(requests.seen[4].status == 206);  // the ranged GET
+  // Each request is also the storage call it stands for, so the usual I/O figures count it.
+  REQUIRE(requests.calls.size() == 5);
+  CHECK(requests.calls[0].op == storage::Op::write);
+  CHECK(requests.calls[0].bytes == bytes.size());
+  CHECK(requests.calls[1].op == storage::Op::stat);
+  CHECK(requests.calls[4].op == storage::Op::read);
+  CHECK(requests.calls[4].offset == 123'456);
+  CHECK(requests.calls[4].bytes == 1000);
+  for (const auto& c : requests.calls) CHECK(c.remote);
 
   client.remove(bucket, key("put.bin"));
   CHECK_FALSE(client.size_of(bucket, key("put.bin")));
@@ -109,13 +120,13 @@ TEST_CASE("S3: a small new object is a multipart upload of one part, as s3torchc
   const std::string bucket = env("TRAINIO_S3_BUCKET");
   const std::vector<char> bytes = pattern(10'000, 2);
   Requests requests;
-  s3::set_request_observer(&requests);
+  storage::set_thread_observer(&requests);
   {
     s3::Upload out(client, bucket, key("tiny.npz"));
     out.write_at(bytes.data(), bytes.size(), 0);
     out.commit();
   }
-  s3::set_request_observer(nullptr);
+  storage::set_thread_observer(nullptr);
   REQUIRE(requests.seen.size() == 3);
   CHECK(requests.seen[0].kind == s3::Request::create_upload);
   CHECK(requests.seen[1].kind == s3::Request::upload_part);
@@ -177,13 +188,13 @@ TEST_CASE("S3: a multipart upload dropped before commit is aborted and leaves no
   s3::Client client(endpoint());
   const std::string bucket = env("TRAINIO_S3_BUCKET");
   Requests requests;
-  s3::set_request_observer(&requests);
+  storage::set_thread_observer(&requests);
   {
     s3::Upload out(client, bucket, key("aborted.bin"), s3::kMinPartBytes);
     const std::vector<char> bytes = pattern(3 * s3::kMinPartBytes, 5);
     out.write_at(bytes.data(), bytes.size(), 0);
   }
-  s3::set_request_observer(nullptr);
+  storage::set_thread_observer(nullptr);
   // s3rver answers AbortMultipartUpload with 405 (it does not implement it): the abort is sent, and
   // its failure is not the error that matters. The parts stay invisible either way.
   CHECK(requests.seen.back().kind == s3::Request::abort_upload);
@@ -256,7 +267,7 @@ TEST_CASE("S3: answers that may succeed later (503 SlowDown) are retried with ba
   e.url = env("TRAINIO_S3_FLAKY_ENDPOINT");  // answers 503 to the first two tries of each key
   const std::vector<char> bytes = pattern(1000, 7);
   Requests requests;
-  s3::set_request_observer(&requests);
+  storage::set_thread_observer(&requests);
   e.max_attempts = 3;
   s3::Client patient(e);
   patient.put("flaky", "third-time-lucky", bytes);
@@ -270,7 +281,7 @@ TEST_CASE("S3: answers that may succeed later (503 SlowDown) are retried with ba
     CHECK_THAT(err.what(), Catch::Contains("503") && Catch::Contains("SlowDown") && Catch::Contains("after 2 attempts"));
     CHECK_THAT(err.hint(), Catch::Contains("s3_max_attempts"));
   }
-  s3::set_request_observer(nullptr);
+  storage::set_thread_observer(nullptr);
   REQUIRE(requests.seen.size() == 2);
   CHECK(requests.seen[0].attempts == 3);
   CHECK(requests.seen[0].status == 200);

@@ -1,0 +1,41 @@
+#pragma once
+// What a thread's requests to an object store added up to: requests by kind, answers by HTTP
+// status, retries, body bytes, and latency histograms of the time to first byte and of the whole
+// request. Merges across threads and phases like the other recorders.
+
+#include <array>
+#include <cstdint>
+
+#include "metrics/histogram.hpp"
+#include "storage/io_observer.hpp"
+
+namespace trainio::metrics {
+
+struct RequestStats {
+  static constexpr int kStatuses = 600;  // index 0: no answer; else the HTTP status
+  std::array<std::uint64_t, storage::kRequestKinds> by_kind{};
+  std::array<std::uint64_t, kStatuses> by_status{};
+  std::uint64_t retries = 0;  // tries beyond the first
+  std::uint64_t bytes = 0;
+  Histogram first_byte_ns, total_ns;
+
+  void add(const storage::RequestEvent& e) {
+    ++by_kind[static_cast<int>(e.kind)];
+    ++by_status[e.status > 0 && e.status < kStatuses ? e.status : 0];
+    retries += static_cast<std::uint64_t>(e.attempts > 1 ? e.attempts - 1 : 0);
+    bytes += e.bytes;
+    first_byte_ns.record(static_cast<std::uint64_t>(e.first_byte_ns > 0 ? e.first_byte_ns : 0));
+    total_ns.record(static_cast<std::uint64_t>(e.total_ns > 0 ? e.total_ns : 0));
+  }
+  void merge(const RequestStats& o) {
+    for (int i = 0; i < storage::kRequestKinds; ++i) by_kind[i] += o.by_kind[i];
+    for (int i = 0; i < kStatuses; ++i) by_status[i] += o.by_status[i];
+    retries += o.retries;
+    bytes += o.bytes;
+    first_byte_ns.merge(o.first_byte_ns);
+    total_ns.merge(o.total_ns);
+  }
+  std::uint64_t requests() const { return total_ns.count(); }
+};
+
+}  // namespace trainio::metrics

@@ -1,0 +1,158 @@
+"""trainio runs on an S3 dataset (storage_type: s3), against the S3 server tests/integration/s3.sh
+starts (TRAINIO_S3_ENDPOINT, bucket TRAINIO_S3_BUCKET). What trainio generated is read back with
+boto3 and parsed with numpy, as DLIO's NPZReaderS3 and NPYReaderS3 parse it (np.load of the bytes)."""
+import glob
+import io
+import os
+import sys
+import time
+import unittest
+import uuid
+
+import boto3
+import numpy as np
+from botocore.config import Config
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import TrainioTest  # noqa: E402
+
+ENDPOINT = os.environ["TRAINIO_S3_ENDPOINT"]
+BUCKET = os.environ["TRAINIO_S3_BUCKET"]
+SECRET = "never-shown-" + uuid.uuid4().hex  # s3rver checks the access key, not the signature
+
+
+def s3_args(prefix, secret=SECRET, access_key="S3RVER", endpoint=ENDPOINT):
+    return ["storage.storage_type=s3", f"dataset.data_folder=s3://{BUCKET}/{prefix}",
+            f"storage.storage_options.endpoint_url={endpoint}", f"storage.storage_options.access_key_id={access_key}",
+            f"storage.storage_options.secret_access_key={secret}", "storage.storage_options.s3_force_path_style=True",
+            "dataset.num_subfolders_train=0", "dataset.num_subfolders_eval=0"]
+
+
+SMALL = ["dataset.num_files_train=8", "dataset.num_files_eval=2", "dataset.num_samples_per_file=2",
+         "dataset.record_length_bytes=3000000", "train.epochs=2", "train.computation_time=0.001",
+         "reader.batch_size=2", "workflow.evaluation=True"]
+
+
+def client():
+    # One client for the module: each request would otherwise leave a socket to the collector.
+    global _client
+    if _client is None:
+        _client = boto3.client("s3", endpoint_url=ENDPOINT, aws_access_key_id="S3RVER", aws_secret_access_key="S3RVER",
+                               region_name="us-east-1", config=Config(s3={"addressing_style": "path"}))
+    return _client
+
+
+_client = None
+
+
+class S3RunTest(TrainioTest):
+    def prefix(self):
+        return f"{self.id().split('.')[-1]}-{uuid.uuid4().hex[:8]}"
+
+    def test_generated_objects_open_in_numpy_and_a_run_reads_them_through_the_object_store(self):
+        for fmt in ("npz", "npy"):
+            with self.subTest(fmt=fmt):
+                prefix = self.prefix()
+                out = f"out-{fmt}"
+                self.ok("run", "default", *s3_args(prefix), *SMALL, f"dataset.format={fmt}",
+                        "workflow.generate_data=True", "--output", out)
+                keys = sorted(o["Key"] for o in client().list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/")["Contents"])
+                self.assertIn(f"{prefix}/.trainio-dataset.json", keys)
+                data = [k for k in keys if k.endswith("." + fmt)]
+                self.assertEqual(len(data), 10)  # 8 train + 2 valid, each one object
+                self.assertTrue(all(k.startswith((f"{prefix}/train/", f"{prefix}/valid/")) for k in data))
+                body = client().get_object(Bucket=BUCKET, Key=data[0])["Body"].read()
+                loaded = np.load(io.BytesIO(body))
+                x = loaded["x"] if fmt == "npz" else loaded
+                self.assertEqual(x.dtype, np.uint8)
+                self.assertEqual(x.nbytes, 2 * (int(3000000 ** 0.5) ** 2))  # two samples of floor(sqrt(n))^2
+
+                s = self.summary(out)
+                gen = s["trainio"]["generate"]
+                self.assertEqual(gen["files_written"], 10)
+                # s3torchconnector's writer: a multipart upload per object, 8 MiB parts.
+                self.assertEqual(gen["requests"]["by_kind"]["CreateMultipartUpload"], 10)
+                self.assertEqual(gen["requests"]["by_kind"]["CompleteMultipartUpload"], 10)
+                epoch = s["trainio"]["epochs"][0]["train"]
+                # DLIO's on-demand reads: each sample fetches its whole object, one 8 MiB ranged GET here.
+                self.assertEqual(epoch["requests"]["by_kind"], {"GET": epoch["samples"]})
+                self.assertEqual(set(epoch["requests"]["by_status"]), {"206"})
+                self.assertEqual(epoch["requests"]["retries"], 0)
+                self.assertGreater(epoch["requests"]["first_byte_seconds"]["p50"], 0)
+                self.assertLessEqual(epoch["requests"]["first_byte_seconds"]["p50"], epoch["requests"]["total_seconds"]["p50"])
+                self.assertEqual(epoch["bytes_read"], epoch["samples"] * len(body))
+                self.assertEqual(epoch["page_cache"]["verdict"], "bypassed")
+                self.assertEqual(epoch["page_cache"]["method"], "object_store")
+
+    def test_a_second_generation_keeps_the_objects_and_a_changed_workload_writes_them_again(self):
+        prefix = self.prefix()
+        first = self.ok("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=True",
+                        "workflow.train=False", "--output", "a")
+        self.assertIn("10 files written, 0 kept", first.err)
+        again = self.ok("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=True",
+                        "workflow.train=False", "--output", "b")
+        self.assertIn("0 files written, 10 kept", again.err)
+        changed = self.run_trainio("run", "default", *s3_args(prefix), *SMALL, "dataset.record_length_bytes=2000000",
+                                   "workflow.generate_data=False", "--output", "c")
+        self.assertEqual(changed.code, 2, changed)  # a run without generation refuses the other dataset
+        self.assertIn("record_length_bytes", changed.err)
+        rewritten = self.ok("run", "default", *s3_args(prefix), *SMALL, "dataset.record_length_bytes=2000000",
+                            "workflow.generate_data=True", "workflow.train=False", "--output", "d")
+        self.assertIn("10 files written, 0 kept", rewritten.err)
+
+    def test_two_ranks_share_the_objects_and_keep_files_false_removes_them(self):
+        prefix = self.prefix()
+        self.ok("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=True", "dataset.keep_files=False",
+                "--output", "out", ranks=2)
+        s = self.summary("out")
+        self.assertEqual(s["num_accelerators"], 2)
+        self.assertEqual(s["trainio"]["generate"]["files_written"], 10)
+        self.assertNotIn("Contents", client().list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/"))
+
+    def test_the_secret_key_is_never_printed_nor_written(self):
+        prefix = self.prefix()
+        r = self.ok("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=True",
+                    "workflow.profiling=True", "--log-level", "debug", "--output", "out")
+        self.assertNotIn(SECRET, r.out + r.err)
+        for path in glob.glob(self.path("**"), recursive=True):
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    self.assertNotIn(SECRET.encode(), f.read(), path)
+        self.assertEqual(self.summary("out")["trainio"]["workload"]["config"]["storage"]["storage_options"]
+                         ["secret_access_key"], "<redacted>")
+
+    def test_wrong_credentials_a_missing_bucket_and_a_server_that_is_down_are_one_clear_error(self):
+        cases = [
+            ("wrong access key", s3_args(self.prefix(), access_key="WRONG"), "403", "access_key_id"),
+            ("missing bucket", [a.replace(f"s3://{BUCKET}/", "s3://no-such-bucket/") for a in s3_args(self.prefix())],
+             "404", "create the bucket 'no-such-bucket'"),
+            ("server down", s3_args(self.prefix(), endpoint="http://127.0.0.1:9") + ["storage.storage_options.s3_max_attempts=2"],
+             "no answer", "endpoint_url"),
+        ]
+        for name, args, what, fix in cases:
+            with self.subTest(name):
+                start = time.monotonic()
+                r = self.run_trainio("run", "default", *args, *SMALL, "workflow.generate_data=True", "--output", "x",
+                                     timeout=60)
+                self.assertEqual(r.code, 1, r)
+                self.assertIn(what, r.err)
+                self.assertIn("fix: ", r.err)
+                self.assertIn(fix, r.err)
+                self.assertNotIn("Traceback", r.err)
+                self.assertLess(time.monotonic() - start, 30)
+                self.assertFalse(os.path.exists(self.path("x", "summary.json")))
+
+    def test_missing_credentials_and_dlio_s3_rules_are_config_errors(self):
+        no_key = [a for a in s3_args(self.prefix()) if "access_key_id" not in a]
+        env = {k: "" for k in ("AWS_ACCESS_KEY_ID",)}
+        r = self.run_trainio("run", "default", *no_key, *SMALL, "--output", "x", env=env)
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("AWS_ACCESS_KEY_ID", r.err)
+        r = self.run_trainio("run", "default", *s3_args(self.prefix()), *SMALL, "dataset.format=tfrecord",
+                             "framework=tensorflow", "reader.data_loader=tensorflow", "--output", "x")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("DLIO reads only npz and npy", r.err)
+
+
+if __name__ == "__main__":
+    unittest.main()
