@@ -260,34 +260,20 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   else if (comm.is_root()) mine = plan::files_to_generate(layout, 0, 1);  // rank 0 counts the shared files
   if (w.dataset.check_free_space) check_free_space(w, layout, comm, *writer, existing, mine);
   if (shared) return generate_shared(w, layout, comm, *writer, existing, options, record);
-  std::uint64_t my_bytes = 0;
-  for (const auto k : mine) my_bytes += layout.file_by_global_index(k).data_bytes();
-
-  metrics::IoRecorder io;
-  const std::int64_t start = util::now_ns();
-  together(comm, [&] {
-    storage::ScopedObserver observe(&io);
-    Progress progress("generate", "generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
-    for (const std::uint64_t k : mine) {
-      const plan::DataFile file = layout.file_by_global_index(k);
-      if (complete_already(*writer, file, existing)) {
-        ++record.files_kept;
-        if (existing == Existing::interrupted) storage::remove_file(storage::temp_path_for(file.path));
-      } else {
-        try {
-          write_one(w, *writer, file, existing);
-        } catch (Error& e) {
-          e.with_hint("check free space and permissions of the data folder; re-running resumes");
-          throw;
-        }
-        ++record.files_written;
-      }
-      progress.advance(1, file.data_bytes());
-    }
-    progress.finish();
-  });
-  record.seconds = util::ns_to_s(util::now_ns() - start);
-  record.io = io;
+  generate_files(layout, mine, comm, options, record,
+                 [&](const plan::DataFile& file) {
+                   if (!complete_already(*writer, file, existing)) return false;
+                   if (existing == Existing::interrupted) storage::remove_file(storage::temp_path_for(file.path));
+                   return true;
+                 },
+                 [&](const plan::DataFile& file) {
+                   try {
+                     write_one(w, *writer, file, existing);
+                   } catch (Error& e) {
+                     e.with_hint("check free space and permissions of the data folder; re-running resumes");
+                     throw;
+                   }
+                 });
   mark_complete(w, layout, comm);
   return record;
 }
@@ -326,6 +312,33 @@ void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout
     for (auto it = folders.rbegin(); it != folders.rend(); ++it) storage::remove_empty_dir(util::join(root, *it));
     storage::remove_empty_dir(root);
   });
+}
+
+void generate_files(const plan::DatasetLayout& layout, const std::vector<std::uint64_t>& mine, const mpi::Comm& comm,
+                    const GenerateOptions& options, metrics::GenerateRecord& record,
+                    const std::function<bool(const plan::DataFile&)>& keep,
+                    const std::function<void(const plan::DataFile&)>& write) {
+  std::uint64_t my_bytes = 0;
+  for (const auto k : mine) my_bytes += layout.file_by_global_index(k).data_bytes();
+  metrics::IoRecorder io;
+  const std::int64_t start = util::now_ns();
+  together(comm, [&] {
+    storage::ScopedObserver observe(&io);
+    Progress progress("generate", "generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
+    for (const std::uint64_t k : mine) {
+      const plan::DataFile file = layout.file_by_global_index(k);
+      if (keep(file)) {
+        ++record.files_kept;
+      } else {
+        write(file);
+        ++record.files_written;
+      }
+      progress.advance(1, file.data_bytes());
+    }
+    progress.finish();
+  });
+  record.seconds = util::ns_to_s(util::now_ns() - start);
+  record.io = io;
 }
 
 void write_data_file(format::FileWriter& writer, const plan::DataFile& file, format::ContentSource& content,

@@ -3,6 +3,9 @@
 // name that is renamed when complete. Files that are already complete and belong to the same
 // dataset are kept, so an interrupted generation resumes where it stopped.
 
+#include <functional>
+#include <vector>
+
 #include "config/workload.hpp"
 #include "format/format.hpp"
 #include "metrics/run_record.hpp"
@@ -25,6 +28,13 @@ void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
 
 // Collective: deletes the dataset's files (dataset.keep_files: false). Only in a trainio folder.
 void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm);
+
+// Collective: this rank's part of generation, with progress: each file of `mine` is kept (when
+// keep(file) says it is complete already) or written; counts, time and I/O go into `record`.
+void generate_files(const plan::DatasetLayout& layout, const std::vector<std::uint64_t>& mine, const mpi::Comm& comm,
+                    const GenerateOptions& options, metrics::GenerateRecord& record,
+                    const std::function<bool(const plan::DataFile&)>& keep,
+                    const std::function<void(const plan::DataFile&)>& write);
 
 // Writes one data file as the generator does: under a temporary name, renamed into place when
 // whole, removed when writing fails. `remove_leftover`: a temporary of an interrupted run may be there.

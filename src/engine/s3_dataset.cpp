@@ -6,7 +6,6 @@
 #include "engine/content.hpp"
 #include "engine/dataset_marker.hpp"
 #include "engine/overlap_thread.hpp"
-#include "engine/progress.hpp"
 #include "engine/together.hpp"
 #include "format/s3_object_reader.hpp"
 #include "plan/fingerprint.hpp"
@@ -14,7 +13,6 @@
 #include "storage/io_observer.hpp"
 #include "storage/s3_endpoint.hpp"
 #include "storage/s3_upload.hpp"
-#include "util/clock.hpp"
 #include "util/paths.hpp"
 
 namespace trainio::engine {
@@ -73,35 +71,18 @@ metrics::GenerateRecord generate_s3_dataset(const config::Workload& w, const pla
   });
   trusted = comm.broadcast(trusted);
 
-  const std::vector<std::uint64_t> mine = plan::files_to_generate(layout, comm.rank(), comm.size());
-  std::uint64_t my_bytes = 0;
-  for (const auto k : mine) my_bytes += layout.file_by_global_index(k).data_bytes();
-  metrics::IoRecorder io;
-  const std::int64_t start = util::now_ns();
-  together(comm, [&] {
-    storage::ScopedObserver observe(&io);
-    s3::Client client(endpoint);
-    OverlapThread beside;
-    const auto writer = format::make_writer(w);
-    writer->generate_beside(&beside);
-    Progress progress("generate", "generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
-    for (const std::uint64_t k : mine) {
-      const plan::DataFile file = layout.file_by_global_index(k);
-      if (complete_already(client, *writer, file, trusted != 0)) {
-        ++record.files_kept;
-      } else {
-        const s3::ObjectPath object = s3::parse_object_path(file.path);
-        s3::Upload out(client, object.bucket, object.key, format::kS3PartBytes);
-        writer->write(file, out, *file_content(w, file));
-        out.commit();
-        ++record.files_written;
-      }
-      progress.advance(1, file.data_bytes());
-    }
-    progress.finish();
-  });
-  record.seconds = util::ns_to_s(util::now_ns() - start);
-  record.io = io;
+  s3::Client client(endpoint);
+  OverlapThread beside;
+  const auto writer = format::make_writer(w);
+  writer->generate_beside(&beside);
+  generate_files(layout, plan::files_to_generate(layout, comm.rank(), comm.size()), comm, options, record,
+                 [&](const plan::DataFile& file) { return complete_already(client, *writer, file, trusted != 0); },
+                 [&](const plan::DataFile& file) {
+                   const s3::ObjectPath object = s3::parse_object_path(file.path);
+                   s3::Upload out(client, object.bucket, object.key, format::kS3PartBytes);
+                   writer->write(file, out, *file_content(w, file));
+                   out.commit();
+                 });
   // Every rank's objects are complete (CompleteMultipartUpload answered) before the marker says so.
   together(comm, [&] {
     if (!comm.is_root()) return;
