@@ -35,6 +35,9 @@ void Upload::write_at(const void* data, std::size_t size, std::uint64_t offset) 
       at = static_cast<std::size_t>(offset);
       room = part_ - at;
     } else if (offset >= pending_start_) {
+      // A full part goes out only once a write goes beyond it, so that the last part written can
+      // still take a patch (a zip's last local header, known once its data is).
+      if (offset >= pending_start_ + part_ && pending_.size() == part_) send_pending();
       into = &pending_;
       at = static_cast<std::size_t>(offset - pending_start_);
       if (at >= part_)
@@ -42,7 +45,7 @@ void Upload::write_at(const void* data, std::size_t size, std::uint64_t offset) 
       room = part_ - at;
     } else {
       throw internal_error(fmt::format("S3 object '{}': bytes at {} were uploaded already (writers may rewrite only the "
-                                       "first {} bytes)", key_, offset, part_));
+                                       "first part and the last one written)", key_, offset));
     }
     const std::size_t n = std::min(size, room);
     if (into->size() < at + n) into->resize(at + n);
@@ -50,7 +53,6 @@ void Upload::write_at(const void* data, std::size_t size, std::uint64_t offset) 
     in += n;
     offset += n;
     size -= n;
-    if (pending_.size() == part_) send_pending();
   }
 }
 

@@ -6,8 +6,9 @@
 // created, however small (its client never falls back to PutObject); with `Parts::put_when_small`
 // an object of one part is a single PUT at commit() instead, as most other S3 clients send it.
 //
-// The first part is kept until commit(): writers patch a header near the start once its checksum
-// is known (zip's local headers), which a part already sent could not take. So part 1 goes out
+// The first part is kept until commit(), and a full part until a write goes beyond it: writers
+// patch headers whose checksum they know only later (zip's local headers: the first near the
+// start, the last near the end), which a part already sent could not take. So part 1 goes out
 // last, where s3torchconnector sends parts in order (DLIO serialises a whole file in memory first);
 // the requests are the same. Memory: two parts.
 
@@ -33,7 +34,8 @@ class Upload final : public NewObject {
   Upload(const Upload&) = delete;
   Upload& operator=(const Upload&) = delete;
 
-  // Writes go front to back; bytes may be written again only within the first part.
+  // Writes go front to back; bytes may be written again within the first part and the last part
+  // written.
   void write_at(const void* data, std::size_t size, std::uint64_t offset) override;
   void commit() override;
   const std::string& local_path() const override { return no_path_; }

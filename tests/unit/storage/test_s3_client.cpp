@@ -167,7 +167,7 @@ TEST_CASE("S3: a large new object is a multipart upload, whole under its key onl
   for (std::size_t at = 64; at < bytes.size(); at += 1'000'000)
     out.write_at(bytes.data() + at, std::min<std::size_t>(1'000'000, bytes.size() - at), at);
   out.write_at(bytes.data(), 64, 0);  // the header, known last
-  CHECK(out.parts_sent() == 1);  // part 2 went out as it filled; part 1 waits for the header
+  CHECK(out.parts_sent() == 1);  // part 2 went out once a write went beyond it; part 1 waits for the header
   CHECK_FALSE(client.size_of(bucket, key("multipart.bin")));
   out.commit();
   CHECK(out.parts_sent() == 3);
@@ -177,11 +177,19 @@ TEST_CASE("S3: a large new object is a multipart upload, whole under its key onl
   CHECK(back == bytes);
   leave_for_crosscheck("multipart.bin", key("multipart.bin"), bytes);
 
-  // Rewriting bytes of a part already sent is a writer's bug, reported as such.
+  // The last part written takes a patch too (a zip's last local header); a part already sent
+  // cannot, and rewriting it is a writer's bug, reported as such.
   s3::Upload late(client, bucket, key("late.bin"), part);
-  const std::vector<char> more = pattern(2 * part, 4);
-  late.write_at(more.data(), more.size(), 0);
+  std::vector<char> more = pattern(3 * part, 4);
+  late.write_at(more.data(), 2 * part, 0);
+  more[part + 10] = 'P';
+  late.write_at("P", 1, part + 10);  // part 2 is full but not sent yet
+  late.write_at(more.data() + 2 * part, part, 2 * part);
   CHECK_THROWS_AS(late.write_at("x", 1, part + 1), Error);
+  late.commit();
+  std::vector<char> late_back(more.size());
+  client.get(bucket, key("late.bin"), late_back);
+  CHECK(late_back == more);
 }
 
 TEST_CASE("S3: a multipart upload dropped before commit is aborted and leaves no object", "[.s3]") {
