@@ -5,34 +5,38 @@
 // per sample, even when the file holds several.
 //
 // A whole-object read is what the CRT makes of it: a first ranged GET of one part (8 MiB) that
-// also learns the object's size, then a ranged GET per remaining part. Where trainio deviates:
-// the remaining parts go one after another on the thread's connection (the CRT keeps up to 8 of
-// them in flight per object), and the bytes pass through one part-sized buffer instead of being
-// kept for np.load, which trainio replaces by a check of the format's magic number and of the
-// object holding at least its samples' bytes.
+// also learns the object's size, then ranged GETs of the remaining parts, up to 8 in flight per
+// object (the CRT's first scheduling pass; its client-wide limits can allow more). Where trainio
+// deviates: each reader thread reads its own object's parts on its own connections (the CRT pools
+// connections per process), and the bytes are counted, not kept for np.load, which trainio
+// replaces by a check of the format's magic number and of the object holding at least its
+// samples' bytes: a reader thread holds no object in memory.
 
 #include <string>
 #include <string_view>
 
 #include "format/format.hpp"
 #include "storage/s3_client.hpp"
-#include "util/page_aligned.hpp"
 
 namespace trainio::format {
 
 class S3ObjectReader final : public SampleReader {
  public:
   // `magic`: the bytes every object of the format begins with.
-  S3ObjectReader(const storage::s3::Endpoint& endpoint, std::string_view magic, std::size_t part_bytes);
+  S3ObjectReader(const storage::s3::Endpoint& endpoint, std::string_view magic, std::size_t part_bytes, int parts_in_flight);
   std::uint64_t read(const SampleRequest& r) override;
 
  private:
   storage::s3::Client client_;
   std::string magic_;
-  util::Bytes part_;
+  std::string head_;  // the object's first bytes
+  std::size_t part_bytes_;
+  int parts_in_flight_;
 };
 
-// s3torchconnector's part size (8 MiB), for reads and writes.
+// s3torchconnector's part size (8 MiB), for reads and writes, and the parts of one object the
+// CRT first lets in flight at once.
 inline constexpr std::size_t kS3PartBytes = 8u << 20;
+inline constexpr int kS3PartsInFlight = 8;
 
 }  // namespace trainio::format

@@ -44,6 +44,7 @@ struct Client::Call {
   std::vector<std::pair<std::string, std::string>> headers;  // signed, besides S3's own
   std::span<const char> body;     // sent (PUT, POST)
   std::span<char> dest;           // where a successful answer's body goes (GET)
+  bool discard = false;           // keep only what fits in dest, count the rest
   // Sent with the body: a single read callback position, rewound on retries.
   std::size_t sent = 0;
   std::uint64_t offset = 0;  // where a ranged GET or a part begins in the object
@@ -62,20 +63,27 @@ struct Client::Answer {
 
 namespace {
 
-struct Transfer {
-  Client* client;
-  CURL* curl;
-  std::span<char> dest;
-  std::span<const char> body;
-  std::size_t* sent;
-  int status() const {
-    long code = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-    return static_cast<int>(code);
-  }
-};
+int status_of(CURL* curl) {
+  long code = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  return static_cast<int>(code);
+}
 
 }  // namespace
+
+// What one transfer in progress needs to stay where curl's callbacks find it.
+struct Client::Transfer {
+  CURL* curl = nullptr;
+  Call* call = nullptr;
+  Answer answer;
+  std::string url;
+  curl_slist* headers = nullptr;
+  RequestRecord record;
+  Transfer() = default;
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+  ~Transfer() { curl_slist_free_all(headers); }
+};
 
 Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
   static std::once_flag global;
@@ -94,7 +102,11 @@ Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
   if (!curl_) throw internal_error("curl_easy_init failed");
 }
 
-Client::~Client() { curl_easy_cleanup(handle(curl_)); }
+Client::~Client() {
+  for (void* h : parallel_) curl_easy_cleanup(handle(h));
+  if (multi_) curl_multi_cleanup(static_cast<CURLM*>(multi_));
+  curl_easy_cleanup(handle(curl_));
+}
 
 std::string Client::url_of(const std::string& bucket, const std::string& key, std::string& path) const {
   if (endpoint_.path_style) {
@@ -105,44 +117,46 @@ std::string Client::url_of(const std::string& bucket, const std::string& key, st
   return fmt::format("{}://{}.{}{}", scheme_, bucket, host_, uri_encode(path, true));
 }
 
-Client::Answer Client::attempt(Call& call, RequestRecord& record) {
-  CURL* c = handle(curl_);
+void Client::setup(void* curl, Call& call, Transfer& t) {
+  CURL* c = handle(curl);
   curl_easy_reset(c);  // keeps the open connections
+  t.curl = c;
+  t.call = &call;
+  t.answer = Answer();
+  curl_slist_free_all(t.headers);
+  t.headers = nullptr;
   std::string path;
-  std::string url = url_of(*call.bucket, call.key ? *call.key : std::string(), path);
+  t.url = url_of(*call.bucket, call.key ? *call.key : std::string(), path);
   const std::string host = endpoint_.path_style ? host_ : *call.bucket + "." + host_;
   SignedRequest r{.method = call.method, .path = path, .query = call.query, .headers = call.headers};
   const Signature signature = sign(r, endpoint_.credentials, host, endpoint_.region, amz_date_now());
   // The query exactly as signed: sorted, encoded, key= for keys without a value.
   const auto q_start = signature.canonical_request.find('\n', signature.canonical_request.find('\n') + 1) + 1;
   const std::string query = signature.canonical_request.substr(q_start, signature.canonical_request.find('\n', q_start) - q_start);
-  if (!query.empty()) url += "?" + query;
+  if (!query.empty()) t.url += "?" + query;
+  for (const auto& [name, value] : signature.headers) t.headers = curl_slist_append(t.headers, (name + ": " + value).c_str());
+  t.headers = curl_slist_append(t.headers, "Expect:");  // no 100-continue round trip before a body
 
-  curl_slist* headers = nullptr;
-  for (const auto& [name, value] : signature.headers) headers = curl_slist_append(headers, (name + ": " + value).c_str());
-  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip before a body
-
-  Answer answer;
-  Transfer t{this, c, call.dest, call.body, &call.sent};
   call.sent = 0;
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_URL, t.url.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, t.headers);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, endpoint_.connect_timeout_ms);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, endpoint_.stall_timeout_s);
+  curl_easy_setopt(c, CURLOPT_PRIVATE, &t);
   const std::string method = call.method;
   if (method == "HEAD") {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   } else if (method == "PUT") {
     curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(call.body.size()));
-    curl_easy_setopt(c, CURLOPT_READDATA, &t);
+    curl_easy_setopt(c, CURLOPT_READDATA, &call);
     curl_easy_setopt(c, CURLOPT_READFUNCTION, +[](char* out, size_t size, size_t n, void* p) -> size_t {
-      auto* tr = static_cast<Transfer*>(p);
-      const std::size_t take = std::min(size * n, tr->body.size() - *tr->sent);
-      std::memcpy(out, tr->body.data() + *tr->sent, take);
-      *tr->sent += take;
+      auto* cl = static_cast<Call*>(p);
+      const std::size_t take = std::min(size * n, cl->body.size() - cl->sent);
+      std::memcpy(out, cl->body.data() + cl->sent, take);
+      cl->sent += take;
       return take;
     });
   } else if (method == "POST") {
@@ -152,28 +166,28 @@ Client::Answer Client::attempt(Call& call, RequestRecord& record) {
   } else if (method != "GET") {
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, call.method);
   }
-  struct Sink {
-    Transfer* t;
-    Answer* a;
-  } sink{&t, &answer};
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char* in, size_t size, size_t n, void* p) -> size_t {
-    auto* s = static_cast<Sink*>(p);
+    auto* tr = static_cast<Transfer*>(p);
+    Answer& a = tr->answer;
     const std::size_t bytes = size * n;
-    const int status = s->t->status();
-    if (status >= 200 && status < 300 && !s->t->dest.empty()) {
-      if (s->a->received + bytes > s->t->dest.size()) {
-        s->a->overflow = true;
+    const int status = status_of(tr->curl);
+    if (status >= 200 && status < 300 && tr->call->discard) {
+      if (a.received < tr->call->dest.size())
+        std::memcpy(tr->call->dest.data() + a.received, in, std::min<std::size_t>(bytes, tr->call->dest.size() - a.received));
+    } else if (status >= 200 && status < 300 && !tr->call->dest.empty()) {
+      if (a.received + bytes > tr->call->dest.size()) {
+        a.overflow = true;
         return 0;  // aborts the transfer
       }
-      std::memcpy(s->t->dest.data() + s->a->received, in, bytes);
-    } else if (s->a->text.size() < kMaxAnswerText) {
-      s->a->text.append(in, std::min(bytes, kMaxAnswerText - s->a->text.size()));
+      std::memcpy(tr->call->dest.data() + a.received, in, bytes);
+    } else if (a.text.size() < kMaxAnswerText) {
+      a.text.append(in, std::min(bytes, kMaxAnswerText - a.text.size()));
     }
-    s->a->received += bytes;
+    a.received += bytes;
     return bytes;
   });
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &answer);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t.answer);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, +[](char* in, size_t size, size_t n, void* p) -> size_t {
     auto* a = static_cast<Answer*>(p);
     const std::string_view line(in, size * n);
@@ -192,19 +206,19 @@ Client::Answer Client::attempt(Call& call, RequestRecord& record) {
     }
     return size * n;
   });
+}
 
-  const CURLcode rc = curl_easy_perform(c);
-  curl_slist_free_all(headers);
+void Client::finish(Transfer& t, int rc) {
+  Answer& answer = t.answer;
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && answer.overflow)) {
     answer.status = 0;
-    answer.curl_error = curl_easy_strerror(rc);
-    return answer;
+    answer.curl_error = curl_easy_strerror(static_cast<CURLcode>(rc));
+    return;
   }
-  answer.status = t.status();
+  answer.status = status_of(t.curl);
   curl_off_t first_byte_us = 0;
-  curl_easy_getinfo(c, CURLINFO_STARTTRANSFER_TIME_T, &first_byte_us);
-  record.first_byte_ns = static_cast<std::int64_t>(first_byte_us) * 1000;
-  return answer;
+  curl_easy_getinfo(t.curl, CURLINFO_STARTTRANSFER_TIME_T, &first_byte_us);
+  t.record.first_byte_ns = static_cast<std::int64_t>(first_byte_us) * 1000;
 }
 
 namespace {
@@ -246,17 +260,27 @@ void Client::report_as_storage_call(const Call& call, const RequestRecord& recor
 }
 
 Client::Answer Client::perform(Call& call) {
-  RequestRecord record;
-  record.kind = call.kind;
-  record.start_ns = util::now_ns();
-  Answer answer;
+  Transfer t;
+  t.record.kind = call.kind;
+  t.record.start_ns = util::now_ns();
   for (int n = 1;; ++n) {
-    record.attempts = n;
-    answer = attempt(call, record);
-    if (!retryable(answer.status) || n >= std::max(1, endpoint_.max_attempts)) break;
-    // Exponential back-off between tries, as S3 clients do (0.1 s, 0.2 s, ... at most 2 s).
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2000, 100 << std::min(n - 1, 5))));
+    t.record.attempts = n;
+    setup(handle(curl_), call, t);
+    finish(t, curl_easy_perform(handle(curl_)));
+    if (!retryable(t.answer.status) || n >= std::max(1, endpoint_.max_attempts)) break;
+    back_off(n);
   }
+  return settle(call, t);
+}
+
+void Client::back_off(int tries) {
+  // Exponential back-off between tries, as S3 clients do (0.1 s, 0.2 s, ... at most 2 s).
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2000, 100 << std::min(tries - 1, 5))));
+}
+
+Client::Answer Client::settle(Call& call, Transfer& t) {
+  RequestRecord& record = t.record;
+  const Answer& answer = t.answer;
   record.status = answer.status;
   record.total_ns = util::now_ns() - record.start_ns;
   record.bytes = call.kind == Request::get ? (answer.status >= 200 && answer.status < 300 ? answer.received : 0)
@@ -324,6 +348,89 @@ Client::Part Client::get_part(const std::string& bucket, const std::string& key,
   const Answer a = perform(call);
   // A server that ignores the range answers 200 with the whole object, which then had to fit.
   return {a.received, a.status == 206 ? a.object_size : a.received};
+}
+
+std::uint64_t Client::read_object(const std::string& bucket, const std::string& key, std::span<char> head,
+                                  std::size_t part_bytes, int in_flight) {
+  auto part_call = [&](Call& call, std::uint64_t offset, std::uint64_t size) {
+    call.headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + size - 1));
+    call.offset = offset;
+    call.discard = true;
+  };
+  Call first(Request::get, "GET", bucket, &key);
+  part_call(first, 0, part_bytes);
+  first.dest = head;
+  const Answer a = perform(first);
+  const std::uint64_t size = a.status == 206 ? a.object_size : a.received;
+  if (size <= part_bytes) return size;
+
+  // The remaining parts, up to in_flight at once, each on its own handle (its own connection).
+  const std::size_t parts = static_cast<std::size_t>((size - part_bytes + part_bytes - 1) / part_bytes);
+  const std::size_t lanes = std::min<std::size_t>(parts, static_cast<std::size_t>(std::max(1, in_flight)));
+  while (parallel_.size() < lanes) {
+    parallel_.push_back(curl_easy_init());
+    if (!parallel_.back()) throw internal_error("curl_easy_init failed");
+  }
+  if (!multi_ && !(multi_ = curl_multi_init())) throw internal_error("curl_multi_init failed");
+  CURLM* multi = static_cast<CURLM*>(multi_);
+  std::vector<Call> calls;
+  calls.reserve(parts);  // stable addresses: transfers point at their call
+  for (std::size_t i = 0; i < parts; ++i) {
+    const std::uint64_t offset = part_bytes * (i + 1);
+    calls.emplace_back(Request::get, "GET", bucket, &key);
+    part_call(calls.back(), offset, std::min<std::uint64_t>(part_bytes, size - offset));
+  }
+  std::vector<Transfer> transfers(lanes);
+  std::vector<bool> busy(lanes, false);
+  // Whatever ends the read, no handle stays in the multi handle.
+  struct Detach {
+    CURLM* multi;
+    std::vector<void*>& handles;
+    std::vector<bool>& busy;
+    ~Detach() {
+      for (std::size_t i = 0; i < busy.size(); ++i)
+        if (busy[i]) curl_multi_remove_handle(multi, handle(handles[i]));
+    }
+  } detach{multi, parallel_, busy};
+  auto start = [&](std::size_t lane, Call& call, int attempts) {
+    Transfer& t = transfers[lane];
+    if (attempts == 1) {
+      t.record = RequestRecord();
+      t.record.kind = Request::get;
+      t.record.start_ns = util::now_ns();
+    }
+    t.record.attempts = attempts;
+    setup(parallel_[lane], call, t);
+    curl_multi_add_handle(multi, handle(parallel_[lane]));
+    busy[lane] = true;
+  };
+  std::size_t next = 0, done = 0;
+  for (std::size_t lane = 0; lane < lanes; ++lane) start(lane, calls[next++], 1);
+  while (done < parts) {
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int queued = 0;
+    while (CURLMsg* m = curl_multi_info_read(multi, &queued)) {
+      if (m->msg != CURLMSG_DONE) continue;
+      const std::size_t lane = static_cast<std::size_t>(
+          std::find(parallel_.begin(), parallel_.end(), static_cast<void*>(m->easy_handle)) - parallel_.begin());
+      const CURLcode rc = m->data.result;
+      curl_multi_remove_handle(multi, m->easy_handle);
+      busy[lane] = false;
+      Transfer& t = transfers[lane];
+      finish(t, rc);
+      if (retryable(t.answer.status) && t.record.attempts < std::max(1, endpoint_.max_attempts)) {
+        back_off(t.record.attempts);
+        start(lane, *t.call, t.record.attempts + 1);
+        continue;
+      }
+      settle(*t.call, t);  // records the part; throws if it failed
+      ++done;
+      if (next < parts) start(lane, calls[next++], 1);
+    }
+    if (done < parts) curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+  }
+  return size;
 }
 
 void Client::put(const std::string& bucket, const std::string& key, std::span<const char> body) {

@@ -61,6 +61,12 @@ class Client {
     std::uint64_t received = 0, object_size = 0;
   };
   Part get_part(const std::string& bucket, const std::string& key, std::span<char> dest, std::uint64_t offset);
+  // A whole-object read as the CRT makes one (s3torchconnector's get_object().read()): a first
+  // ranged GET of `part_bytes` that learns the object's size, then ranged GETs of the remaining
+  // parts, up to `in_flight` at once on as many kept connections. The object's first
+  // `head.size()` bytes land in `head`; the rest are counted, not kept. Returns its size.
+  std::uint64_t read_object(const std::string& bucket, const std::string& key, std::span<char> head,
+                            std::size_t part_bytes, int in_flight);
   void put(const std::string& bucket, const std::string& key, std::span<const char> body);
   void remove(const std::string& bucket, const std::string& key);
 
@@ -77,8 +83,16 @@ class Client {
  private:
   struct Call;
   struct Answer;
+  struct Transfer;
+  // One request with its retries, then settle().
   Answer perform(Call& call);
-  Answer attempt(Call& call, RequestRecord& record);
+  // Signs `call` and readies curl handle `curl` for it; `t` holds what the transfer needs.
+  void setup(void* curl, Call& call, Transfer& t);
+  // Takes the outcome of a finished transfer (a CURLcode) into t.answer.
+  void finish(Transfer& t, int curl_code);
+  static void back_off(int tries);
+  // Records a finished request (observer, storage call) and throws the error its answer means.
+  Answer settle(Call& call, Transfer& t);
   void report_as_storage_call(const Call& call, const RequestRecord& record) const;
   std::string url_of(const std::string& bucket, const std::string& key, std::string& path) const;
 
@@ -86,6 +100,8 @@ class Client {
   std::string host_;    // as sent in Host (with the port)
   std::string scheme_;  // http or https
   void* curl_ = nullptr;
+  std::vector<void*> parallel_;  // more handles (and their connections) for parts read at once
+  void* multi_ = nullptr;
 };
 
 // Splits "s3://bucket/prefix/..." (or "bucket/prefix") into the bucket and the key prefix.

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -113,6 +114,48 @@ TEST_CASE("S3: PUT, HEAD, whole and ranged GET, DELETE", "[.s3]") {
 
   client.remove(bucket, key("put.bin"));
   CHECK_FALSE(client.size_of(bucket, key("put.bin")));
+}
+
+TEST_CASE("S3: a whole-object read is a first ranged GET, then the other parts several at a time", "[.s3]") {
+  s3::Client client(endpoint());
+  const std::string bucket = env("TRAINIO_S3_BUCKET");
+  const std::size_t part = 1u << 20;
+  const std::vector<char> bytes = pattern(5 * part + part / 2, 8);
+  client.put(bucket, key("whole.bin"), bytes);
+  for (const int in_flight : {1, 4}) {
+    INFO(in_flight << " parts in flight");
+    Requests requests;
+    storage::set_thread_observer(&requests);
+    char head[8] = {};
+    CHECK(client.read_object(bucket, key("whole.bin"), head, part, in_flight) == bytes.size());
+    storage::set_thread_observer(nullptr);
+    CHECK(std::equal(head, head + 8, bytes.begin()));
+    REQUIRE(requests.seen.size() == 6);  // the first part, then five more
+    std::uint64_t received = 0;
+    for (const auto& r : requests.seen) {
+      CHECK(r.kind == s3::Request::get);
+      CHECK(r.status == 206);
+      received += r.bytes;
+    }
+    CHECK(received == bytes.size());
+    // The first part is alone (it tells the size); the others overlap in time when allowed to.
+    const auto& first = requests.seen.front();
+    for (std::size_t i = 1; i < requests.seen.size(); ++i) CHECK(requests.seen[i].start_ns >= first.start_ns + first.total_ns);
+    int overlapping = 0;
+    for (std::size_t i = 1; i + 1 < requests.seen.size(); ++i)
+      for (std::size_t j = i + 1; j < requests.seen.size(); ++j) {
+        const auto& a = requests.seen[i];
+        const auto& b = requests.seen[j];
+        overlapping += a.start_ns < b.start_ns + b.total_ns && b.start_ns < a.start_ns + a.total_ns;
+      }
+    if (in_flight == 1) CHECK(overlapping == 0);
+    else CHECK(overlapping > 0);
+    // Each part is also a read at its offset.
+    std::vector<std::uint64_t> offsets;
+    for (const auto& c : requests.calls) offsets.push_back(c.offset);
+    std::sort(offsets.begin(), offsets.end());
+    CHECK(offsets == std::vector<std::uint64_t>{0, part, 2 * part, 3 * part, 4 * part, 5 * part});
+  }
 }
 
 TEST_CASE("S3: a small new object is a multipart upload of one part, as s3torchconnector writes it", "[.s3]") {
