@@ -53,7 +53,7 @@ TEST_CASE("SigV4: AWS's GET Bucket example, a query string sorted and encoded") 
 }
 
 TEST_CASE("SigV4: a query key without a value (CreateMultipartUpload's ?uploads) signs as key=") {
-  s3::SignedRequest r{.method = "POST", .path = "/bucket/a b.npz", .query = {{"uploads", ""}}};
+  s3::SignedRequest r{.method = "POST", .path = "/bucket/a b.npz", .query = {{"uploads", ""}}, .headers = {}};
   const s3::Signature s = s3::sign(r, kExample, "127.0.0.1:9000", "us-east-1", kDate);
   CHECK(s.canonical_request.rfind("POST\n/bucket/a%20b.npz\nuploads=\n", 0) == 0);
   CHECK(header(s, "x-amz-content-sha256") == "UNSIGNED-PAYLOAD");
