@@ -23,6 +23,11 @@ std::string setting(const std::string& value, const char* variable, const char* 
 Endpoint endpoint_of(const config::S3Options& options) {
   Endpoint e;
   e.url = setting(options.endpoint_url, "AWS_ENDPOINT_URL", "endpoint_url");
+  // Newer DLIO files list several endpoints, rank r using endpoint r % N.
+  if (e.url.find(',') != std::string::npos)
+    throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' lists several endpoints; trainio takes one",
+                                   e.url),
+                       "give one endpoint (a load balancer's, or one server's) in storage.storage_options.endpoint_url");
   e.region = options.region;
   e.path_style = options.force_path_style;
   e.max_attempts = static_cast<int>(options.max_attempts);

@@ -142,6 +142,55 @@ class S3RunTest(TrainioTest):
                 self.assertLess(time.monotonic() - start, 30)
                 self.assertFalse(os.path.exists(self.path("x", "summary.json")))
 
+    def test_a_dlio_s3_workload_file_loads_unchanged(self):
+        # The storage section as DLIO's unet3d_*_s3.yaml write it: a YAML boolean for
+        # s3_force_path_style (DLIO itself would call .strip() on it), the bucket in storage_root too.
+        prefix = self.prefix()
+        with open(self.path("unet3d_s3.yaml"), "w") as f:
+            f.write(f"""model:
+  name: unet3d
+  type: cnn
+framework: pytorch
+workflow:
+  generate_data: True
+  train: True
+  checkpoint: False
+dataset:
+  data_folder: s3://{BUCKET}/{prefix}
+  format: npz
+  num_files_train: 8
+  num_samples_per_file: 1
+  record_length_bytes: 2000000
+  record_length_bytes_stdev: 0
+storage:
+  storage_type: s3
+  storage_root: {BUCKET}
+  storage_options:
+    access_key_id: S3RVER
+    secret_access_key: {SECRET}
+    endpoint_url: {ENDPOINT}
+    region: us-east-1
+    s3_force_path_style: False
+    s3_max_attempts: 5
+reader:
+  data_loader: pytorch
+  batch_size: 2
+  read_threads: 2
+train:
+  epochs: 1
+  computation_time: 0.001
+""")
+        r = self.ok("config", "unet3d_s3.yaml")
+        self.assertIn("s3_force_path_style: false", r.out)
+        self.assertNotIn(SECRET, r.out)
+        # Buckets as host names (bucket.127.0.0.1) do not resolve here: path style for the run.
+        self.ok("run", "unet3d_s3.yaml", "storage.storage_options.s3_force_path_style=True", "--output", "out")
+        self.assertEqual(self.summary("out")["trainio"]["epochs"][0]["train"]["requests"]["by_kind"]["GET"], 8)
+        several = self.run_trainio("run", "unet3d_s3.yaml",
+                                   f"storage.storage_options.endpoint_url={ENDPOINT},{ENDPOINT}", "--output", "x")
+        self.assertEqual(several.code, 2, several)
+        self.assertIn("lists several endpoints", several.err)
+
     def test_missing_credentials_and_dlio_s3_rules_are_config_errors(self):
         no_key = [a for a in s3_args(self.prefix()) if "access_key_id" not in a]
         env = {k: "" for k in ("AWS_ACCESS_KEY_ID",)}
