@@ -45,6 +45,7 @@ struct Client::Call {
   std::span<const char> body;     // sent (PUT, POST)
   std::span<char> dest;           // where a successful answer's body goes (GET)
   bool discard = false;           // keep only what fits in dest, count the rest
+  int part = 0;                   // UploadPart's part number
   // Sent with the body: a single read callback position, rewound on retries.
   std::size_t sent = 0;
   std::uint64_t offset = 0;  // where a ranged GET or a part begins in the object
@@ -85,6 +86,15 @@ struct Client::Transfer {
   ~Transfer() { curl_slist_free_all(headers); }
 };
 
+// A handle of its own (its own kept connection) for requests in flight together, and the
+// request it carries.
+struct Client::Lane {
+  void* curl = nullptr;
+  std::unique_ptr<Call> call;
+  Transfer t;
+  bool busy = false;
+};
+
 Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
   static std::once_flag global;
   std::call_once(global, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -103,7 +113,8 @@ Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
 }
 
 Client::~Client() {
-  for (void* h : parallel_) curl_easy_cleanup(handle(h));
+  abandon_all();
+  for (auto& lane : lanes_) curl_easy_cleanup(handle(lane->curl));
   if (multi_) curl_multi_cleanup(static_cast<CURLM*>(multi_));
   curl_easy_cleanup(handle(curl_));
 }
@@ -350,87 +361,122 @@ Client::Part Client::get_part(const std::string& bucket, const std::string& key,
   return {a.received, a.status == 206 ? a.object_size : a.received};
 }
 
-std::uint64_t Client::read_object(const std::string& bucket, const std::string& key, std::span<char> head,
-                                  std::size_t part_bytes, int in_flight) {
-  auto part_call = [&](Call& call, std::uint64_t offset, std::uint64_t size) {
-    call.headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + size - 1));
-    call.offset = offset;
-    call.discard = true;
-  };
-  Call first(Request::get, "GET", bucket, &key);
-  part_call(first, 0, part_bytes);
-  first.dest = head;
-  const Answer a = perform(first);
-  const std::uint64_t size = a.status == 206 ? a.object_size : a.received;
-  if (size <= part_bytes) return size;
+Client::Lane& Client::free_lane(std::size_t lanes, const std::function<void(Lane&)>& done) {
+  for (auto& lane : lanes_)
+    if (!lane->busy) return *lane;
+  if (lanes_.size() < std::max<std::size_t>(1, lanes)) {
+    lanes_.push_back(std::make_unique<Lane>());
+    if (!(lanes_.back()->curl = curl_easy_init())) throw internal_error("curl_easy_init failed");
+    return *lanes_.back();
+  }
+  return complete_one(done);
+}
 
-  // The remaining parts, up to in_flight at once, each on its own handle (its own connection).
-  const std::size_t parts = static_cast<std::size_t>((size - part_bytes + part_bytes - 1) / part_bytes);
-  const std::size_t lanes = std::min<std::size_t>(parts, static_cast<std::size_t>(std::max(1, in_flight)));
-  while (parallel_.size() < lanes) {
-    parallel_.push_back(curl_easy_init());
-    if (!parallel_.back()) throw internal_error("curl_easy_init failed");
-  }
+void Client::start(Lane& lane, std::unique_ptr<Call> call, int attempts) {
   if (!multi_ && !(multi_ = curl_multi_init())) throw internal_error("curl_multi_init failed");
-  CURLM* multi = static_cast<CURLM*>(multi_);
-  std::vector<Call> calls;
-  calls.reserve(parts);  // stable addresses: transfers point at their call
-  for (std::size_t i = 0; i < parts; ++i) {
-    const std::uint64_t offset = part_bytes * (i + 1);
-    calls.emplace_back(Request::get, "GET", bucket, &key);
-    part_call(calls.back(), offset, std::min<std::uint64_t>(part_bytes, size - offset));
+  if (call) lane.call = std::move(call);
+  if (attempts == 1) {
+    lane.t.record = RequestRecord();
+    lane.t.record.kind = lane.call->kind;
+    lane.t.record.start_ns = util::now_ns();
   }
-  std::vector<Transfer> transfers(lanes);
-  std::vector<bool> busy(lanes, false);
-  // Whatever ends the read, no handle stays in the multi handle.
-  struct Detach {
-    CURLM* multi;
-    std::vector<void*>& handles;
-    std::vector<bool>& busy;
-    ~Detach() {
-      for (std::size_t i = 0; i < busy.size(); ++i)
-        if (busy[i]) curl_multi_remove_handle(multi, handle(handles[i]));
-    }
-  } detach{multi, parallel_, busy};
-  auto start = [&](std::size_t lane, Call& call, int attempts) {
-    Transfer& t = transfers[lane];
-    if (attempts == 1) {
-      t.record = RequestRecord();
-      t.record.kind = Request::get;
-      t.record.start_ns = util::now_ns();
-    }
-    t.record.attempts = attempts;
-    setup(parallel_[lane], call, t);
-    curl_multi_add_handle(multi, handle(parallel_[lane]));
-    busy[lane] = true;
-  };
-  std::size_t next = 0, done = 0;
-  for (std::size_t lane = 0; lane < lanes; ++lane) start(lane, calls[next++], 1);
-  while (done < parts) {
+  lane.t.record.attempts = attempts;
+  setup(lane.curl, *lane.call, lane.t);
+  curl_multi_add_handle(static_cast<CURLM*>(multi_), handle(lane.curl));
+  lane.busy = true;
+}
+
+Client::Lane& Client::complete_one(const std::function<void(Lane&)>& done) {
+  CURLM* multi = static_cast<CURLM*>(multi_);
+  while (true) {
     int running = 0;
     curl_multi_perform(multi, &running);
     int queued = 0;
     while (CURLMsg* m = curl_multi_info_read(multi, &queued)) {
       if (m->msg != CURLMSG_DONE) continue;
-      const std::size_t lane = static_cast<std::size_t>(
-          std::find(parallel_.begin(), parallel_.end(), static_cast<void*>(m->easy_handle)) - parallel_.begin());
+      Lane* lane = nullptr;
+      for (auto& l : lanes_)
+        if (l->curl == m->easy_handle) lane = l.get();
       const CURLcode rc = m->data.result;
       curl_multi_remove_handle(multi, m->easy_handle);
-      busy[lane] = false;
-      Transfer& t = transfers[lane];
-      finish(t, rc);
-      if (retryable(t.answer.status) && t.record.attempts < std::max(1, endpoint_.max_attempts)) {
-        back_off(t.record.attempts);
-        start(lane, *t.call, t.record.attempts + 1);
+      lane->busy = false;
+      finish(lane->t, rc);
+      if (retryable(lane->t.answer.status) && lane->t.record.attempts < std::max(1, endpoint_.max_attempts)) {
+        back_off(lane->t.record.attempts);
+        start(*lane, nullptr, lane->t.record.attempts + 1);
         continue;
       }
-      settle(*t.call, t);  // records the part; throws if it failed
-      ++done;
-      if (next < parts) start(lane, calls[next++], 1);
+      settle(*lane->call, lane->t);  // records the request; throws if it failed
+      done(*lane);
+      return *lane;
     }
-    if (done < parts) curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+  }
+}
+
+void Client::wait_all(const std::function<void(Lane&)>& done) {
+  for (const auto& lane : lanes_)
+    if (lane->busy) complete_one(done);
+  for (const auto& lane : lanes_)
+    if (lane->busy) return wait_all(done);
+}
+
+void Client::abandon_all() {
+  for (auto& lane : lanes_)
+    if (lane->busy) {
+      curl_multi_remove_handle(static_cast<CURLM*>(multi_), handle(lane->curl));
+      lane->busy = false;
+    }
+}
+
+std::uint64_t Client::read_object(const std::string& bucket, const std::string& key, std::span<char> head,
+                                  std::size_t part_bytes, int in_flight) {
+  auto part_call = [&](std::uint64_t offset, std::uint64_t size) {
+    auto call = std::make_unique<Call>(Request::get, "GET", bucket, &key);
+    call->headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + size - 1));
+    call->offset = offset;
+    call->discard = true;
+    return call;
+  };
+  const auto first = part_call(0, part_bytes);
+  first->dest = head;
+  const Answer a = perform(*first);
+  const std::uint64_t size = a.status == 206 ? a.object_size : a.received;
+  // The remaining parts, up to in_flight at once, each on its own handle (its own connection).
+  try {
+    const auto nothing = [](Lane&) {};
+    for (std::uint64_t offset = part_bytes; offset < size; offset += part_bytes)
+      start(free_lane(static_cast<std::size_t>(in_flight), nothing), part_call(offset, std::min<std::uint64_t>(part_bytes, size - offset)), 1);
+    wait_all(nothing);
+  } catch (...) {
+    abandon_all();
+    throw;
   }
   return size;
+}
+
+void Client::upload_part_async(const std::string& bucket, const std::string& key, const std::string& upload, int part,
+                               std::span<const char> body, int in_flight, std::vector<std::pair<int, std::string>>& etags) {
+  const auto collect = [&](Lane& lane) { etags.emplace_back(lane.call->part, lane.t.answer.etag); };
+  try {
+    auto call = std::make_unique<Call>(Request::upload_part, "PUT", bucket, &key);
+    call->query = {{"partNumber", std::to_string(part)}, {"uploadId", upload}};
+    call->body = body;
+    call->part = part;
+    start(free_lane(static_cast<std::size_t>(in_flight), collect), std::move(call), 1);
+  } catch (...) {
+    abandon_all();
+    throw;
+  }
+}
+
+void Client::wait_parts(std::vector<std::pair<int, std::string>>& etags) {
+  try {
+    wait_all([&](Lane& lane) { etags.emplace_back(lane.call->part, lane.t.answer.etag); });
+  } catch (...) {
+    abandon_all();
+    throw;
+  }
 }
 
 void Client::put(const std::string& bucket, const std::string& key, std::span<const char> body) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -70,6 +71,15 @@ class Client {
   void put(const std::string& bucket, const std::string& key, std::span<const char> body);
   void remove(const std::string& bucket, const std::string& key);
 
+  // UploadPart without waiting for it: at most `in_flight` parts are in flight, so this first
+  // waits for one when that many are. `body` must stay valid until its part's ETag comes back in
+  // `etags` (part number, ETag), here or from wait_parts().
+  void upload_part_async(const std::string& bucket, const std::string& key, const std::string& upload, int part,
+                         std::span<const char> body, int in_flight, std::vector<std::pair<int, std::string>>& etags);
+  void wait_parts(std::vector<std::pair<int, std::string>>& etags);
+  // Drops every request in flight without waiting for its answer (an upload given up).
+  void cancel_in_flight() { abandon_all(); }
+
   std::string create_upload(const std::string& bucket, const std::string& key);
   // Returns the part's ETag.
   std::string upload_part(const std::string& bucket, const std::string& key, const std::string& upload,
@@ -100,7 +110,18 @@ class Client {
   std::string host_;    // as sent in Host (with the port)
   std::string scheme_;  // http or https
   void* curl_ = nullptr;
-  std::vector<void*> parallel_;  // more handles (and their connections) for parts read at once
+  struct Lane;
+  // A lane without a request: an idle one, a new one (up to `lanes`), or the first to finish
+  // (`done` sees it first). Each lane is one more kept connection.
+  Lane& free_lane(std::size_t lanes, const std::function<void(Lane&)>& done);
+  void start(Lane& lane, std::unique_ptr<Call> call, int attempts);  // call null: the lane's again
+  // Drives the requests in flight until one finishes for good (retries restart on their lane);
+  // records it, throws if it failed, else hands it to `done`.
+  Lane& complete_one(const std::function<void(Lane&)>& done);
+  void wait_all(const std::function<void(Lane&)>& done);
+  void abandon_all();  // after an error: no handle stays in flight
+
+  std::vector<std::unique_ptr<Lane>> lanes_;
   void* multi_ = nullptr;
 };
 

@@ -9,15 +9,17 @@
 
 namespace trainio::storage::s3 {
 
-Upload::Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes, Parts parts)
+Upload::Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes, Parts parts,
+               int parts_in_flight)
     : client_(client), bucket_(std::move(bucket)), key_(std::move(key)), part_(std::max(part_bytes, kMinPartBytes)),
-      parts_(parts), pending_start_(part_) {
+      parts_(parts), pending_start_(part_), parts_in_flight_(std::max(1, parts_in_flight)) {
   first_.reserve(part_);
   if (parts_ == Parts::always_multipart) upload_ = client_.create_upload(bucket_, key_);
 }
 
 Upload::~Upload() {
   if (committed_ || upload_.empty()) return;  // nothing of a single PUT was sent before commit()
+  if (!sending_.empty()) client_.cancel_in_flight();  // their bodies go with this object
   try {
     client_.abort_upload(bucket_, key_, upload_);
   } catch (...) {
@@ -58,10 +60,18 @@ void Upload::write_at(const void* data, std::size_t size, std::uint64_t offset) 
 
 void Upload::send_pending() {
   if (upload_.empty()) upload_ = client_.create_upload(bucket_, key_);
-  etags_.push_back(client_.upload_part(bucket_, key_, upload_, static_cast<int>(etags_.size()) + 2, pending_));
-  ++parts_sent_;
-  pending_start_ += pending_.size();
+  const int part = next_part_++;
+  std::vector<char>& body = sending_[part];
+  body.swap(pending_);  // the part's bytes stay here until its answer; pending_ takes a free buffer
+  pending_start_ += body.size();
   pending_.clear();
+  client_.upload_part_async(bucket_, key_, upload_, part, body, parts_in_flight_, etags_);
+  ++parts_sent_;
+  collect_finished();
+}
+
+void Upload::collect_finished() {
+  for (const auto& [part, etag] : etags_) sending_.erase(part);
 }
 
 void Upload::commit() {
@@ -69,12 +79,16 @@ void Upload::commit() {
     client_.put(bucket_, key_, first_);
     parts_sent_ = 1;
   } else {
-    if ((!pending_.empty() || !etags_.empty()) && first_.size() != part_)
+    if ((!pending_.empty() || next_part_ > 2) && first_.size() != part_)
       throw internal_error(fmt::format("S3 object '{}': its first part was not written whole", key_));
     if (!pending_.empty()) send_pending();
-    std::vector<std::string> etags{client_.upload_part(bucket_, key_, upload_, 1, first_)};
+    client_.wait_parts(etags_);
+    collect_finished();
+    etags_.emplace_back(1, client_.upload_part(bucket_, key_, upload_, 1, first_));
     ++parts_sent_;
-    etags.insert(etags.end(), etags_.begin(), etags_.end());
+    std::sort(etags_.begin(), etags_.end());
+    std::vector<std::string> etags;
+    for (const auto& [part, etag] : etags_) etags.push_back(etag);
     client_.complete_upload(bucket_, key_, upload_, etags);
   }
   committed_ = true;

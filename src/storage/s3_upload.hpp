@@ -10,9 +10,11 @@
 // patch headers whose checksum they know only later (zip's local headers: the first near the
 // start, the last near the end), which a part already sent could not take. So part 1 goes out
 // last, where s3torchconnector sends parts in order (DLIO serialises a whole file in memory first);
-// the requests are the same. Memory: two parts.
+// the requests are the same. Parts go out as the CRT sends them, several at once (up to
+// `parts_in_flight`): memory is the first part, the one being filled, and those in flight.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,7 @@ class Upload final : public NewObject {
  public:
   enum class Parts { always_multipart, put_when_small };
   Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes = kDefaultPartBytes,
-         Parts parts = Parts::always_multipart);
+         Parts parts = Parts::always_multipart, int parts_in_flight = 1);
   ~Upload() override;
   Upload(const Upload&) = delete;
   Upload& operator=(const Upload&) = delete;
@@ -52,8 +54,12 @@ class Upload final : public NewObject {
   std::vector<char> first_;    // bytes [0, part_)
   std::vector<char> pending_;  // bytes [pending_start_, pending_start_ + pending_.size())
   std::uint64_t pending_start_;
-  std::string upload_;               // the multipart upload, once one is needed
-  std::vector<std::string> etags_;   // of parts 2, 3, ...
+  void collect_finished();
+  std::string upload_;  // the multipart upload, once one is needed
+  int parts_in_flight_;
+  int next_part_ = 2;
+  std::map<int, std::vector<char>> sending_;       // parts in flight, by number
+  std::vector<std::pair<int, std::string>> etags_;  // of parts 2, 3, ... as they come back
   std::size_t parts_sent_ = 0;
   bool committed_ = false;
   const std::string no_path_;

@@ -235,6 +235,38 @@ TEST_CASE("S3: a large new object is a multipart upload, whole under its key onl
   CHECK(late_back == more);
 }
 
+TEST_CASE("S3: an upload's parts go out several at a time, and the object is whole", "[.s3]") {
+  s3::Client client(endpoint());
+  const std::string bucket = env("TRAINIO_S3_BUCKET");
+  const std::size_t part = s3::kMinPartBytes;
+  const std::vector<char> bytes = pattern(5 * part + 777, 9);
+  for (const int in_flight : {1, 4}) {
+    INFO(in_flight << " parts in flight");
+    Requests requests;
+    storage::set_thread_observer(&requests);
+    const std::string name = key("parallel-" + std::to_string(in_flight) + ".bin");
+    s3::Upload out(client, bucket, name, part, s3::Upload::Parts::always_multipart, in_flight);
+    for (std::size_t at = 0; at < bytes.size(); at += 300'000)
+      out.write_at(bytes.data() + at, std::min<std::size_t>(300'000, bytes.size() - at), at);
+    out.commit();
+    storage::set_thread_observer(nullptr);
+    std::vector<storage::RequestEvent> parts;
+    for (const auto& r : requests.seen)
+      if (r.kind == s3::Request::upload_part) parts.push_back(r);
+    REQUIRE(parts.size() == 6);
+    int overlapping = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      for (std::size_t j = i + 1; j < parts.size(); ++j)
+        overlapping += parts[i].start_ns < parts[j].start_ns + parts[j].total_ns &&
+                       parts[j].start_ns < parts[i].start_ns + parts[i].total_ns;
+    if (in_flight == 1) CHECK(overlapping == 0);
+    else CHECK(overlapping > 0);
+    std::vector<char> back(bytes.size());
+    client.get(bucket, name, back);
+    CHECK(back == bytes);
+  }
+}
+
 TEST_CASE("S3: a multipart upload dropped before commit is aborted and leaves no object", "[.s3]") {
   s3::Client client(endpoint());
   const std::string bucket = env("TRAINIO_S3_BUCKET");
