@@ -63,6 +63,22 @@ std::string key(const std::string& name) {
   return "t/" + run + "/" + name;
 }
 
+// The object's bytes, read back whole.
+std::vector<char> stored(s3::Client& client, const std::string& bucket, const std::string& name, std::size_t size) {
+  std::vector<char> back(size);
+  client.get(bucket, name, back);
+  return back;
+}
+
+// How many pairs of the requests were in flight at the same time.
+int overlapping_pairs(const std::vector<storage::RequestEvent>& r) {
+  int n = 0;
+  for (std::size_t i = 0; i < r.size(); ++i)
+    for (std::size_t j = i + 1; j < r.size(); ++j)
+      n += r[i].start_ns < r[j].start_ns + r[j].total_ns && r[j].start_ns < r[i].start_ns + r[i].total_ns;
+  return n;
+}
+
 struct Requests : storage::IoObserver {
   std::vector<storage::RequestEvent> seen;
   std::vector<storage::OpEvent> calls;
@@ -141,13 +157,7 @@ TEST_CASE("S3: a whole-object read is a first ranged GET, then the other parts s
     // The first part is alone (it tells the size); the others overlap in time when allowed to.
     const auto& first = requests.seen.front();
     for (std::size_t i = 1; i < requests.seen.size(); ++i) CHECK(requests.seen[i].start_ns >= first.start_ns + first.total_ns);
-    int overlapping = 0;
-    for (std::size_t i = 1; i + 1 < requests.seen.size(); ++i)
-      for (std::size_t j = i + 1; j < requests.seen.size(); ++j) {
-        const auto& a = requests.seen[i];
-        const auto& b = requests.seen[j];
-        overlapping += a.start_ns < b.start_ns + b.total_ns && b.start_ns < a.start_ns + a.total_ns;
-      }
+    const int overlapping = overlapping_pairs({requests.seen.begin() + 1, requests.seen.end()});
     if (in_flight == 1) CHECK(overlapping == 0);
     else CHECK(overlapping > 0);
     // Each part is also a read at its offset.
@@ -175,9 +185,7 @@ TEST_CASE("S3: a small new object is a multipart upload of one part, as s3torchc
   CHECK(requests.seen[1].kind == s3::Request::upload_part);
   CHECK(requests.seen[1].bytes == bytes.size());
   CHECK(requests.seen[2].kind == s3::Request::complete_upload);
-  std::vector<char> back(bytes.size());
-  client.get(bucket, key("tiny.npz"), back);
-  CHECK(back == bytes);
+  CHECK(stored(client, bucket, key("tiny.npz"), bytes.size()) == bytes);
 }
 
 TEST_CASE("S3: a small new object can be one PUT at commit, invisible before it and never sent when dropped", "[.s3]") {
@@ -196,9 +204,7 @@ TEST_CASE("S3: a small new object can be one PUT at commit, invisible before it 
   CHECK_FALSE(client.size_of(bucket, key("small.npz")));
   out.commit();
   CHECK(out.parts_sent() == 1);
-  std::vector<char> back(bytes.size());
-  client.get(bucket, key("small.npz"), back);
-  CHECK(back == bytes);
+  CHECK(stored(client, bucket, key("small.npz"), bytes.size()) == bytes);
 }
 
 TEST_CASE("S3: a large new object is a multipart upload, whole under its key only once completed", "[.s3]") {
@@ -215,9 +221,7 @@ TEST_CASE("S3: a large new object is a multipart upload, whole under its key onl
   out.commit();
   CHECK(out.parts_sent() == 3);
   CHECK(client.size_of(bucket, key("multipart.bin")) == bytes.size());
-  std::vector<char> back(bytes.size());
-  client.get(bucket, key("multipart.bin"), back);
-  CHECK(back == bytes);
+  CHECK(stored(client, bucket, key("multipart.bin"), bytes.size()) == bytes);
   leave_for_crosscheck("multipart.bin", key("multipart.bin"), bytes);
 
   // The last part written takes a patch too (a zip's last local header); a part already sent
@@ -230,9 +234,7 @@ TEST_CASE("S3: a large new object is a multipart upload, whole under its key onl
   late.write_at(more.data() + 2 * part, part, 2 * part);
   CHECK_THROWS_AS(late.write_at("x", 1, part + 1), Error);
   late.commit();
-  std::vector<char> late_back(more.size());
-  client.get(bucket, key("late.bin"), late_back);
-  CHECK(late_back == more);
+  CHECK(stored(client, bucket, key("late.bin"), more.size()) == more);
 }
 
 TEST_CASE("S3: an upload's parts go out several at a time, and the object is whole", "[.s3]") {
@@ -254,16 +256,10 @@ TEST_CASE("S3: an upload's parts go out several at a time, and the object is who
     for (const auto& r : requests.seen)
       if (r.kind == s3::Request::upload_part) parts.push_back(r);
     REQUIRE(parts.size() == 6);
-    int overlapping = 0;
-    for (std::size_t i = 0; i < parts.size(); ++i)
-      for (std::size_t j = i + 1; j < parts.size(); ++j)
-        overlapping += parts[i].start_ns < parts[j].start_ns + parts[j].total_ns &&
-                       parts[j].start_ns < parts[i].start_ns + parts[i].total_ns;
+    const int overlapping = overlapping_pairs(parts);
     if (in_flight == 1) CHECK(overlapping == 0);
     else CHECK(overlapping > 0);
-    std::vector<char> back(bytes.size());
-    client.get(bucket, name, back);
-    CHECK(back == bytes);
+    CHECK(stored(client, bucket, name, bytes.size()) == bytes);
   }
 }
 
