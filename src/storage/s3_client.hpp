@@ -72,7 +72,7 @@ class Client {
   void remove(const std::string& bucket, const std::string& key);
 
   // UploadPart without waiting for it: at most `in_flight` parts are in flight, so this first
-  // waits for one when that many are. `body` must stay valid until its part's ETag comes back in
+  // waits for one when that many are. One object's upload at a time per client. `body` must stay valid until its part's ETag comes back in
   // `etags` (part number, ETag), here or from wait_parts().
   void upload_part_async(const std::string& bucket, const std::string& key, const std::string& upload, int part,
                          std::span<const char> body, int in_flight, std::vector<std::pair<int, std::string>>& etags);
