@@ -46,7 +46,10 @@ struct PhaseSpec {
 // Storage-side counters around a phase.
 struct StorageCounters {
   std::optional<std::uint64_t> process, device;
-  static StorageCounters now(const std::string& device, bool count_device) {
+  // `local`: the data is on a file system of this machine; the kernel's block counters say nothing
+  // of an object store's reads, which then stay unknown (null).
+  static StorageCounters now(const std::string& device, bool count_device, bool local) {
+    if (!local) return {};
     return {util::process_storage_read_bytes(), count_device ? util::device_read_bytes(device) : std::nullopt};
   }
   void since(const StorageCounters& before, metrics::ReadPhase& out) const {
@@ -82,7 +85,8 @@ class FinishOnExit {
 bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
                const mpi::Comm& comm, std::int64_t deadline_ns, const std::string& device, metrics::StepLog& steps,
                metrics::ReadPhase& out) {
-  const auto before = StorageCounters::now(device, comm.node_rank() == 0);
+  const bool local = w.storage.storage_type != config::StorageType::s3;
+  const auto before = StorageCounters::now(device, comm.node_rank() == 0, local);
   storage::begin_probe_phase();
   const util::CpuTimes cpu_before = util::process_cpu_times();
   const std::int64_t phase_start = util::now_ns();
@@ -189,7 +193,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   const util::CpuTimes cpu_after = util::process_cpu_times();
   out.cpu_user = cpu_after.user - cpu_before.user - checkpoint_cpu.user;
   out.cpu_sys = cpu_after.sys - cpu_before.sys - checkpoint_cpu.sys;
-  StorageCounters::now(device, comm.node_rank() == 0).since(before, out);
+  StorageCounters::now(device, comm.node_rank() == 0, local).since(before, out);
   out.block = block.result(spec.batch_size, spec.formula);
   std::vector<std::pair<std::uint64_t, std::optional<double>>> au, throughput;
   for (const auto& b : out.blocks) {
@@ -212,7 +216,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   const auto eval_batch = static_cast<std::uint64_t>(w.reader.batch_size_eval);
   const std::int64_t deadline =
       w.train.max_seconds > 0 ? util::now_ns() + static_cast<std::int64_t>(w.train.max_seconds * 1e9) : 0;
-  const std::string device = util::block_device_of(layout.root());
+  const std::string device =
+      w.storage.storage_type == config::StorageType::s3 ? std::string() : util::block_device_of(layout.root());
 
   // Checkpoints, when the workflow asks for them: every steps_between_checkpoints steps of the
   // run, or else after checkpoint_after_epoch and every epochs_between_checkpoints epochs after.

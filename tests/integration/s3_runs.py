@@ -81,6 +81,9 @@ class S3RunTest(TrainioTest):
                 self.assertGreater(epoch["requests"]["first_byte_seconds"]["p50"], 0)
                 self.assertLessEqual(epoch["requests"]["first_byte_seconds"]["p50"], epoch["requests"]["total_seconds"]["p50"])
                 self.assertEqual(epoch["bytes_read"], epoch["samples"] * len(body))
+                # The kernel's block counters say nothing of an object store: unknown, not 0.
+                self.assertIsNone(epoch["storage_read_bytes"])
+                self.assertIsNone(epoch["device_read_bytes"])
                 self.assertEqual(epoch["page_cache"]["verdict"], "bypassed")
                 self.assertEqual(epoch["page_cache"]["method"], "object_store")
 
