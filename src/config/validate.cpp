@@ -47,9 +47,8 @@ void validate_s3(const Workload& w, bool uses_data) {
     require(d.num_subfolders_train <= 1 && d.num_subfolders_eval <= 1,
             "S3 datasets have no subfolders (DLIO asserts none)", "remove dataset.num_subfolders_train and _eval");
   }
-  require(!w.workflow.checkpoint || !w.checkpoint.checkpoint_folder.starts_with("s3://"),
-          "checkpoints to S3 are not built into trainio yet",
-          "write checkpoints to a file system (checkpoint.checkpoint_folder=<folder>) or set workflow.checkpoint=False");
+  require(!w.workflow.checkpoint || !w.checkpoint.checkpoint_folder.starts_with("s3://") || !w.checkpoint.odirect,
+          "checkpoint.odirect writes files, not S3 objects", "remove checkpoint.odirect with an s3:// checkpoint folder");
 }
 
 void validate(Workload& w) {
@@ -83,6 +82,11 @@ void validate(Workload& w) {
     require(dim > 0, "dataset.record_dims has a zero dimension", "every dimension must be at least 1");
   if (uses_data) check_sizes(d);  // sizes and counts that overflow
   if (w.storage.storage_type == StorageType::s3) validate_s3(w, uses_data);
+  require(!w.workflow.checkpoint || !w.checkpoint.checkpoint_folder.starts_with("s3://") ||
+              w.storage.storage_type == StorageType::s3,
+          fmt::format("checkpoint.checkpoint_folder '{}' is in S3, but storage.storage_type is not s3",
+                      w.checkpoint.checkpoint_folder),
+          "set storage.storage_type=s3 and its storage_options (endpoint, credentials) for S3 checkpoints");
   if (d.format == Format::jpeg || d.format == Format::png) {
     require(d.record_element_type == ElementType::uint8,
             fmt::format("dataset.format '{}' stores uint8 pixels, but record_element_type is '{}'",

@@ -1,6 +1,8 @@
 #include "engine/checkpointer.hpp"
 
 #include <fmt/format.h>
+
+#include <cstring>
 #include <spdlog/spdlog.h>
 
 #include "engine/cache_control.hpp"
@@ -12,6 +14,9 @@
 #include "storage/file.hpp"
 #include "storage/fs.hpp"
 #include "storage/new_file.hpp"
+#include "storage/s3_endpoint.hpp"
+#include "storage/s3_upload.hpp"
+#include "format/s3_object_reader.hpp"
 #include "storage/io_observer.hpp"
 #include "storage/page_residency.hpp"
 #include "util/clock.hpp"
@@ -36,6 +41,7 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
       plan_(w, comm.size()),
       root_(plan::checkpoint_root(w)),
       source_rank_(comm.rank()) {
+  if (root_.starts_with("s3://")) s3_ = std::make_unique<storage::s3::Client>(storage::s3::endpoint_of(w.storage.storage_options));
   mine_ = parts_of(comm.rank());
   // recovery_rank_shift: read what the rank one node further on wrote (DLIO shifts by the ranks
   // of a node, so that no node reads back its own page cache).
@@ -64,6 +70,15 @@ void Checkpointer::write_file(const Part& part, const std::string& path, std::ui
   const auto& c = w_.checkpoint;
   RandomContent random(seed);
   format::torch::TensorContent content(c.randomize_tensor ? &random : nullptr);
+  if (s3_) {
+    // DLIO: with s3_checkpoint.writer(name) as w: torch.save(state, w).
+    const auto object = storage::s3::parse_object_path(path);
+    storage::s3::Upload out(*s3_, object.bucket, object.key, format::kS3PartBytes,
+                            storage::s3::Upload::Parts::always_multipart, format::kS3PartsInFlight);
+    format::torch::save_to(part.archive, out, content, scratch_);
+    out.commit();
+    return;
+  }
   // Without atomic_files the file is written under its own name, as DLIO does; with O_DIRECT it
   // is opened here, otherwise by the re-enactment of Python's open().
   storage::NewFile out(path, {.in_place = !c.atomic_files,
@@ -85,6 +100,22 @@ void Checkpointer::write_file(const Part& part, const std::string& path, std::ui
 }
 
 void Checkpointer::read_file(const Part& part, const std::string& path) {
+  if (s3_) {
+    // DLIO: with s3_checkpoint.reader(name) as r: torch.load(r): the object's size (torch.load
+    // seeks to the end), then the whole object, as the CRT reads it.
+    const auto object = storage::s3::parse_object_path(path);
+    const auto size = s3_->size_of(object.bucket, object.key);
+    if (!size)
+      throw data_error(fmt::format("checkpoint object '{}' is missing", path),
+                       "write the checkpoint first (checkpoint.num_checkpoints_write), or read fewer");
+    char magic[4] = {};
+    s3_->read_object(object.bucket, object.key, magic, format::kS3PartBytes, format::kS3PartsInFlight);
+    if (*size != part.archive.file_size() || std::memcmp(magic, "PK\x03\x04", 4) != 0)
+      throw data_error(fmt::format("checkpoint object '{}' holds {} bytes, not the {} of the archive written there", path,
+                                   *size, part.archive.file_size()),
+                       "the checkpoint folder holds other objects: point checkpoint.checkpoint_folder elsewhere");
+    return;
+  }
   if (!storage::file_size(path))
     throw data_error(fmt::format("checkpoint file '{}' is missing", path),
                      "write the checkpoint first (checkpoint.num_checkpoints_write), or read fewer");
@@ -135,7 +166,7 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
     storage::ScopedObserver observe(&rec.io);
     const LiveLine live(fmt::format("checkpoint save {}", index), LiveLine::Direction::write, comm_.size(), progress_);
     try {
-      storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
+      if (!s3_) storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
       if (w_.checkpoint.odirect && alignment_ == 4096) alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
       for (std::size_t i = 0; i < mine_.size(); ++i) {
         const std::string path = util::join(dir, mine_[i].file.name);
@@ -155,13 +186,18 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
     // Nothing of a failed checkpoint stays behind to be mistaken for a whole one.
     for (const auto& path : written) {
       try {
-        storage::remove_file(path);
-        storage::remove_file(storage::temp_path_for(path));
+        if (s3_) {
+          const auto object = storage::s3::parse_object_path(path);
+          s3_->remove(object.bucket, object.key);
+        } else {
+          storage::remove_file(path);
+          storage::remove_file(storage::temp_path_for(path));
+        }
       } catch (const Error&) {
       }
     }
     comm_.barrier();
-    if (comm_.is_root()) storage::remove_empty_dir(dir);
+    if (comm_.is_root() && !s3_) storage::remove_empty_dir(dir);
     settle(comm_, failing, failure);
   }
   rec.seconds = util::ns_to_s(util::now_ns() - t0);  // this rank's own time, before it waits for others
@@ -199,14 +235,16 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
   }
   rec.end = util::wall_time_iso();
   metrics::trace::span("load", "checkpoint", t0, util::now_ns(), fmt::format(R"("index":{},"step":{})", index, step));
-  if (const auto after = util::process_storage_read_bytes(); before && after) {
+  if (const auto after = util::process_storage_read_bytes(); before && after && !s3_) {  // block counters: not S3's
     rec.storage_read_bytes = *after - *before;
     rec.storage_read_known = true;
   }
   return rec;
 }
 
-void Checkpointer::evict_saved() { evict_files(saved_, w_.checkpoint.evict, comm_); }
+void Checkpointer::evict_saved() {
+  if (!s3_) evict_files(saved_, w_.checkpoint.evict, comm_);  // an object store's caches are not this machine's
+}
 
 void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed,
                      metrics::RankRecord& record,

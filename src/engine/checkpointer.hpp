@@ -17,6 +17,7 @@
 #include "metrics/run_record.hpp"
 #include "mpi/comm.hpp"
 #include "plan/checkpoint_plan.hpp"
+#include "storage/s3_client.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::engine {
@@ -58,6 +59,10 @@ class Checkpointer {
   int source_rank_;
   std::vector<std::string> saved_;  // every file this rank wrote
   util::Bytes scratch_;
+  // Checkpoints in an S3 bucket (checkpoint_folder s3://...), as DLIO's pt_s3_save writes them
+  // through s3torchconnector's S3Checkpoint: each file a multipart upload; loads HEAD the object
+  // (torch.load seeks to its end) and read it whole.
+  std::unique_ptr<storage::s3::Client> s3_;
   OverlapThread overlap_;  // generates the next piece of a tensor while the last one is written
   std::size_t alignment_ = 4096;
 };

@@ -85,6 +85,9 @@ void save(const Archive& archive, PyBufferedWriter& out, TensorContent& content,
 
 // The same bytes written with O_DIRECT: aligned writes of `scratch`-sized pieces, the unaligned
 // tail after clearing O_DIRECT. `out` is open for writing with O_DIRECT.
+// torch.save(state, writer) into an object store's writer (s3torchconnector's S3Checkpoint): the
+// same bytes, handed to `out` in order.
+void save_to(const Archive& archive, storage::Output& out, TensorContent& content, util::Bytes& scratch);
 void save_direct(const Archive& archive, storage::File& out, TensorContent& content, util::Bytes& scratch,
                  std::size_t alignment);
 

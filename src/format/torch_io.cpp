@@ -118,7 +118,33 @@ struct DirectSink {
   }
 };
 
+// Into an object store's upload: the archive's bytes in order, tensors generated a piece at a
+// time into the scratch buffer (S3Writer takes torch.save's writes and makes parts of them).
+struct OutputSink {
+  storage::Output& out;
+  util::Bytes& scratch;
+  std::uint64_t at = 0;
+  void bytes(const char* data, std::size_t n) {
+    out.write_at(data, n, at);
+    at += n;
+  }
+  template <typename Fill>
+  void generated(std::uint64_t n, Fill&& fill) {
+    while (n > 0) {
+      const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(n, scratch.size() / 2));
+      fill(scratch.data(), take);
+      bytes(scratch.data(), take);
+      n -= take;
+    }
+  }
+};
+
 }  // namespace
+
+void save_to(const Archive& archive, storage::Output& out, TensorContent& content, util::Bytes& scratch) {
+  OutputSink sink{out, scratch};
+  write_archive(archive, sink, content);
+}
 
 void save(const Archive& archive, PyBufferedWriter& out, TensorContent& content, util::Bytes& scratch,
           Overlap& beside) {

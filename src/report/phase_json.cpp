@@ -179,7 +179,7 @@ json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
 }
 
 json checkpoint_json(const metrics::CheckpointSummary& c) {
-  return {{"kind", c.kind == metrics::CheckpointRecord::Kind::save ? "save" : "load"},
+  json o = {{"kind", c.kind == metrics::CheckpointRecord::Kind::save ? "save" : "load"},
           {"index", c.index},
           {"epoch", c.epoch},
           {"step", c.step},
@@ -201,6 +201,8 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"page_cache", c.kind == metrics::CheckpointRecord::Kind::load ? page_cache_json(c.io.page_cache()) : json(nullptr)},
           {"io", io_json(c.io)},
           {"characterization", characterization_json(c.io)}};
+  if (c.io.requests().requests() > 0) o["requests"] = requests_json(c.io.requests());
+  return o;
 }
 
 }  // namespace trainio::report

@@ -145,6 +145,33 @@ class S3RunTest(TrainioTest):
                 self.assertLess(time.monotonic() - start, 30)
                 self.assertFalse(os.path.exists(self.path("x", "summary.json")))
 
+    def test_checkpoints_to_s3_are_multipart_uploads_that_torch_loads(self):
+        prefix = self.prefix()
+        self.ok("run", "default", *s3_args(prefix), "workflow.train=False", "workflow.generate_data=False",
+                "workflow.checkpoint=True", f"checkpoint.checkpoint_folder=s3://{BUCKET}/{prefix}/ck",
+                "model.model_size_bytes=20000000", "checkpoint.num_checkpoints_write=1",
+                "checkpoint.num_checkpoints_read=1", "--output", "out", ranks=2)
+        keys = sorted(o["Key"] for o in client().list_objects_v2(Bucket=BUCKET, Prefix=f"{prefix}/ck/")["Contents"])
+        self.assertTrue(keys)
+        self.assertTrue(all(k.startswith(f"{prefix}/ck/global_epoch1_step1/") and k.endswith(".pt") for k in keys), keys)
+        with open(self.path("model_states-0.pt"), "wb") as f:
+            f.write(client().get_object(Bucket=BUCKET, Key=keys[0])["Body"].read())
+        import subprocess
+        loaded = subprocess.run(["/usr/bin/python3", "-c", "import torch, sys; s = torch.load(sys.argv[1]); "
+                                 "print(sum(t.numel() * t.element_size() for t in s.values() if hasattr(t, 'numel')))",
+                                 self.path("model_states-0.pt")], capture_output=True, text=True)
+        self.assertEqual(loaded.returncode, 0, loaded.stderr)
+        s = self.summary("out")
+        save, load = s["trainio"]["checkpoint"]["checkpoints"]
+        self.assertEqual(save["files"], len(keys))
+        self.assertEqual(save["requests"]["by_kind"]["CreateMultipartUpload"], len(keys))  # one upload per file
+        self.assertEqual(save["requests"]["by_kind"]["CompleteMultipartUpload"], len(keys))
+        self.assertEqual(load["requests"]["by_kind"]["HEAD"], len(keys))  # torch.load seeks to the end first
+        self.assertGreaterEqual(load["requests"]["by_kind"]["GET"], len(keys))
+        self.assertEqual(load["page_cache"]["method"], "object_store")
+        self.assertIsNone(load["storage_read_bytes"])
+        self.assertIsNotNone(s["metric"]["save_checkpoint_io_mean_GB_per_second"])
+
     def test_a_dlio_s3_workload_file_loads_unchanged(self):
         # The storage section as DLIO's unet3d_*_s3.yaml write it: a YAML boolean for
         # s3_force_path_style (DLIO itself would call .strip() on it), the bucket in storage_root too.
