@@ -18,7 +18,7 @@ TRAINIO_NODE_PACKAGES=(nodejs npm)
 TRAINIO_SANITIZER_PACKAGES=(clang libclang-rt-dev llvm)
 TRAINIO_TEST_PACKAGES=(catch2 python3-numpy python3-h5py python3-pil python3-pandas python3-torch python3-jsonschema python3-yaml strace
                        glusterfs-server glusterfs-client slurmd slurmctld slurm-client chromium
-                       python3-boto3
+                       python3-boto3 openssl
                        "${TRAINIO_SANITIZER_PACKAGES[@]}")
 
 # install_missing PACKAGE...: installs what dpkg does not list as installed (as root), or explains.

@@ -54,6 +54,7 @@ struct Client::Call {
 struct Client::Answer {
   int status = 0;
   std::string curl_error;  // when there was no answer
+  bool untrusted = false;  // no answer because the endpoint's TLS certificate is not trusted: trying again cannot help
   std::string text;        // an error document or a small XML answer
   std::string etag;
   std::uint64_t received = 0;
@@ -156,6 +157,7 @@ void Client::setup(void* curl, Call& call, Transfer& t) {
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, endpoint_.stall_timeout_s);
   curl_easy_setopt(c, CURLOPT_PRIVATE, &t);
+  if (!endpoint_.ca_bundle.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, endpoint_.ca_bundle.c_str());
   const std::string method = call.method;
   if (method == "HEAD") {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
@@ -224,6 +226,8 @@ void Client::finish(Transfer& t, int rc) {
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && answer.overflow)) {
     answer.status = 0;
     answer.curl_error = curl_easy_strerror(static_cast<CURLcode>(rc));
+    answer.untrusted = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+                       rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_ISSUER_ERROR;
     return;
   }
   answer.status = status_of(t.curl);
@@ -278,7 +282,7 @@ Client::Answer Client::perform(Call& call) {
     t.record.attempts = n;
     setup(handle(curl_), call, t);
     finish(t, curl_easy_perform(handle(curl_)));
-    if (!retryable(t.answer.status) || n >= std::max(1, endpoint_.max_attempts)) break;
+    if (!retryable(t.answer.status) || t.answer.untrusted || n >= std::max(1, endpoint_.max_attempts)) break;
     back_off(n);
   }
   return settle(call, t);
@@ -300,6 +304,10 @@ Client::Answer Client::settle(Call& call, Transfer& t) {
   report_as_storage_call(call, record);
 
   const std::string object = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
+  if (answer.untrusted)
+    throw io_error(fmt::format("S3 {} of '{}': the TLS certificate of {} is not trusted ({})", request_name(call.kind),
+                               object, endpoint_.url, answer.curl_error),
+                   "set AWS_CA_BUNDLE to the certificate of the authority that signed the endpoint's certificate");
   if (answer.status == 0)
     throw io_error(fmt::format("S3 {} of '{}': no answer from {} after {} attempt(s): {}", request_name(call.kind), object,
                                endpoint_.url, record.attempts, answer.curl_error),
@@ -401,7 +409,8 @@ Client::Lane& Client::complete_one(const std::function<void(Lane&)>& done) {
       curl_multi_remove_handle(multi, m->easy_handle);
       lane->busy = false;
       finish(lane->t, rc);
-      if (retryable(lane->t.answer.status) && lane->t.record.attempts < std::max(1, endpoint_.max_attempts)) {
+      if (retryable(lane->t.answer.status) && !lane->t.answer.untrusted &&
+          lane->t.record.attempts < std::max(1, endpoint_.max_attempts)) {
         back_off(lane->t.record.attempts);
         start(*lane, nullptr, lane->t.record.attempts + 1);
         continue;

@@ -28,6 +28,9 @@ struct Endpoint {
   int max_attempts = 5;     // s3_max_attempts: tries of one request, the first included
   Credentials credentials;
   long connect_timeout_ms = 10'000;
+  // Certificates to trust for an https endpoint besides the system's (AWS_CA_BUNDLE), e.g. a
+  // private S3 service's own authority.
+  std::string ca_bundle;
   // A request that moves less than a byte a second for this long is abandoned (and retried): no
   // request can hang, however large.
   long stall_timeout_s = 60;

@@ -36,6 +36,7 @@ Endpoint endpoint_of(const config::S3Options& options) {
   e.credentials.access_key_id = setting(options.access_key_id, "AWS_ACCESS_KEY_ID", "access_key_id");
   e.credentials.secret_access_key = setting(options.secret_access_key, "AWS_SECRET_ACCESS_KEY", "secret_access_key");
   if (const char* token = std::getenv("AWS_SESSION_TOKEN")) e.credentials.session_token = token;
+  if (const char* bundle = std::getenv("AWS_CA_BUNDLE")) e.ca_bundle = bundle;
   return e;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The S3 endpoint of a workload: its storage_options, with what they leave empty taken from the
 // environment as s3torchconnector's credential chain takes it (AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ENDPOINT_URL, AWS_MAX_ATTEMPTS).
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ENDPOINT_URL, AWS_MAX_ATTEMPTS), and AWS_CA_BUNDLE
+// for an https endpoint whose certificate the system does not trust.
 
 #include "config/workload.hpp"
 #include "storage/s3_client.hpp"

@@ -38,20 +38,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$($python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir -p "$d/data" "$d/cross"
+free_port() { $python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+mkdir -p "$d/data" "$d/tls" "$d/cross"
 "$s3rver" -d "$d/data" -a 127.0.0.1 -p "$port" --configure-bucket trainio-test --silent > "$d/s3rver.log" 2>&1 &
+pids+=($!)
+# The same server over TLS, with a certificate of its own that the system does not trust.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/key.pem" -out "$d/cert.pem" -days 2 -subj "/CN=127.0.0.1" \
+  -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null || fail "openssl could not make a test certificate"
+tls_port=$(free_port)
+"$s3rver" -d "$d/tls" -a 127.0.0.1 -p "$tls_port" --key "$d/key.pem" --cert "$d/cert.pem" \
+  --configure-bucket trainio-test --silent > "$d/s3rver-tls.log" 2>&1 &
 pids+=($!)
 $python "$here/flaky_s3.py" "$d/flaky.port" &
 pids+=($!)
 for _ in $(seq 100); do
-  (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && [ -s "$d/flaky.port" ] && break
+  (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/"$tls_port") 2>/dev/null &&
+    [ -s "$d/flaky.port" ] && break
   sleep 0.1
 done
 (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null || { cat "$d/s3rver.log"; fail "s3rver did not start on port $port"; }
 
 export TRAINIO_S3_ENDPOINT="http://127.0.0.1:$port" TRAINIO_S3_BUCKET=trainio-test TRAINIO_S3_CROSSCHECK="$d/cross"
 export TRAINIO_S3_FLAKY_ENDPOINT="http://127.0.0.1:$(cat "$d/flaky.port")"
+export TRAINIO_S3_TLS_ENDPOINT="https://127.0.0.1:$tls_port" TRAINIO_S3_TLS_CA="$d/cert.pem"
 "$unit_tests" "[s3]" || fail "the S3 client tests failed (above)"
 
 # What trainio uploaded, read back by boto3: the same bytes. (s3rver gives a multipart object a

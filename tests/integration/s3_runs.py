@@ -221,6 +221,17 @@ train:
         self.assertEqual(several.code, 2, several)
         self.assertIn("lists several endpoints", several.err)
 
+    def test_an_https_endpoint_is_used_once_its_certificate_is_trusted(self):
+        args = s3_args(self.prefix(), endpoint=os.environ["TRAINIO_S3_TLS_ENDPOINT"])
+        untrusted = self.run_trainio("run", "default", *args, *SMALL, "--output", "x", env={"AWS_CA_BUNDLE": ""})
+        self.assertEqual(untrusted.code, 1, untrusted)
+        self.assertIn("is not trusted", untrusted.err)
+        self.assertIn("AWS_CA_BUNDLE", untrusted.err)
+        self.assertLess(untrusted.seconds, 10)  # a certificate is not retried
+        self.ok("run", "default", *args, *SMALL, "workflow.generate_data=True", "--output", "out",
+                env={"AWS_CA_BUNDLE": os.environ["TRAINIO_S3_TLS_CA"]})
+        self.assertEqual(self.summary("out")["trainio"]["generate"]["files_written"], 10)
+
     def test_missing_credentials_and_dlio_s3_rules_are_config_errors(self):
         no_key = [a for a in s3_args(self.prefix()) if "access_key_id" not in a]
         env = {k: "" for k in ("AWS_ACCESS_KEY_ID",)}
