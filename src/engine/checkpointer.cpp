@@ -16,7 +16,6 @@
 #include "storage/new_file.hpp"
 #include "storage/s3_endpoint.hpp"
 #include "storage/s3_upload.hpp"
-#include "format/s3_object_reader.hpp"
 #include "storage/io_observer.hpp"
 #include "storage/page_residency.hpp"
 #include "util/clock.hpp"
@@ -73,8 +72,7 @@ void Checkpointer::write_file(const Part& part, const std::string& path, std::ui
   if (s3_) {
     // DLIO: with s3_checkpoint.writer(name) as w: torch.save(state, w).
     const auto object = storage::s3::parse_object_path(path);
-    storage::s3::Upload out(*s3_, object.bucket, object.key, format::kS3PartBytes,
-                            storage::s3::Upload::Parts::always_multipart, format::kS3PartsInFlight);
+    storage::s3::Upload out(*s3_, object.bucket, object.key);
     format::torch::save_to(part.archive, out, content, scratch_);
     out.commit();
     return;
@@ -109,7 +107,7 @@ void Checkpointer::read_file(const Part& part, const std::string& path) {
       throw data_error(fmt::format("checkpoint object '{}' is missing", path),
                        "write the checkpoint first (checkpoint.num_checkpoints_write), or read fewer");
     char magic[4] = {};
-    s3_->read_object(object.bucket, object.key, magic, format::kS3PartBytes, format::kS3PartsInFlight);
+    s3_->read_object(object.bucket, object.key, magic, storage::s3::kPartBytes, storage::s3::kPartsInFlight);
     if (*size != part.archive.file_size() || std::memcmp(magic, "PK\x03\x04", 4) != 0)
       throw data_error(fmt::format("checkpoint object '{}' holds {} bytes, not the {} of the archive written there", path,
                                    *size, part.archive.file_size()),

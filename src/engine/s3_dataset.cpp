@@ -7,7 +7,6 @@
 #include "engine/dataset_marker.hpp"
 #include "engine/overlap_thread.hpp"
 #include "engine/together.hpp"
-#include "format/s3_object_reader.hpp"
 #include "plan/fingerprint.hpp"
 #include "plan/generation.hpp"
 #include "storage/io_observer.hpp"
@@ -79,8 +78,7 @@ metrics::GenerateRecord generate_s3_dataset(const config::Workload& w, const pla
                  [&](const plan::DataFile& file) { return complete_already(client, *writer, file, trusted != 0); },
                  [&](const plan::DataFile& file) {
                    const s3::ObjectPath object = s3::parse_object_path(file.path);
-                   s3::Upload out(client, object.bucket, object.key, format::kS3PartBytes, s3::Upload::Parts::always_multipart,
-                                  format::kS3PartsInFlight);
+                   s3::Upload out(client, object.bucket, object.key);
                    writer->write(file, out, *file_content(w, file));
                    out.commit();
                  });

@@ -83,7 +83,7 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse u
   if (w.storage.storage_type == config::StorageType::s3) {
     // config::validate allows npz and npy only: what DLIO reads from S3.
     const std::string_view magic = w.dataset.format == Format::npz ? std::string_view("PK\x03\x04", 4) : std::string_view("\x93NUMPY", 6);
-    return loaded_once(std::make_unique<S3ObjectReader>(storage::s3::endpoint_of(w.storage.storage_options), magic, kS3PartBytes, kS3PartsInFlight));
+    return loaded_once(std::make_unique<S3ObjectReader>(storage::s3::endpoint_of(w.storage.storage_options), magic, storage::s3::kPartBytes, storage::s3::kPartsInFlight));
   }
   const std::size_t buffer = w.reader.python_buffer_size;
   switch (w.dataset.format) {

@@ -34,9 +34,5 @@ class S3ObjectReader final : public SampleReader {
   int parts_in_flight_;
 };
 
-// s3torchconnector's part size (8 MiB), for reads and writes, and the parts of one object the
-// CRT first lets in flight at once.
-inline constexpr std::size_t kS3PartBytes = 8u << 20;
-inline constexpr int kS3PartsInFlight = 8;
 
 }  // namespace trainio::format

@@ -17,14 +17,15 @@ struct RequestStats {
   std::array<std::uint64_t, kStatuses> by_status{};
   std::uint64_t retries = 0;  // tries beyond the first
   std::uint64_t bytes = 0;
-  Histogram first_byte_ns, total_ns;
+  Histogram first_byte_ns, total_ns;  // first_byte_ns: answered requests only
 
   void add(const storage::RequestEvent& e) {
     ++by_kind[static_cast<int>(e.kind)];
     ++by_status[e.status > 0 && e.status < kStatuses ? e.status : 0];
     retries += static_cast<std::uint64_t>(e.attempts > 1 ? e.attempts - 1 : 0);
     bytes += e.bytes;
-    first_byte_ns.record(static_cast<std::uint64_t>(e.first_byte_ns > 0 ? e.first_byte_ns : 0));
+    // A request that got no answer has no first byte: it counts in total_ns only.
+    if (e.status > 0) first_byte_ns.record(static_cast<std::uint64_t>(e.first_byte_ns > 0 ? e.first_byte_ns : 0));
     total_ns.record(static_cast<std::uint64_t>(e.total_ns > 0 ? e.total_ns : 0));
   }
   void merge(const RequestStats& o) {

@@ -1,6 +1,7 @@
 #include "report/summary_json.hpp"
 
 #include <optional>
+#include <ranges>
 
 #include <nlohmann/json.hpp>
 
@@ -115,8 +116,7 @@ void stream_list(JsonStream& out, std::string_view name, const Items& items, Val
 // DLIO's keys, in DLIO's order. Per-host lists stream one host at a time.
 void dlio_part(JsonStream& out, const config::Workload& w, const plan::DatasetLayout& layout,
                const metrics::RunSummary& run, const RunContext& context, const json& metric) {
-  std::vector<std::size_t> hosts(context.hosts.size());
-  for (std::size_t h = 0; h < hosts.size(); ++h) hosts[h] = h;
+  const auto hosts = std::views::iota(std::size_t{0}, context.hosts.size());
   out.field("start", run.start);
   out.field("num_accelerators", run.ranks);
   out.field("num_hosts", run.hosts);
@@ -154,9 +154,7 @@ void context_part(JsonStream& out, const metrics::RunSummary& run, const RunCont
   out.field("launcher", launcher_json(context.launcher));
   out.field("command_line", context.command_line);
   out.field("ranks", context.ranks);
-  std::vector<std::size_t> hosts(context.hosts.size());
-  for (std::size_t h = 0; h < hosts.size(); ++h) hosts[h] = h;
-  stream_list(out, "hosts", hosts, [&](std::size_t h) {
+  stream_list(out, "hosts", std::views::iota(std::size_t{0}, context.hosts.size()), [&](std::size_t h) {
     const auto& host = context.hosts[h];
     return json{{"hostname", host.hostname}, {"ranks", context.ranks_per_host[h]}, {"cpu_count", host.cpu_count},
                 {"cpu_model", host.cpu_model}, {"memory_bytes", host.memory_bytes}, {"kernel", host.kernel},

@@ -42,7 +42,6 @@ class NewFile final : public NewObject {
   const std::string& local_path() const override { return writing_; }
   // The open handle, for writers that need more than write_at (O_DIRECT's unaligned tail, fsync).
   File& file() { return file_; }
-  const std::string& final_path() const { return path_; }
 
  private:
   std::string path_, writing_;

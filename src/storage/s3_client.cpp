@@ -49,6 +49,10 @@ struct Client::Call {
   // Sent with the body: a single read callback position, rewound on retries.
   std::size_t sent = 0;
   std::uint64_t offset = 0;  // where a ranged GET or a part begins in the object
+  std::uint64_t length = 0;  // the bytes it asks for or sends (0: the whole object)
+  // Set when the request is first sent: its object's identity and Darshan's access pattern.
+  std::uint64_t file = 0;
+  bool data = false, sequential = false, consecutive = false;
 };
 
 struct Client::Answer {
@@ -255,6 +259,26 @@ Op storage_op(Request r) {
 
 }  // namespace
 
+void Client::mark_access(Call& call) {
+  const std::string uri = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
+  call.file = path_hash(uri);
+  call.data = call.key != nullptr && is_data_file(uri);
+  // Darshan's pattern as storage::File keeps it per open file, with a request to another object
+  // standing for an open: a transfer that starts beyond where the last one on this object ended
+  // is sequential; exactly there, consecutive. Judged in the order the requests are sent.
+  if (call.file != access_file_) {
+    access_file_ = call.file;
+    last_byte_read_ = last_byte_written_ = 0;
+  }
+  const Op op = storage_op(call.kind);
+  if (!moves_data(op)) return;
+  std::uint64_t& last = op == Op::write ? last_byte_written_ : last_byte_read_;
+  call.sequential = call.offset > last;
+  call.consecutive = call.offset == last + 1;
+  const std::uint64_t bytes = !call.body.empty() ? call.body.size() : call.length ? call.length : call.dest.size();
+  if (bytes > 0) last = call.offset + bytes - 1;
+}
+
 void Client::report_as_storage_call(const Call& call, const RequestRecord& record) const {
   IoObserver* observer = thread_observer();
   if (!observer) return;
@@ -263,13 +287,14 @@ void Client::report_as_storage_call(const Call& call, const RequestRecord& recor
   e.start_ns = record.start_ns;
   e.ns = record.total_ns;
   e.remote = true;
-  const std::string uri = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
-  e.file = path_hash(uri);
-  e.data = call.key != nullptr && is_data_file(uri);
+  e.file = call.file;
+  e.data = call.data;
   if (moves_data(e.op)) {
     e.bytes = record.bytes;
     e.offset = call.offset;
     e.has_offset = true;
+    e.sequential = call.sequential;
+    e.consecutive = call.consecutive;
   }
   observer->on_op(e);
 }
@@ -278,6 +303,7 @@ Client::Answer Client::perform(Call& call) {
   Transfer t;
   t.record.kind = call.kind;
   t.record.start_ns = util::now_ns();
+  mark_access(call);
   for (int n = 1;; ++n) {
     t.record.attempts = n;
     setup(handle(curl_), call, t);
@@ -353,20 +379,10 @@ std::uint64_t Client::get(const std::string& bucket, const std::string& key, std
     call.headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + length - 1));
     dest = dest.first(std::min<std::size_t>(dest.size(), length));
     call.offset = offset;
+    call.length = length;
   }
   call.dest = dest;
   return perform(call).received;
-}
-
-Client::Part Client::get_part(const std::string& bucket, const std::string& key, std::span<char> dest,
-                              std::uint64_t offset) {
-  Call call(Request::get, "GET", bucket, &key);
-  call.headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + dest.size() - 1));
-  call.dest = dest;
-  call.offset = offset;
-  const Answer a = perform(call);
-  // A server that ignores the range answers 200 with the whole object, which then had to fit.
-  return {a.received, a.status == 206 ? a.object_size : a.received};
 }
 
 Client::Lane& Client::free_lane(std::size_t lanes, const std::function<void(Lane&)>& done) {
@@ -384,6 +400,7 @@ void Client::start(Lane& lane, std::unique_ptr<Call> call, int attempts) {
   if (!multi_ && !(multi_ = curl_multi_init())) throw internal_error("curl_multi_init failed");
   if (call) lane.call = std::move(call);
   if (attempts == 1) {
+    mark_access(*lane.call);
     lane.t.record = RequestRecord();
     lane.t.record.kind = lane.call->kind;
     lane.t.record.start_ns = util::now_ns();
@@ -444,6 +461,7 @@ std::uint64_t Client::read_object(const std::string& bucket, const std::string& 
     auto call = std::make_unique<Call>(Request::get, "GET", bucket, &key);
     call->headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + size - 1));
     call->offset = offset;
+    call->length = size;
     call->discard = true;
     return call;
   };
@@ -465,12 +483,14 @@ std::uint64_t Client::read_object(const std::string& bucket, const std::string& 
 }
 
 void Client::upload_part_async(const std::string& bucket, const std::string& key, const std::string& upload, int part,
-                               std::span<const char> body, int in_flight, std::vector<std::pair<int, std::string>>& etags) {
+                               std::span<const char> body, std::uint64_t offset, int in_flight,
+                               std::vector<std::pair<int, std::string>>& etags) {
   const auto collect = [&](Lane& lane) { etags.emplace_back(lane.call->part, lane.t.answer.etag); };
   try {
     auto call = std::make_unique<Call>(Request::upload_part, "PUT", bucket, &key);
     call->query = {{"partNumber", std::to_string(part)}, {"uploadId", upload}};
     call->body = body;
+    call->offset = offset;
     call->part = part;
     start(free_lane(static_cast<std::size_t>(in_flight), collect), std::move(call), 1);
   } catch (...) {
@@ -509,10 +529,11 @@ std::string Client::create_upload(const std::string& bucket, const std::string& 
 }
 
 std::string Client::upload_part(const std::string& bucket, const std::string& key, const std::string& upload, int part,
-                                std::span<const char> body) {
+                                std::span<const char> body, std::uint64_t offset) {
   Call call(Request::upload_part, "PUT", bucket, &key);
   call.query = {{"partNumber", std::to_string(part)}, {"uploadId", upload}};
   call.body = body;
+  call.offset = offset;
   return perform(call).etag;
 }
 

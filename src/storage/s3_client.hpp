@@ -21,6 +21,11 @@
 
 namespace trainio::storage::s3 {
 
+// s3torchconnector's part size (the CRT's), for reads and writes, and the parts of one object the
+// CRT first lets in flight at once.
+inline constexpr std::size_t kPartBytes = 8u << 20;
+inline constexpr int kPartsInFlight = 8;
+
 struct Endpoint {
   std::string url = "http://127.0.0.1:9000";  // scheme://host[:port], storage_options.endpoint_url
   std::string region = "us-east-1";
@@ -59,12 +64,6 @@ class Client {
   // fit in `dest`). Returns the bytes received.
   std::uint64_t get(const std::string& bucket, const std::string& key, std::span<char> dest, std::uint64_t offset = 0,
                     std::uint64_t length = 0);
-  // A ranged GET of up to `dest.size()` bytes at `offset`; returns the bytes received and the
-  // object's size (from Content-Range), as the first part of a whole-object read learns it.
-  struct Part {
-    std::uint64_t received = 0, object_size = 0;
-  };
-  Part get_part(const std::string& bucket, const std::string& key, std::span<char> dest, std::uint64_t offset);
   // A whole-object read as the CRT makes one (s3torchconnector's get_object().read()): a first
   // ranged GET of `part_bytes` that learns the object's size, then ranged GETs of the remaining
   // parts, up to `in_flight` at once on as many kept connections. The object's first
@@ -78,7 +77,8 @@ class Client {
   // waits for one when that many are. One object's upload at a time per client. `body` must stay valid until its part's ETag comes back in
   // `etags` (part number, ETag), here or from wait_parts().
   void upload_part_async(const std::string& bucket, const std::string& key, const std::string& upload, int part,
-                         std::span<const char> body, int in_flight, std::vector<std::pair<int, std::string>>& etags);
+                         std::span<const char> body, std::uint64_t offset, int in_flight,
+                         std::vector<std::pair<int, std::string>>& etags);
   void wait_parts(std::vector<std::pair<int, std::string>>& etags);
   // Drops every request in flight without waiting for its answer (an upload given up).
   void cancel_in_flight() { abandon_all(); }
@@ -86,7 +86,7 @@ class Client {
   std::string create_upload(const std::string& bucket, const std::string& key);
   // Returns the part's ETag.
   std::string upload_part(const std::string& bucket, const std::string& key, const std::string& upload,
-                          int part, std::span<const char> body);
+                          int part, std::span<const char> body, std::uint64_t offset);
   void complete_upload(const std::string& bucket, const std::string& key, const std::string& upload,
                        const std::vector<std::string>& etags);
   void abort_upload(const std::string& bucket, const std::string& key, const std::string& upload);
@@ -106,6 +106,7 @@ class Client {
   static void back_off(int tries);
   // Records a finished request (observer, storage call) and throws the error its answer means.
   Answer settle(Call& call, Transfer& t);
+  void mark_access(Call& call);
   void report_as_storage_call(const Call& call, const RequestRecord& record) const;
   std::string url_of(const std::string& bucket, const std::string& key, std::string& path) const;
 
@@ -125,6 +126,7 @@ class Client {
   void abandon_all();  // after an error: no handle stays in flight
 
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::uint64_t access_file_ = 0, last_byte_read_ = 0, last_byte_written_ = 0;  // for mark_access
   void* multi_ = nullptr;
 };
 

@@ -65,7 +65,7 @@ void Upload::send_pending() {
   body.swap(pending_);  // the part's bytes stay here until its answer; pending_ takes a free buffer
   pending_start_ += body.size();
   pending_.clear();
-  client_.upload_part_async(bucket_, key_, upload_, part, body, parts_in_flight_, etags_);
+  client_.upload_part_async(bucket_, key_, upload_, part, body, pending_start_ - body.size(), parts_in_flight_, etags_);
   ++parts_sent_;
   collect_finished();
 }
@@ -84,7 +84,7 @@ void Upload::commit() {
     if (!pending_.empty()) send_pending();
     client_.wait_parts(etags_);
     collect_finished();
-    etags_.emplace_back(1, client_.upload_part(bucket_, key_, upload_, 1, first_));
+    etags_.emplace_back(1, client_.upload_part(bucket_, key_, upload_, 1, first_, 0));
     ++parts_sent_;
     std::sort(etags_.begin(), etags_.end());
     std::vector<std::string> etags;

@@ -23,15 +23,14 @@
 
 namespace trainio::storage::s3 {
 
-// S3's smallest part (but the last) is 5 MiB; s3torchconnector writes 8 MiB parts.
+// S3's smallest part (but the last).
 inline constexpr std::size_t kMinPartBytes = 5u << 20;
-inline constexpr std::size_t kDefaultPartBytes = 8u << 20;
 
 class Upload final : public NewObject {
  public:
   enum class Parts { always_multipart, put_when_small };
-  Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes = kDefaultPartBytes,
-         Parts parts = Parts::always_multipart, int parts_in_flight = 1);
+  Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes = kPartBytes,
+         Parts parts = Parts::always_multipart, int parts_in_flight = kPartsInFlight);
   ~Upload() override;
   Upload(const Upload&) = delete;
   Upload& operator=(const Upload&) = delete;

@@ -232,6 +232,29 @@ train:
                 env={"AWS_CA_BUNDLE": os.environ["TRAINIO_S3_TLS_CA"]})
         self.assertEqual(self.summary("out")["trainio"]["generate"]["files_written"], 10)
 
+    def test_an_object_replaced_cut_or_deleted_after_generation_fails_the_run_naming_it(self):
+        prefix = self.prefix()
+        self.ok("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=True", "workflow.train=False",
+                "--output", "gen")
+        victim = f"{prefix}/train/img_0_of_8.npz"
+        original = client().get_object(Bucket=BUCKET, Key=victim)["Body"].read()
+        cases = [("cut short", original[: len(original) // 4], "fewer than its"),
+                 ("another format's bytes", b"\x93NUMPY" + original[6:], "does not begin as"),
+                 ("deleted", None, "NoSuchKey")]
+        for name, body, what in cases:
+            with self.subTest(name):
+                if body is None:
+                    client().delete_object(Bucket=BUCKET, Key=victim)
+                else:
+                    client().put_object(Bucket=BUCKET, Key=victim, Body=body)
+                r = self.run_trainio("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=False",
+                                     "--output", "x")
+                self.assertEqual(r.code, 1, r)
+                self.assertIn(victim, r.err)
+                self.assertIn(what, r.err)
+                self.assertIn("fix: ", r.err)
+                self.assertFalse(os.path.exists(self.path("x", "summary.json")))
+
     def test_missing_credentials_and_dlio_s3_rules_are_config_errors(self):
         no_key = [a for a in s3_args(self.prefix()) if "access_key_id" not in a]
         env = {k: "" for k in ("AWS_ACCESS_KEY_ID",)}
@@ -242,6 +265,16 @@ train:
                              "framework=tensorflow", "reader.data_loader=tensorflow", "--output", "x")
         self.assertEqual(r.code, 2, r)
         self.assertIn("DLIO reads only npz and npy", r.err)
+        for override, what in [("storage.storage_options.endpoint_url=127.0.0.1:9000", "has no scheme"),
+                               ("storage.storage_type=local_fs", "storage.storage_type is not s3"),
+                               ("checkpoint.odirect=True", "checkpoint.odirect writes files")]:
+            with self.subTest(override):
+                args = s3_args(self.prefix()) + ["workflow.checkpoint=True", f"checkpoint.checkpoint_folder=s3://{BUCKET}/ck"]
+                if override.startswith("storage.storage_type"):
+                    args = [a for a in args if not a.startswith(("storage.storage_type", "dataset.data_folder"))]
+                r = self.run_trainio("run", "default", *args, *SMALL, override, "--output", "x")
+                self.assertEqual(r.code, 2, r)
+                self.assertIn(what, r.err)
 
 
 if __name__ == "__main__":

@@ -160,11 +160,17 @@ TEST_CASE("S3: a whole-object read is a first ranged GET, then the other parts s
     const int overlapping = overlapping_pairs({requests.seen.begin() + 1, requests.seen.end()});
     if (in_flight == 1) CHECK(overlapping == 0);
     else CHECK(overlapping > 0);
-    // Each part is also a read at its offset.
+    // Each part is also a read at its offset, Darshan's pattern judged in the order they were
+    // sent: the first opens the object, each one after starts where the one before ended.
     std::vector<std::uint64_t> offsets;
-    for (const auto& c : requests.calls) offsets.push_back(c.offset);
+    int consecutive = 0;
+    for (const auto& c : requests.calls) {
+      offsets.push_back(c.offset);
+      consecutive += c.consecutive && c.sequential;
+    }
     std::sort(offsets.begin(), offsets.end());
     CHECK(offsets == std::vector<std::uint64_t>{0, part, 2 * part, 3 * part, 4 * part, 5 * part});
+    CHECK(consecutive == 5);
   }
 }
 
@@ -194,11 +200,11 @@ TEST_CASE("S3: a small new object can be one PUT at commit, invisible before it 
   const std::vector<char> bytes = pattern(10'000, 2);
   const auto one_put = s3::Upload::Parts::put_when_small;
   {
-    s3::Upload out(client, bucket, key("dropped.npz"), s3::kDefaultPartBytes, one_put);
+    s3::Upload out(client, bucket, key("dropped.npz"), s3::kPartBytes, one_put);
     out.write_at(bytes.data(), bytes.size(), 0);
   }
   CHECK_FALSE(client.size_of(bucket, key("dropped.npz")));
-  s3::Upload out(client, bucket, key("small.npz"), s3::kDefaultPartBytes, one_put);
+  s3::Upload out(client, bucket, key("small.npz"), s3::kPartBytes, one_put);
   out.write_at(bytes.data() + 100, bytes.size() - 100, 100);
   out.write_at(bytes.data(), 100, 0);  // a header patched last
   CHECK_FALSE(client.size_of(bucket, key("small.npz")));
@@ -212,7 +218,7 @@ TEST_CASE("S3: a large new object is a multipart upload, whole under its key onl
   const std::string bucket = env("TRAINIO_S3_BUCKET");
   const std::size_t part = s3::kMinPartBytes;
   const std::vector<char> bytes = pattern(2 * part + 12'345, 3);
-  s3::Upload out(client, bucket, key("multipart.bin"), part);
+  s3::Upload out(client, bucket, key("multipart.bin"), part, s3::Upload::Parts::always_multipart, 1);
   for (std::size_t at = 64; at < bytes.size(); at += 1'000'000)
     out.write_at(bytes.data() + at, std::min<std::size_t>(1'000'000, bytes.size() - at), at);
   out.write_at(bytes.data(), 64, 0);  // the header, known last
@@ -256,6 +262,12 @@ TEST_CASE("S3: an upload's parts go out several at a time, and the object is who
     for (const auto& r : requests.seen)
       if (r.kind == s3::Request::upload_part) parts.push_back(r);
     REQUIRE(parts.size() == 6);
+    // Each part is a write at its own offset (part 1, kept for the header, last of all).
+    std::vector<std::uint64_t> offsets;
+    for (const auto& c : requests.calls)
+      if (c.op == storage::Op::write) offsets.push_back(c.offset);
+    std::sort(offsets.begin(), offsets.end());
+    CHECK(offsets == std::vector<std::uint64_t>{0, part, 2 * part, 3 * part, 4 * part, 5 * part});
     const int overlapping = overlapping_pairs(parts);
     if (in_flight == 1) CHECK(overlapping == 0);
     else CHECK(overlapping > 0);
