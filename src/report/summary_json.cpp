@@ -1,7 +1,7 @@
 #include "report/summary_json.hpp"
 
+#include <numeric>
 #include <optional>
-#include <ranges>
 
 #include <nlohmann/json.hpp>
 
@@ -104,6 +104,14 @@ Figures figures(const config::Workload& w, const plan::DatasetLayout& layout, co
   return f;
 }
 
+// 0, 1, ... for each host of the run: per-host lists stream by index. (Not std::views::iota:
+// clang 14, which builds the sanitizer copies, cannot compile libstdc++ 12's.)
+std::vector<std::size_t> host_indices(const RunContext& context) {
+  std::vector<std::size_t> hosts(context.hosts.size());
+  std::iota(hosts.begin(), hosts.end(), std::size_t{0});
+  return hosts;
+}
+
 // A list of one value per element of `items`, streamed one at a time.
 template <typename Items, typename Value>
 void stream_list(JsonStream& out, std::string_view name, const Items& items, Value&& value) {
@@ -116,7 +124,7 @@ void stream_list(JsonStream& out, std::string_view name, const Items& items, Val
 // DLIO's keys, in DLIO's order. Per-host lists stream one host at a time.
 void dlio_part(JsonStream& out, const config::Workload& w, const plan::DatasetLayout& layout,
                const metrics::RunSummary& run, const RunContext& context, const json& metric) {
-  const auto hosts = std::views::iota(std::size_t{0}, context.hosts.size());
+  const std::vector<std::size_t> hosts = host_indices(context);
   out.field("start", run.start);
   out.field("num_accelerators", run.ranks);
   out.field("num_hosts", run.hosts);
@@ -154,7 +162,7 @@ void context_part(JsonStream& out, const metrics::RunSummary& run, const RunCont
   out.field("launcher", launcher_json(context.launcher));
   out.field("command_line", context.command_line);
   out.field("ranks", context.ranks);
-  stream_list(out, "hosts", std::views::iota(std::size_t{0}, context.hosts.size()), [&](std::size_t h) {
+  stream_list(out, "hosts", host_indices(context), [&](std::size_t h) {
     const auto& host = context.hosts[h];
     return json{{"hostname", host.hostname}, {"ranks", context.ranks_per_host[h]}, {"cpu_count", host.cpu_count},
                 {"cpu_model", host.cpu_model}, {"memory_bytes", host.memory_bytes}, {"kernel", host.kernel},
