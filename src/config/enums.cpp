@@ -29,7 +29,7 @@ TRAINIO_ENUM_TABLE(DataLoader, {"tensorflow", DataLoader::tensorflow},
                    {"dlio_tensorflow", DataLoader::tensorflow, true})
 
 TRAINIO_ENUM_TABLE(Shuffle, {"off", Shuffle::off}, {"seed", Shuffle::seed},
-                   {"random", Shuffle::random},
+                   {"random", Shuffle::random}, {"cache_aware", Shuffle::cache_aware},
                    // YAML 1.1 reads an unquoted `off` as the boolean false.
                    {"false", Shuffle::off, true}, {"False", Shuffle::off, true})
 
@@ -71,6 +71,15 @@ TRAINIO_ENUM_TABLE(Access, {"framework", Access::framework}, {"sample", Access::
 TRAINIO_ENUM_TABLE(ShuffleScope, {"global", ShuffleScope::global}, {"local", ShuffleScope::local})
 TRAINIO_ENUM_TABLE(IoEngine, {"posix", IoEngine::posix}, {"mmap", IoEngine::mmap}, {"io_uring", IoEngine::io_uring})
 TRAINIO_ENUM_TABLE(Evict, {"none", Evict::none}, {"fadvise", Evict::fadvise}, {"drop_caches", Evict::drop_caches})
+
+TRAINIO_ENUM_TABLE(CacheTier, {"none", CacheTier::none}, {"local_ssd", CacheTier::local_ssd},
+                   {"memory", CacheTier::memory})
+
+TRAINIO_ENUM_TABLE(CachePolicy, {"lru", CachePolicy::lru}, {"fifo", CachePolicy::fifo},
+                   {"static", CachePolicy::fill_once})
+
+TRAINIO_ENUM_TABLE(CacheStaging, {"on_demand", CacheStaging::on_demand},
+                   {"before_first_epoch", CacheStaging::before_first_epoch})
 
 #undef TRAINIO_ENUM_TABLE
 

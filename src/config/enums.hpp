@@ -13,7 +13,8 @@ enum class Format {
   tfrecord, hdf5, csv, npz, npy, jpeg, png, indexed_binary, mmap_indexed_binary, synthetic, tar,
 };
 enum class DataLoader { tensorflow, pytorch, dali, native_dali, synthetic };
-enum class Shuffle { off, seed, random };
+// cache_aware (trainio): seeded, then each rank's order prefers what its node's cache tier holds.
+enum class Shuffle { off, seed, random, cache_aware };
 enum class ReadType { on_demand, memory };
 enum class Compression { none, gzip, lzf, bz2, zip, xz };
 enum class StorageType { local_fs, parallel_fs, s3 };
@@ -27,6 +28,10 @@ enum class Access { framework, sample };
 enum class ShuffleScope { global, local };
 enum class IoEngine { posix, mmap, io_uring };
 enum class Evict { none, fadvise, drop_caches };
+// trainio's cache tiers (docs/caching.md)
+enum class CacheTier { none, local_ssd, memory };
+enum class CachePolicy { lru, fifo, fill_once };  // fill_once is spelled "static"
+enum class CacheStaging { on_demand, before_first_epoch };
 
 // Name <-> value tables. Aliases (older DLIO spellings such as "dlio_npz") map to a value but are
 // never printed.

@@ -167,8 +167,8 @@ std::vector<Entry> build() {
   t.push_back(key("reader.read_threads", FIELD(reader.read_threads), integer(0, 1024), active, "reader threads: pytorch workers, tensorflow interleave slots, dali workers; 0 reads in the training thread (tensorflow: 1)"));
   t.push_back(key("reader.computation_threads", FIELD(reader.computation_threads), integer(1, 1024), active, "tensorflow map threads over TFRecord batches, spending preprocess_time per record"));
   t.push_back(key("reader.prefetch_size", FIELD(reader.prefetch_size), integer(0, 1 << 20), active, "batches ready ahead: pytorch prefetch_factor = ceil(prefetch_size / read_threads) per worker; tensorflow prefetch; dali queue depth (2 when 0)"));
-  t.push_back(key("reader.file_shuffle", FIELD(reader.file_shuffle), enumeration<Shuffle>(), active, "file order: off, seed (train.seed), random (fresh each run)"));
-  t.push_back(key("reader.sample_shuffle", FIELD(reader.sample_shuffle), enumeration<Shuffle>(), active, "sample order: off, seed, random"));
+  t.push_back(key("reader.file_shuffle", FIELD(reader.file_shuffle), enumeration<Shuffle>(), active, "file order: off, seed (train.seed), random (fresh each run), cache_aware (as sample_shuffle)"));
+  t.push_back(key("reader.sample_shuffle", FIELD(reader.sample_shuffle), enumeration<Shuffle>(), active, "sample order: off, seed, random, cache_aware (seed, then each rank reads what the cache tier holds first; trainio)"));
   t.push_back(key("reader.shuffle_size", FIELD(reader.shuffle_size), integer(1), active, "tensorflow shuffle buffer in records (TFRecord, with sample_shuffle on)"));
   t.push_back(key("reader.read_type", FIELD(reader.read_type), enumeration<ReadType>(), active, "on_demand opens and closes the file per sample; memory keeps what a reader thread opened (whole-file formats load once)"));
   t.push_back(key("reader.transfer_size", FIELD(reader.transfer_size), bytes(0), active, "read size of tensorflow's TFRecord reader (buffer_size); 0: 256 KiB, tensorflow's default"));
@@ -200,6 +200,13 @@ std::vector<Entry> build() {
   t.push_back(key("train.max_seconds", FIELD(train.max_seconds), number(0), active, "stop training after this many seconds, all ranks at the same step (0: no limit)", true));
   t.push_back(noted("train.epoch", ignored, "misspelling found in DLIO files; DLIO ignores it and runs 1 epoch", "train.epochs"));
   t.push_back(noted("train.total_eval_steps", ignored, "DLIO ignores it"));
+  // ---- cache (trainio) ----
+  t.push_back(key("cache.tier", FIELD(cache.tier), enumeration<CacheTier>(), active, "a cache in front of the dataset's storage: none, local_ssd (copies in a node-local folder), memory (node shared memory)", true));
+  t.push_back(key("cache.path", FIELD(cache.path), text(), active, "local_ssd: the node-local folder the tier's copies go under (a trainio-tier.<host> folder inside it)", true));
+  t.push_back(key("cache.capacity", FIELD(cache.capacity), bytes(0), active, "the tier's size per node, shared by the node's ranks (\"64GiB\"); files count in 4 KiB pages", true));
+  t.push_back(key("cache.policy", FIELD(cache.policy), enumeration<CachePolicy>(), active, "what leaves a full tier: lru (least recently read), fifo (first filled), static (fill once, never evict)", true));
+  t.push_back(key("cache.staging", FIELD(cache.staging), enumeration<CacheStaging>(), active, "on_demand: a file enters on its first read; before_first_epoch: the node's ranks fill the tier before training", true));
+  t.push_back(key("cache.keep_files", FIELD(cache.keep_files), boolean(), active, "local_ssd: leave the tier's copies after the run (the next run still starts empty)", true));
   // ---- evaluation ----
   t.push_back(time_key("evaluation.eval_time", FIELD(evaluation.eval_time), active, "emulated accelerator time per evaluation step"));
   t.push_back(stdev_key("evaluation.eval_time_stdev", FIELD(evaluation.eval_time), active, "spread of eval_time (normal distribution)"));
@@ -304,7 +311,7 @@ const std::vector<std::string>& section_paths() {
   static const std::vector<std::string> all = {
       "model",   "model.parallelism", "model.transformer", "workflow",  "storage", "storage.storage_options",
       "dataset", "dataset.hdf5",      "reader",            "train",     "evaluation",
-      "checkpoint", "output",         "output.metric",     "profiling", "metric"};
+      "checkpoint", "output",         "output.metric",     "profiling", "metric", "cache"};
   return all;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "config/sizes.hpp"
+#include "util/paths.hpp"
 #include "util/error.hpp"
 
 namespace trainio::config {
@@ -51,6 +52,43 @@ void validate_s3(const Workload& w, bool uses_data) {
           "checkpoint.odirect writes files, not S3 objects", "remove checkpoint.odirect with an s3:// checkpoint folder");
 }
 
+// The cache tiers' rules: what a tier needs, and the loaders and readers it can stand in front of.
+void validate_cache(const Workload& w) {
+  const auto& c = w.cache;
+  const auto& r = w.reader;
+  const bool aware = r.sample_shuffle == Shuffle::cache_aware || r.file_shuffle == Shuffle::cache_aware;
+  if (c.tier == CacheTier::none) {
+    require(!aware, "reader.sample_shuffle (or file_shuffle) 'cache_aware' prefers what a cache tier holds, but cache.tier is none",
+            "set cache.tier=local_ssd or memory with cache.capacity, or use sample_shuffle=seed");
+    return;
+  }
+  const std::string tier(to_string(c.tier));
+  require(c.capacity >= 4096, fmt::format("cache.tier is {}, but cache.capacity is {} bytes", tier, c.capacity),
+          "set cache.capacity to the tier's size per node, e.g. cache.capacity=64GiB (at least 4KiB)");
+  require(w.storage.storage_type != StorageType::s3, "cache tiers stand in front of file systems; S3 datasets are not cached yet",
+          "remove cache.tier, or use a dataset on a file system");
+  require(r.data_loader != DataLoader::tensorflow,
+          "cache tiers serve loaders that read samples by index (pytorch, dali, native_dali); the tensorflow loader streams files",
+          "use reader.data_loader=pytorch or dali with a cache tier, or remove cache.tier");
+  require(r.data_loader != DataLoader::synthetic && w.dataset.format != Format::synthetic,
+          "the synthetic loader and format read nothing for a cache tier to hold", "remove cache.tier");
+  require(r.read_type != ReadType::memory,
+          "reader.read_type 'memory' keeps every file a reader opened: a cache tier would have nothing to serve",
+          "use reader.read_type=on_demand with a cache tier");
+  if (c.tier == CacheTier::local_ssd) {
+    require(!c.path.empty(), "cache.tier is local_ssd, but cache.path is not set",
+            "set cache.path to a folder on the node-local SSD (trainio creates trainio-tier.<host> inside it)");
+    require(w.dataset.format != Format::indexed_binary && w.dataset.format != Format::mmap_indexed_binary,
+            fmt::format("dataset.format '{}' reads index files beside each data file; the local_ssd tier copies data files only",
+                        to_string(w.dataset.format)),
+            "use cache.tier=memory for indexed binary datasets");
+    require(!util::is_within(c.path, w.dataset.data_folder) && !util::is_within(w.dataset.data_folder, c.path),
+            fmt::format("cache.path '{}' and dataset.data_folder '{}' overlap: the tier's copies would mix with the dataset",
+                        c.path, w.dataset.data_folder),
+            "give cache.path a folder outside the data folder (and not one that contains it)");
+  }
+}
+
 void validate(Workload& w) {
   const auto& d = w.dataset;
   const auto& r = w.reader;
@@ -82,6 +120,7 @@ void validate(Workload& w) {
     require(dim > 0, "dataset.record_dims has a zero dimension", "every dimension must be at least 1");
   if (uses_data) check_sizes(d);  // sizes and counts that overflow
   if (w.storage.storage_type == StorageType::s3) validate_s3(w, uses_data);
+  if (w.workflow.train) validate_cache(w);
   require(!w.workflow.checkpoint || !w.checkpoint.checkpoint_folder.starts_with("s3://") ||
               w.storage.storage_type == StorageType::s3,
           fmt::format("checkpoint.checkpoint_folder '{}' is in S3, but storage.storage_type is not s3",

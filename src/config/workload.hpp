@@ -162,6 +162,16 @@ struct OutputSection {
   std::int64_t trace_every = 1;  // trainio extension: trace one storage call in this many
 };
 
+// trainio's cache tiers in front of the dataset's storage (docs/caching.md).
+struct CacheSection {
+  CacheTier tier = CacheTier::none;
+  std::string path;            // local_ssd: the node-local folder the tier's copies live under
+  std::uint64_t capacity = 0;  // bytes per node
+  CachePolicy policy = CachePolicy::lru;
+  CacheStaging staging = CacheStaging::on_demand;
+  bool keep_files = false;  // local_ssd: leave the copies after the run (a later run starts empty)
+};
+
 struct MetricSection {
   double au = 0.90;
 };
@@ -187,6 +197,7 @@ struct Workload {
   CheckpointSection checkpoint;
   OutputSection output;
   MetricSection metric;
+  CacheSection cache;
 
   // Provenance, reported with the results.
   std::vector<std::string> overrides;  // as given on the command line

@@ -7,8 +7,8 @@
 
 namespace trainio::engine {
 
-BatchReader::BatchReader(const plan::DatasetLayout& layout, std::unique_ptr<format::SampleReader> reader)
-    : layout_(layout), reader_(std::move(reader)) {
+BatchReader::BatchReader(const plan::DatasetLayout& layout, std::unique_ptr<format::SampleReader> reader, CacheTier* tier)
+    : layout_(layout), reader_(std::move(reader)), tier_(tier ? std::make_unique<TierReader>(*tier) : nullptr) {
   path_.reserve(layout.root().size() + 256);
 }
 
@@ -43,14 +43,14 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
     paths_.resize(end - first);
     requests_.resize(end - first);
     for (std::uint64_t slot = first; slot < end; ++slot) {
-      const plan::SampleRef ref = work.plan->sample(step, slot);
+      const plan::SampleRef ref = work.sample(step, slot);
       std::string& path = paths_[slot - first];
       layout_.path_into(work.split, ref.file, path);
       requests_[slot - first] = {&path, layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(), ref.sample,
                                  layout_.file_key(work.split, ref.file)};
     }
     const std::int64_t t0 = util::now_ns();
-    out.bytes = reader_->read_batch(requests_);
+    out.bytes = tier_ ? read_batch_through_tier(requests_) : reader_->read_batch(requests_);
     const std::int64_t t1 = util::now_ns();
     for (std::uint64_t slot = first; slot < end; ++slot) sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
     out.samples = end - first;
@@ -61,12 +61,12 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
     }
   } else {
     for (std::uint64_t slot = first; slot < end; ++slot) {
-      const plan::SampleRef ref = work.plan->sample(step, slot);
+      const plan::SampleRef ref = work.sample(step, slot);
       layout_.path_into(work.split, ref.file, path_);
       const format::SampleRequest request{&path_, layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(),
                                          ref.sample, layout_.file_key(work.split, ref.file)};
       const std::int64_t t0 = util::now_ns();
-      out.bytes += reader_->read(request);
+      out.bytes += tier_ ? read_through_tier(request) : reader_->read(request);
       const std::int64_t t1 = util::now_ns();
       sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
       ++out.samples;
@@ -78,7 +78,62 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
   return out;
 }
 
+std::uint64_t BatchReader::read_through_tier(const format::SampleRequest& request) {
+  const TierReader::Route route = tier_->route(request);
+  std::uint64_t bytes = route.bytes;
+  if (route.source == TierReader::Route::Source::copy) {
+    const storage::ScopedObserver observe(&tier_->tier_io());
+    format::SampleRequest local = request;
+    local.path = &tier_->copy_path();
+    bytes = reader_->read(local);
+  } else if (route.source == TierReader::Route::Source::backing) {
+    const storage::ScopedObserver observe(&tier_->backing_io());
+    bytes = reader_->read(request);
+  }
+  tier_->count(route, bytes);
+  return bytes;
+}
+
+std::uint64_t BatchReader::read_batch_through_tier(std::span<format::SampleRequest> batch) {
+  struct Unpin {  // the batch's files stay pinned until it is read, or fails
+    std::vector<TierReader::Route>& routes;
+    ~Unpin() { routes.clear(); }
+  } unpin{routes_};
+  copies_.clear();
+  past_.clear();
+  copy_paths_.resize(batch.size());
+  std::uint64_t bytes = 0, copy_bytes = 0, past_bytes = 0;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    routes_.push_back(tier_->route(batch[i]));
+    const TierReader::Route& route = routes_.back();
+    if (route.source == TierReader::Route::Source::memory) {
+      bytes += route.bytes;
+      tier_->count(route, route.bytes);
+    } else if (route.source == TierReader::Route::Source::copy) {
+      copy_paths_[i] = tier_->copy_path();
+      copies_.push_back(batch[i]);
+      copies_.back().path = &copy_paths_[i];
+    } else {
+      past_.push_back(batch[i]);
+    }
+  }
+  if (!copies_.empty()) {
+    const storage::ScopedObserver observe(&tier_->tier_io());
+    copy_bytes = reader_->read_batch(copies_);
+  }
+  if (!past_.empty()) {
+    const storage::ScopedObserver observe(&tier_->backing_io());
+    past_bytes = reader_->read_batch(past_);
+  }
+  // The batch's reads overlap: their bytes are shared out evenly over each kind's samples.
+  for (const auto& route : routes_)
+    if (route.source == TierReader::Route::Source::copy) tier_->count(route, copy_bytes / copies_.size());
+    else if (route.source == TierReader::Route::Source::backing) tier_->count(route, past_bytes / past_.size());
+  return bytes + copy_bytes + past_bytes;
+}
+
 void BatchReader::collect(metrics::ReadPhase& phase) {
+  if (tier_) tier_->collect(phase.tier, phase.io);
   phase.io.merge(io_);
   phase.sample_ns.merge(sample_ns_);
   phase.samples += samples_;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cache_tier.hpp"
 #include "engine/loader.hpp"
 #include "format/format.hpp"
 #include "metrics/histogram.hpp"
@@ -15,19 +16,28 @@ namespace trainio::engine {
 
 class BatchReader {
  public:
-  BatchReader(const plan::DatasetLayout& layout, std::unique_ptr<format::SampleReader> reader);
+  // `tier`: the node's cache tier, or null.
+  BatchReader(const plan::DatasetLayout& layout, std::unique_ptr<format::SampleReader> reader, CacheTier* tier = nullptr);
   // Reads slots [first, end) of the plan's step `step`; the whole batch by default.
   Batch read(const PhaseWork& work, std::uint64_t step, std::uint64_t first = 0, std::uint64_t end = ~0ULL);
   void collect(metrics::ReadPhase& phase);
 
  private:
   Batch read_samples(const PhaseWork& work, std::uint64_t step, std::uint64_t first, std::uint64_t end);
+  // One sample through the cache tier: from its memory, its local copy, or past it.
+  std::uint64_t read_through_tier(const format::SampleRequest& request);
+  // A batch through the cache tier: memory hits served, the rest read as two batches (copies, backing).
+  std::uint64_t read_batch_through_tier(std::span<format::SampleRequest> batch);
   const plan::DatasetLayout& layout_;
   std::unique_ptr<format::SampleReader> reader_;
   std::string path_;                    // reused: no allocation per sample
   std::vector<std::string> paths_;      // for readers that take whole batches
   std::vector<format::SampleRequest> requests_;
   metrics::IoRecorder io_;
+  std::unique_ptr<TierReader> tier_;
+  std::vector<TierReader::Route> routes_;      // a batch's routes, reused
+  std::vector<std::string> copy_paths_;        // a batch's local copies, reused
+  std::vector<format::SampleRequest> copies_, past_;
   metrics::Histogram sample_ns_;
   std::uint64_t samples_ = 0, bytes_ = 0;
 };

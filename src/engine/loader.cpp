@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/cache_aware_order.hpp"
 #include "engine/pipelined_loader.hpp"
 #include "engine/tensorflow_loader.hpp"
 
@@ -55,19 +56,23 @@ LoaderDesign dali(const config::Workload& w) {
 
 }  // namespace
 
-std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout) {
+plan::SampleRef PhaseWork::sample(std::uint64_t step, std::uint64_t slot) const {
+  return order != nullptr ? order->sample(step, slot) : plan->sample(step, slot);
+}
+
+std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout, CacheTier* tier) {
   switch (w.reader.data_loader) {
     case config::DataLoader::tensorflow:
       if (w.dataset.format == config::Format::tfrecord) return std::make_unique<TensorflowLoader>(w, layout);
-      return std::make_unique<PipelinedLoader>(w, layout, tensorflow_generator(w));
+      return std::make_unique<PipelinedLoader>(w, layout, tensorflow_generator(w), tier);
     case config::DataLoader::dali:
     case config::DataLoader::native_dali:
-      return std::make_unique<PipelinedLoader>(w, layout, dali(w));
+      return std::make_unique<PipelinedLoader>(w, layout, dali(w), tier);
     case config::DataLoader::pytorch:
     case config::DataLoader::synthetic:
       break;
   }
-  return std::make_unique<PipelinedLoader>(w, layout, pytorch(w, count(w.reader.read_threads)));
+  return std::make_unique<PipelinedLoader>(w, layout, pytorch(w, count(w.reader.read_threads)), tier);
 }
 
 }  // namespace trainio::engine

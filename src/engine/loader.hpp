@@ -15,6 +15,9 @@
 
 namespace trainio::engine {
 
+class CacheAwareOrder;
+class CacheTier;
+
 // The batches of one phase (a training epoch or an evaluation).
 struct PhaseWork {
   const plan::EpochPlan* plan = nullptr;
@@ -22,6 +25,10 @@ struct PhaseWork {
   plan::TimeDraws preprocess;  // per-sample CPU time in the reader thread
   std::uint64_t epoch = 1;     // for loaders that order files themselves (tensorflow)
   std::uint64_t run_seed = 0;
+  CacheAwareOrder* order = nullptr;  // sample_shuffle cache_aware: the order in place of the plan's
+
+  // The sample read at `step`, position `slot` of its batch.
+  plan::SampleRef sample(std::uint64_t step, std::uint64_t slot) const;
 };
 
 struct Batch {
@@ -42,7 +49,9 @@ class Loader {
   virtual void collect(metrics::ReadPhase& phase) = 0;
 };
 
-// The loader for the workload's reader.data_loader.
-std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout);
+// The loader for the workload's reader.data_loader; its reader threads read through `tier` when
+// the workload has one.
+std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout,
+                                    CacheTier* tier = nullptr);
 
 }  // namespace trainio::engine

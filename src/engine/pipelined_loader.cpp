@@ -4,12 +4,13 @@
 
 namespace trainio::engine {
 
-PipelinedLoader::PipelinedLoader(const config::Workload& w, const plan::DatasetLayout& layout, const LoaderDesign& design)
+PipelinedLoader::PipelinedLoader(const config::Workload& w, const plan::DatasetLayout& layout, const LoaderDesign& design,
+                                 CacheTier* tier)
     : design_(design),
       readers_([&] {
         std::vector<std::unique_ptr<BatchReader>> readers;
         for (std::size_t i = 0; i < std::max<std::size_t>(1, design.workers); ++i)
-          readers.push_back(std::make_unique<BatchReader>(layout, format::make_reader(w, design.use)));
+          readers.push_back(std::make_unique<BatchReader>(layout, format::make_reader(w, design.use), tier));
         return readers;
       }()),
       pipeline_(design.workers, design.window, design.assignment,

@@ -27,7 +27,8 @@ struct LoaderDesign {
 
 class PipelinedLoader final : public Loader {
  public:
-  PipelinedLoader(const config::Workload& w, const plan::DatasetLayout& layout, const LoaderDesign& design);
+  PipelinedLoader(const config::Workload& w, const plan::DatasetLayout& layout, const LoaderDesign& design,
+                  CacheTier* tier = nullptr);
 
   void start(const PhaseWork& work) override;
   Batch next() override;

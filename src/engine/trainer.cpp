@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/cache_aware_order.hpp"
 #include "engine/cache_control.hpp"
+#include "engine/cache_tier.hpp"
 #include "engine/checkpointer.hpp"
 #include "engine/loader.hpp"
 #include "engine/progress.hpp"
@@ -84,7 +86,7 @@ class FinishOnExit {
 
 bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spec, const config::Workload& w,
                const mpi::Comm& comm, std::int64_t deadline_ns, const std::string& device, metrics::StepLog& steps,
-               metrics::ReadPhase& out) {
+               CacheTier* tier, const plan::DatasetLayout& layout, metrics::ReadPhase& out) {
   const bool local = w.storage.storage_type != config::StorageType::s3;
   const auto before = StorageCounters::now(device, comm.node_rank() == 0, local);
   storage::begin_probe_phase();
@@ -94,7 +96,15 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   out.first_step = steps.size();
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                   static_cast<std::uint64_t>(w.output.exclude_end_steps));
-  together(comm, [&] { loader.start({&plan, spec.split, spec.preprocess, spec.epoch, spec.run_seed}); });
+  // sample_shuffle cache_aware: the rank's samples in an order that prefers what the tier holds.
+  std::unique_ptr<CacheAwareOrder> order;
+  if (tier != nullptr && (w.reader.sample_shuffle == config::Shuffle::cache_aware ||
+                          w.reader.file_shuffle == config::Shuffle::cache_aware))
+    order = std::make_unique<CacheAwareOrder>(
+        plan, layout, spec.split, tier->directory(),
+        CacheAwareOrder::window_for(spec.batch_size, static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.reader.prefetch_size) +
+                                                                                 std::max<std::int64_t>(1, w.reader.read_threads))));
+  together(comm, [&] { loader.start({&plan, spec.split, spec.preprocess, spec.epoch, spec.run_seed, order.get()}); });
   // Whatever ends the phase — an error in a step, a checkpoint that fails, a stop — the reader
   // threads stop before `plan` (the caller's) goes away: none may read it, or the storage, after.
   const FinishOnExit finish_on_exit(loader);
@@ -187,6 +197,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   progress.finish();
   loader.finish();
   loader.collect(out);
+  if (order) order->account(out.tier);
   out.end = util::wall_time_iso();
   metrics::trace::span(spec.split == plan::Split::train ? "train" : "eval", "epoch", phase_start, util::now_ns(),
                        fmt::format(R"("epoch":{})", spec.epoch));
@@ -210,8 +221,16 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
 
 void train(const config::Workload& w, const plan::DatasetLayout& layout, const plan::RunShape& shape,
            const mpi::Comm& comm, const TrainOptions& options, metrics::RankRecord& record) {
+  // The cache tier first (collective): the loader's reader threads read through it.
+  const std::unique_ptr<CacheTier> tier = CacheTier::make(w, layout, comm);
   std::unique_ptr<Loader> loader;
-  together(comm, [&] { loader = make_loader(w, layout); });
+  together(comm, [&] { loader = make_loader(w, layout, tier.get()); });
+  if (tier && w.cache.staging == config::CacheStaging::before_first_epoch) {
+    CacheTier::Staged staged = tier->stage(comm);
+    record.staging = staged.stats;
+    record.staging_io = std::move(staged.io);
+    record.staging_seconds = staged.seconds;
+  }
   const auto batch = static_cast<std::uint64_t>(w.reader.batch_size);
   const auto eval_batch = static_cast<std::uint64_t>(w.reader.batch_size_eval);
   const std::int64_t deadline =
@@ -257,7 +276,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           return true;
         }};
     evict_dataset(w, layout, comm, plan::Split::train);
-    record.stopped_by_time_limit = run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, er.train);
+    record.stopped_by_time_limit =
+        run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.train);
     if (checkpointer && !by_steps && !record.stopped_by_time_limit && epoch == next_epoch) {
       save(epoch, er.train.blocks.size());
       next_epoch += static_cast<std::uint64_t>(cw.epochs_between_checkpoints);
@@ -272,13 +292,16 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           metrics::BlockAccumulator::DlioFormula::eval, fmt::format("evaluation {}/{}", epoch, shape.epochs),
           options.progress, nullptr};
       evict_dataset(w, layout, comm, plan::Split::eval);
-      record.stopped_by_time_limit = run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, *record.steps, er.eval);
+      record.stopped_by_time_limit =
+          run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.eval);
       er.evaluated = true;
     }
     er.end = util::wall_time_iso();
     record.epochs.push_back(std::move(er));
     if (options.on_epoch) options.on_epoch(record.epochs.back());
   }
+  loader.reset();  // its reader threads hold the tier's files
+  if (tier) tier->close(comm);
 }
 
 }  // namespace trainio::engine

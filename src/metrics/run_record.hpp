@@ -13,6 +13,7 @@
 #include "metrics/histogram.hpp"
 #include "metrics/io_recorder.hpp"
 #include "metrics/step_log.hpp"
+#include "metrics/tier_stats.hpp"
 
 namespace trainio::metrics {
 
@@ -37,6 +38,7 @@ struct ReadPhase {
   Histogram barrier_ns;      // per step: waiting for the other ranks after compute
   Histogram sample_ns;       // per sample: time to read it (reader threads)
   IoRecorder io;             // every storage call of the phase
+  TierStats tier;            // what the cache tier did (cache.tier set)
   std::uint64_t samples = 0; // samples read
   std::uint64_t sample_bytes = 0;  // bytes of sample data delivered to the application
   // The storage side, where Linux tells: bytes this process made the kernel fetch from storage
@@ -95,6 +97,10 @@ struct RankRecord {
   std::shared_ptr<StepLog> steps = std::make_shared<MemoryStepLog>();
   bool stopped_by_time_limit = false;  // train.max_seconds ended the run
   GenerateRecord generate;
+  // cache.staging before_first_epoch: what this rank copied into the tier, and how long it took.
+  TierStats staging;
+  double staging_seconds = 0;
+  IoRecorder staging_io;
   std::vector<EpochRecord> epochs;
   std::vector<CheckpointRecord> checkpoints;  // in the order they happened
 };

@@ -111,6 +111,17 @@ IoRecorder reduce(const IoRecorder& io, const mpi::Comm& comm) {
   return out;
 }
 
+TierStats reduce(const TierStats& t, const mpi::Comm& comm) {
+  TierStats out;
+  std::vector<std::uint64_t> mine;
+  for (std::uint64_t* c : const_cast<TierStats&>(t).counters()) mine.push_back(*c);
+  const auto sums = comm.sum(mine);
+  auto counters = out.counters();
+  for (std::size_t i = 0; i < counters.size(); ++i) *counters[i] = sums[i];
+  out.backing_cache = reduce(t.backing_cache, comm);
+  return out;
+}
+
 void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) {
   constexpr std::size_t kFields = 8;
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // a figure without a value
@@ -181,6 +192,8 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
   s.compute_ns = reduce(p.compute_ns, comm);
   s.barrier_ns = reduce(p.barrier_ns, comm);
   s.io = reduce(p.io, comm);
+  s.tier = reduce(p.tier, comm);
+  s.tiered = s.tier.hit_samples + s.tier.miss_samples > 0;
   straggler_view(p, comm, s);
   return s;
 }
@@ -207,6 +220,9 @@ RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm) {
     out.generate.io = reduce(g.io, comm);
     out.io.merge(out.generate.io);
   }
+  out.staging = reduce(mine.staging, comm);
+  out.staging_seconds = comm.max(mine.staging_seconds);
+  out.io.merge(reduce(mine.staging_io, comm));
   for (const EpochRecord& e : mine.epochs) {
     out.epochs.push_back(summarize_epoch(e, comm));
     out.io.merge(out.epochs.back().train.io);

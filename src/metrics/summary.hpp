@@ -48,6 +48,8 @@ struct PhaseSummary {
   bool degenerate = false;            // some rank had too few steps for the exclusions
   Histogram wait_ns, sample_ns, compute_ns, barrier_ns;
   IoRecorder io;
+  bool tiered = false;  // a cache tier served the phase
+  TierStats tier;       // all ranks
   // Stragglers: every rank's figures; the slowest and fastest; the aggregate read bandwidth when
   // the first rank was done (ranks assumed to progress evenly) and when the last was (elbencho's
   // first-done and last-done figures).
@@ -99,6 +101,10 @@ struct RunSummary {
   int hosts = 1;
   std::string start, end;
   GenerateSummary generate;
+  // cache.staging before_first_epoch: what the ranks copied into the tiers (all ranks), and the
+  // slowest rank's time.
+  TierStats staging;
+  double staging_seconds = 0;
   std::vector<EpochSummary> epochs;
   std::vector<CheckpointSummary> checkpoints;
   // Every storage call of the run (generation, training, evaluation, checkpoints) together.

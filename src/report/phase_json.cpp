@@ -148,6 +148,32 @@ json page_cache_json(const metrics::PageCacheStats& c) {
           {"direct_bytes", c.direct_bytes}};
 }
 
+json tier_json(const metrics::TierStats& t) {
+  auto ratio = [](std::uint64_t part, std::uint64_t whole) { return whole > 0 ? json(static_cast<double>(part) / static_cast<double>(whole)) : json(nullptr); };
+  json order = nullptr;
+  if (t.ordered_samples > 0)
+    order = {{"samples", t.ordered_samples},
+             {"kendall_tau_distance", ratio(t.order_inversions, t.order_pairs)},
+             {"moved_fraction", ratio(t.order_moved, t.ordered_samples)},
+             {"pairs_reordered", t.order_inversions}};
+  return {{"hit_ratio_samples", ratio(t.hit_samples, t.hit_samples + t.miss_samples)},
+          {"hit_ratio_bytes", ratio(t.hit_bytes, t.hit_bytes + t.miss_bytes)},
+          {"hit_samples", t.hit_samples},
+          {"miss_samples", t.miss_samples},
+          {"hit_bytes", t.hit_bytes},
+          {"miss_bytes", t.miss_bytes},
+          {"backing_read_bytes", t.backing_read_bytes},
+          {"tier_read_bytes", t.tier_read_bytes},
+          {"tier_write_bytes", t.tier_write_bytes},
+          {"fills", t.fills},
+          {"fill_seconds", static_cast<double>(t.fill_ns) * 1e-9},
+          {"evictions", t.evictions},
+          {"misses_while_filled_elsewhere", t.busy},
+          {"misses_not_admitted", t.not_admitted},
+          {"backing_page_cache", page_cache_json(t.backing_cache)},
+          {"order", order}};
+}
+
 json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
   json o = {{"steps_per_rank", p.steps},
           {"duration_seconds", p.duration},
@@ -175,6 +201,7 @@ json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
           {"stragglers", stragglers_json(p, context)},
           {"client_cost", client_cost_json(p)}};
   if (p.io.requests().requests() > 0) o["requests"] = requests_json(p.io.requests());
+  if (p.tiered) o["cache"] = tier_json(p.tier);
   return o;
 }
 

@@ -22,6 +22,8 @@ nlohmann::ordered_json requests_json(const metrics::RequestStats& r);
 nlohmann::ordered_json characterization_json(const metrics::IoRecorder& io);
 // What the reads hit (docs/storage.md): the verdict, and the evidence it rests on.
 nlohmann::ordered_json page_cache_json(const metrics::PageCacheStats& c);
+// What a cache tier did (docs/caching.md); `seconds`: the phase's duration.
+nlohmann::ordered_json tier_json(const metrics::TierStats& t);
 nlohmann::ordered_json phase_json(const metrics::PhaseSummary& p, const RunContext& context);
 nlohmann::ordered_json checkpoint_json(const metrics::CheckpointSummary& c);
 

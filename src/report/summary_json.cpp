@@ -201,6 +201,26 @@ json generate_json(const metrics::GenerateSummary& g) {
   return o;
 }
 
+// The cache tier's settings, the staging before the first epoch, and the training epochs together.
+json cache_part(const config::Workload& w, const metrics::RunSummary& run) {
+  metrics::TierStats train;
+  for (const auto& e : run.epochs) train.merge(e.train.tier);
+  const auto& s = run.staging;
+  return {{"tier", config::to_string(w.cache.tier)},
+          {"path", w.cache.tier == config::CacheTier::local_ssd ? json(w.cache.path) : json(nullptr)},
+          {"capacity_bytes_per_node", w.cache.capacity},
+          {"policy", config::to_string(w.cache.policy)},
+          {"staging", config::to_string(w.cache.staging)},
+          {"staged", w.cache.staging == config::CacheStaging::before_first_epoch
+                         ? json{{"seconds", run.staging_seconds},
+                                {"files", s.fills},
+                                {"bytes", s.tier_write_bytes},
+                                {"bytes_per_second", run.staging_seconds > 0 ? static_cast<double>(s.tier_write_bytes) / run.staging_seconds : 0.0},
+                                {"files_not_admitted", s.not_admitted}}
+                         : json(nullptr)},
+          {"train", tier_json(train)}};
+}
+
 // The run's training figures, then every epoch streamed one at a time.
 void epochs_part(JsonStream& out, const config::Workload& w, const metrics::RunSummary& run, const RunContext& context,
                  const DlioFigures& train) {
@@ -225,6 +245,7 @@ void epochs_part(JsonStream& out, const config::Workload& w, const metrics::RunS
                       {"samples", samples},
                       {"page_cache", page_cache_json(train_cache)}});
   if (evaluated) out.field("eval", {{"page_cache", page_cache_json(eval_cache)}});
+  if (w.cache.tier != config::CacheTier::none) out.field("cache", cache_part(w, run));
   stream_list(out, "epochs", run.epochs, [&](const metrics::EpochSummary& e) {
     json je = {{"epoch", e.epoch}, {"start", e.start}, {"end", e.end}, {"train", phase_json(e.train, context)}};
     if (e.evaluated) je["eval"] = phase_json(e.eval, context);

@@ -1,0 +1,309 @@
+#include "engine/cache_tier.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "engine/together.hpp"
+#include "storage/file.hpp"
+#include "storage/fs.hpp"
+#include "storage/new_file.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/host_info.hpp"
+#include "util/paths.hpp"
+#include "util/units.hpp"
+
+namespace trainio::engine {
+
+namespace {
+
+constexpr std::size_t kPieceBytes = 1u << 20;  // fills move the file in pieces of this size
+constexpr std::size_t kDirectAlignment = 4096;
+constexpr const char* kMarker = ".trainio-tier";
+
+storage::TierPolicy policy_of(config::CachePolicy p) {
+  switch (p) {
+    case config::CachePolicy::lru: return storage::TierPolicy::lru;
+    case config::CachePolicy::fifo: return storage::TierPolicy::fifo;
+    case config::CachePolicy::fill_once: return storage::TierPolicy::fill_once;
+  }
+  return storage::TierPolicy::lru;
+}
+
+std::string extension_of(const plan::DatasetLayout& layout) {
+  std::string path;
+  layout.path_into(layout.num_files(plan::Split::train) > 0 ? plan::Split::train : plan::Split::eval, 0, path);
+  const auto slash = path.rfind('/');
+  const auto dot = path.rfind('.');
+  return dot != std::string::npos && (slash == std::string::npos || dot > slash) ? path.substr(dot) : std::string();
+}
+
+// The local folder of this node's tier: made (or emptied of an earlier run's copies) by the
+// node's first rank. A folder of that name that trainio did not make is never touched.
+void prepare_folder(const std::string& folder, std::uint64_t capacity) {
+  if (storage::is_dir(folder)) {
+    if (!storage::file_size(util::join(folder, kMarker)))
+      throw config_error(fmt::format("cache.path holds a folder '{}' that trainio did not make", folder),
+                         "move it away, or give cache.path another folder");
+    for (const auto& name : storage::list_dir(folder))
+      if (name != kMarker) storage::remove_file(util::join(folder, name));
+  } else {
+    storage::make_dirs(folder);
+    storage::write_file_replace(util::join(folder, kMarker), "trainio's cache tier: its files are removed with it\n");
+  }
+  const auto space = storage::fs_space(folder);
+  if (space.free_bytes < capacity)
+    throw config_error(fmt::format("cache.capacity {} is more than the {} free under cache.path ({})",
+                                   util::format_bytes(static_cast<double>(capacity)),
+                                   util::format_bytes(static_cast<double>(space.free_bytes)), folder),
+                       "lower cache.capacity, or free space on the node-local drive");
+}
+
+}  // namespace
+
+std::unique_ptr<CacheTier> CacheTier::make(const config::Workload& w, const plan::DatasetLayout& layout,
+                                           const mpi::Comm& comm) {
+  if (w.cache.tier == config::CacheTier::none) return nullptr;
+  return std::make_unique<CacheTier>(w, layout, comm);
+}
+
+CacheTier::CacheTier(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm)
+    : layout_(layout),
+      memory_(w.cache.tier == config::CacheTier::memory),
+      direct_(w.reader.odirect),
+      keep_files_(w.cache.keep_files) {
+  const storage::TierGeometry geometry{layout.num_files(plan::Split::train) + layout.num_files(plan::Split::eval),
+                                       w.cache.capacity, memory_};
+  const bool first = comm.node_rank() == 0;
+  if (!memory_) {
+    folder_ = util::join(w.cache.path, "trainio-tier." + util::hostname());
+    extension_ = extension_of(layout);
+    together(comm, [&] {
+      if (first) prepare_folder(folder_, w.cache.capacity);
+    });
+  }
+  memory_segment_ = std::make_unique<NodeMemory>(comm, storage::tier_segment_bytes(geometry),
+                                                 memory_ ? "the memory cache tier" : "the cache tier's index");
+  together(comm, [&] {
+    if (first) storage::TierDirectory(memory_segment_->data(), geometry, policy_of(w.cache.policy), true);
+  });
+  directory_ = std::make_unique<storage::TierDirectory>(memory_segment_->data(), geometry, policy_of(w.cache.policy), false);
+}
+
+CacheTier::~CacheTier() = default;
+
+void CacheTier::copy_path_into(std::uint64_t file, std::string& out) const {
+  out.assign(folder_);
+  out += '/';
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, file).ptr;
+  out.append(digits, end);
+  out += extension_;
+}
+
+CacheTier::Staged CacheTier::stage(const mpi::Comm& comm) {
+  Staged out;
+  const std::int64_t t0 = util::now_ns();
+  together(comm, [&] {
+    TierReader reader(*this);
+    std::string path;
+    const std::uint64_t train = layout_.num_files(plan::Split::train), files = train + layout_.num_files(plan::Split::eval);
+    for (std::uint64_t key = static_cast<std::uint64_t>(comm.node_rank()); key < files;
+         key += static_cast<std::uint64_t>(comm.node_size())) {
+      const plan::Split split = key < train ? plan::Split::train : plan::Split::eval;
+      layout_.path_into(split, key < train ? key : key - train, path);
+      if (!reader.fill(key, path, false) && directory_->used_pages() >= directory_->capacity_pages()) break;
+    }
+    reader.collect(out.stats, out.io);
+  });
+  out.seconds = util::ns_to_s(util::now_ns() - t0);
+  return out;
+}
+
+void CacheTier::close(const mpi::Comm& comm) {
+  if (memory_) return;
+  together(comm, [&] {
+    if (comm.node_rank() != 0 || keep_files_) return;
+    for (const auto& name : storage::list_dir(folder_))
+      if (name != kMarker) storage::remove_file(util::join(folder_, name));
+    storage::remove_file(util::join(folder_, kMarker));
+    storage::remove_empty_dir(folder_);
+  });
+}
+
+TierReader::TierReader(CacheTier& tier) : tier_(tier), dir_(tier.directory()) {
+  copy_path_.reserve(tier.folder().size() + 32);
+}
+
+TierReader::Route& TierReader::Route::operator=(Route&& o) noexcept {
+  if (this != &o) {
+    if (pinned_ != nullptr) pinned_->release(file_);
+    source = o.source;
+    hit = o.hit;
+    bytes = o.bytes;
+    pinned_ = std::exchange(o.pinned_, nullptr);
+    file_ = o.file_;
+  }
+  return *this;
+}
+
+TierReader::Route::~Route() {
+  if (pinned_ != nullptr) pinned_->release(file_);
+}
+
+// Reads `size` bytes of `source` from `offset` into `piece`, in one piece of at most kPieceBytes.
+namespace {
+void read_piece(storage::File& source, const std::string& path, char* piece, std::size_t want, std::uint64_t offset,
+                std::uint64_t size, bool direct) {
+  // O_DIRECT reads whole aligned pieces; the last one comes back short at the end of the file.
+  const std::size_t ask = direct ? (want + kDirectAlignment - 1) / kDirectAlignment * kDirectAlignment : want;
+  std::size_t got = 0;
+  while (got < want) {
+    const std::size_t n = source.pread_some(piece + got, ask - got, offset + got);
+    if (n == 0)
+      throw data_error(fmt::format("{} ended at {} bytes while the cache tier copied it ({} expected)", path, offset + got, size),
+                       "check the dataset with 'trainio validate', or regenerate it with 'trainio generate'");
+    got += n;
+  }
+}
+}  // namespace
+
+bool TierReader::fill(std::uint64_t file, const std::string& path, bool may_evict) {
+  if (!dir_.may_admit(file)) {
+    ++(dir_.absent(file) ? stats_.not_admitted : stats_.busy);
+    return false;
+  }
+  const std::int64_t t0 = util::now_ns();
+  storage::File source;
+  {
+    const storage::ScopedObserver observe(&backing_io_);
+    source = storage::File::open(path, {.access = storage::Access::read, .direct = tier_.direct_backing()});
+  }
+  const std::uint64_t size = source.size();
+  std::uint32_t page = 0;
+  bool admitted = false;
+  {
+    const storage::ScopedObserver observe(&tier_io_);  // evictions remove copies on the tier's side
+    admitted = dir_.reserve(
+        file, size, may_evict,
+        [&](std::uint64_t evicted) {
+          if (tier_.in_memory()) return;
+          std::string victim;
+          tier_.copy_path_into(evicted, victim);
+          storage::remove_file(victim);
+        },
+        stats_.evictions, page);
+  }
+  if (!admitted) {
+    ++(dir_.absent(file) ? stats_.not_admitted : stats_.busy);
+    const storage::ScopedObserver observe(&backing_io_);
+    source.close();
+    return false;
+  }
+  try {
+    char* piece = buffer_.reserve(kPieceBytes, kDirectAlignment);
+    std::unique_ptr<storage::NewFile> copy;
+    if (!tier_.in_memory()) {
+      tier_.copy_path_into(file, copy_path_);
+      const storage::ScopedObserver observe(&tier_io_);
+      copy = std::make_unique<storage::NewFile>(copy_path_, storage::NewFileOptions{.remove_leftover = true});
+    }
+    for (std::uint64_t offset = 0; offset < size;) {
+      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kPieceBytes, size - offset));
+      {
+        const storage::ScopedObserver observe(&backing_io_);
+        read_piece(source, path, piece, want, offset, size, tier_.direct_backing());
+      }
+      if (copy) {
+        const storage::ScopedObserver observe(&tier_io_);
+        copy->write_at(piece, want, offset);
+      } else {
+        for (std::size_t done = 0; done < want; done += storage::kTierPageBytes) {  // the file's chain of pages
+          std::memcpy(dir_.page(page), piece + done, std::min<std::size_t>(storage::kTierPageBytes, want - done));
+          page = dir_.next_page(page);
+        }
+      }
+      offset += want;
+      stats_.tier_write_bytes += want;
+    }
+    {
+      const storage::ScopedObserver observe(&backing_io_);
+      source.close();
+    }
+    if (copy) {
+      const storage::ScopedObserver observe(&tier_io_);
+      copy->commit();
+    }
+  } catch (...) {
+    dir_.abandon(file);
+    throw;
+  }
+  dir_.commit(file);
+  dir_.release(file);
+  ++stats_.fills;
+  stats_.fill_ns += static_cast<std::uint64_t>(util::now_ns() - t0);
+  return true;
+}
+
+std::uint64_t TierReader::copy_out(const storage::TierDirectory::Held& held, const format::SampleRequest& r) {
+  // The sample's share of the file: what the framework would have taken from it.
+  const std::uint64_t per_sample = held.size / std::max<std::uint64_t>(1, r.samples_in_file);
+  const std::uint64_t begin = per_sample * r.sample;
+  if (sample_.size() < per_sample) sample_.resize(per_sample);
+  std::uint32_t page = held.first_page;
+  for (std::uint64_t skip = begin / storage::kTierPageBytes; skip > 0; --skip) page = dir_.next_page(page);
+  std::uint64_t at = begin % storage::kTierPageBytes, copied = 0;
+  while (copied < per_sample) {
+    const std::uint64_t n = std::min<std::uint64_t>(storage::kTierPageBytes - at, per_sample - copied);
+    std::memcpy(sample_.data() + copied, dir_.page(page) + at, n);
+    copied += n;
+    at = 0;
+    page = dir_.next_page(page);
+  }
+  return copied;
+}
+
+TierReader::Route TierReader::route(const format::SampleRequest& r) {
+  Route out;
+  storage::TierDirectory::Held held = dir_.acquire(r.file);
+  out.hit = held.resident;
+  // A miss: filled here, or by another reader meanwhile (then served from the tier all the same).
+  if (!held.resident) {
+    fill(r.file, *r.path, true);
+    held = dir_.acquire(r.file);
+  }
+  if (!held.resident) return out;  // past the tier
+  out.pinned_ = &dir_;
+  out.file_ = r.file;
+  if (tier_.in_memory()) {
+    out.source = Route::Source::memory;
+    stats_.tier_read_bytes += copy_out(held, r);
+    out.bytes = r.shape.bytes();
+  } else {
+    out.source = Route::Source::copy;
+    tier_.copy_path_into(r.file, copy_path_);
+  }
+  return out;
+}
+
+void TierReader::count(const Route& route, std::uint64_t bytes) {
+  (route.hit ? stats_.hit_samples : stats_.miss_samples) += 1;
+  (route.hit ? stats_.hit_bytes : stats_.miss_bytes) += bytes;
+}
+
+void TierReader::collect(metrics::TierStats& stats, metrics::IoRecorder& io) {
+  stats_.backing_read_bytes += backing_io_.bytes_read();
+  if (!tier_.in_memory()) stats_.tier_read_bytes += tier_io_.bytes_read();
+  stats_.backing_cache.merge(backing_io_.page_cache());
+  stats.merge(stats_);
+  io.merge(backing_io_);
+  io.merge(tier_io_);
+  stats_ = metrics::TierStats();
+  backing_io_.clear();
+  tier_io_.clear();
+}
+
+}  // namespace trainio::engine
