@@ -35,8 +35,8 @@ class Descriptor {
 
 Error shm_error(const std::string& call, const std::string& name, int err, const std::string& purpose,
                 std::uint64_t bytes) {
-  const bool full = err == ENOSPC || err == ENOMEM;
-  return io_error(fmt::format("{} of {} for {} ({}): {}", call, name, purpose, util::format_bytes(bytes), std::strerror(err)),
+  const bool full = err == ENOSPC || err == ENOMEM || err == EFBIG;
+  return (full ? config_error : io_error)(fmt::format("{} of {} for {} ({}): {}", call, name, purpose, util::format_bytes(bytes), std::strerror(err)),
                   full ? "the node's shared memory (/dev/shm) cannot hold it: lower cache.capacity, or enlarge /dev/shm "
                          "(mount -o remount,size=... /dev/shm)"
                        : "check that /dev/shm is a writable tmpfs on every node");

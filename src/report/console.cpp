@@ -42,6 +42,38 @@ std::string page_cache_text(const metrics::PageCacheStats& c) {
   return "unknown: " + v.reason;
 }
 
+double hit_percent(const metrics::TierStats& t) {
+  const std::uint64_t all = t.hit_bytes + t.miss_bytes;
+  return all > 0 ? 100.0 * static_cast<double>(t.hit_bytes) / static_cast<double>(all) : 0.0;
+}
+
+// The cache tier over the run: what it served, what still came from storage, staging, and the
+// randomness a cache-aware order gave up.
+std::string tier_lines(const config::Workload& w, const metrics::RunSummary& run) {
+  metrics::TierStats all, later;
+  for (const auto& e : run.epochs) {
+    all.merge(e.train.tier);
+    if (e.epoch > 1) later.merge(e.train.tier);
+  }
+  std::string out = fmt::format("  {:<22} {} {}/node, {}: hits {:.1f}% of sample bytes", "cache tier",
+                                config::to_string(w.cache.tier), util::format_bytes(static_cast<double>(w.cache.capacity)),
+                                config::to_string(w.cache.policy), hit_percent(all));
+  if (run.epochs.size() > 1) out += fmt::format(" ({:.1f}% after epoch 1)", hit_percent(later));
+  out += fmt::format("; {} from storage, {} from the tier, {} evictions\n",
+                     util::format_bytes(static_cast<double>(all.backing_read_bytes)),
+                     util::format_bytes(static_cast<double>(all.tier_read_bytes)), all.evictions);
+  if (w.cache.staging == config::CacheStaging::before_first_epoch)
+    out += fmt::format("  {:<22} {} files, {} in {} ({})\n", "cache staging", run.staging.fills,
+                       util::format_bytes(static_cast<double>(run.staging.tier_write_bytes)),
+                       util::format_duration(run.staging_seconds),
+                       util::format_rate(run.staging_seconds > 0 ? static_cast<double>(run.staging.tier_write_bytes) / run.staging_seconds : 0));
+  if (all.order_pairs > 0)
+    out += fmt::format("  {:<22} Kendall tau distance {:.4f} from the uniform shuffle; {:.1f}% of samples moved\n",
+                       "cache-aware order", static_cast<double>(all.order_inversions) / static_cast<double>(all.order_pairs),
+                       100.0 * static_cast<double>(all.order_moved) / static_cast<double>(all.ordered_samples));
+  return out;
+}
+
 }  // namespace
 
 std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, double nominal_record_bytes) {
@@ -52,6 +84,9 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
                                  t.steps, util::format_duration(t.duration), maybe(t.au, "{:.1f}", 100),
                                  maybe(t.throughput_dlio, "{:.1f}"), nominal ? util::format_rate(*nominal) : "-",
                                  util::format_rate(t.read_bandwidth));
+  if (t.tiered)
+    line += fmt::format("  cache hits {:.1f}%, {} from storage", hit_percent(t.tier),
+                        util::format_bytes(static_cast<double>(t.tier.backing_read_bytes)));
   if (e.evaluated)
     line += fmt::format("; eval {} steps, AU {}%, {} samples/s", e.eval.steps, maybe(e.eval.au, "{:.1f}", 100),
                         maybe(e.eval.throughput_dlio, "{:.1f}"));
@@ -136,6 +171,7 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
     if (bytes > 0 && seconds > 0)
       out += fmt::format("  {:<22} {:.2f} CPU-seconds per GiB read; {:.2f} cores busy on average\n", "client CPU",
                          cpu / (bytes / (1024.0 * 1024.0 * 1024.0)), cpu / seconds);
+    if (w.cache.tier != config::CacheTier::none) out += tier_lines(w, run);
     std::size_t cached = 0;
     for (const auto& e : run.epochs) cached += metrics::served_from_cache(e.train) ? 1 : 0;
     if (cached > 0)

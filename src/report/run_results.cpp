@@ -48,6 +48,21 @@ std::optional<double> worst_epoch(const RunResult& run, const char* field, const
   return worst;
 }
 
+// Training's reads of the dataset's storage per epoch: the cache tier's backing reads, or every
+// read when there is no tier.
+std::optional<double> backing_bytes_per_epoch(const RunResult& run) {
+  const json* epochs = node_at(run.summary, "trainio.epochs");
+  if (!epochs || !epochs->is_array() || epochs->empty()) return std::nullopt;
+  double total = 0;
+  for (const auto& e : *epochs) {
+    auto v = number_at(e, "train.cache.backing_read_bytes");
+    if (!v) v = number_at(e, "train.bytes_read");
+    if (!v) return std::nullopt;
+    total += *v;
+  }
+  return total / static_cast<double>(epochs->size());
+}
+
 }  // namespace
 
 const json* node_at(const json& root, const std::string& dotted) {
@@ -136,6 +151,10 @@ const std::vector<Figure>& known_figures() {
        false},
       {"sample_read_p99_seconds", "s", false, "99th percentile of a sample's read (worst epoch; compared only when named)",
        false},
+      {"backing_read_bytes_per_epoch", "B", false,
+       "bytes training read from the dataset's storage per epoch: behind a cache tier, its fills and misses; "
+       "without one, every read (compare a run with a tier against one without)", true, true},
+      {"cache_hit_ratio_bytes", "", true, "sample bytes of training the cache tier served (every epoch together)", true, true},
       {"save_checkpoint_io_mean_GB_per_second", "GiB/s", true, "checkpoint save bandwidth"},
       {"load_checkpoint_io_mean_GB_per_second", "GiB/s", true, "checkpoint load bandwidth"},
       {"save_checkpoint_duration_mean_seconds", "s", false, "time to save a checkpoint (slowest rank)"},
@@ -146,6 +165,7 @@ const std::vector<Figure>& known_figures() {
 
 std::string figure_text(double value, const std::string& unit) {
   if (unit == "B/s") return util::format_rate(value);
+  if (unit == "B") return util::format_bytes(value);
   if (unit == "s") return util::format_duration(value);
   if (unit.empty()) return fmt::format("{:.6g}", value);
   return fmt::format("{:.2f} {}", value, unit);
@@ -155,6 +175,8 @@ std::optional<double> figure_of(const RunResult& run, const std::string& name) {
   const auto& s = run.summary;
   if (name == "read_bytes_per_second") return number_at(s, "trainio.train.read_bytes_per_second_mean");
   if (name == "batch_wait_p99_seconds") return worst_epoch(run, "batch_wait_seconds", "p99");
+  if (name == "backing_read_bytes_per_epoch") return backing_bytes_per_epoch(run);
+  if (name == "cache_hit_ratio_bytes") return number_at(s, "trainio.cache.train.hit_ratio_bytes");
   if (name == "sample_read_p99_seconds") return worst_epoch(run, "sample_read_seconds", "p99");
   for (const auto& f : known_figures())
     if (name == f.name) return number_at(s, std::string("metric.") + f.name);

@@ -1,0 +1,166 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "storage/tier_directory.hpp"
+
+using namespace trainio;
+using storage::kTierPageBytes;
+using storage::TierDirectory;
+using storage::TierGeometry;
+using storage::TierPolicy;
+
+namespace {
+
+// A directory over plain memory (one process; the node's ranks share the same layout).
+struct Tier {
+  Tier(std::uint64_t files, std::uint64_t capacity, TierPolicy policy, bool holds_data = false)
+      : geometry{files, capacity, holds_data},
+        memory(storage::tier_segment_bytes(geometry) / sizeof(std::uint64_t) + 1),
+        dir(memory.data(), geometry, policy, true) {}
+  TierGeometry geometry;
+  std::vector<std::uint64_t> memory;
+  TierDirectory dir;
+  std::vector<std::uint64_t> evicted;
+  std::uint64_t evictions = 0;
+
+  bool fill(std::uint64_t file, std::uint64_t size, bool may_evict = true) {
+    std::uint32_t first = 0;
+    if (!dir.reserve(file, size, may_evict, [&](std::uint64_t f) { evicted.push_back(f); }, evictions, first)) return false;
+    dir.commit(file);
+    dir.release(file);
+    return true;
+  }
+  std::vector<std::uint64_t> resident() {
+    std::vector<std::uint64_t> out;
+    dir.for_each_resident([&](std::uint64_t f) { out.push_back(f); });
+    return out;
+  }
+};
+
+constexpr std::uint64_t kFile = 3 * kTierPageBytes;  // three pages each
+
+}  // namespace
+
+TEST_CASE("tier directory: files take whole pages and the capacity is never exceeded", "[tier]") {
+  Tier t(10, 4 * kFile + kTierPageBytes - 1, TierPolicy::lru);  // room for 4 files (a partial page counts for nothing)
+  CHECK(t.dir.capacity_pages() == 12);
+  for (std::uint64_t f = 0; f < 4; ++f) CHECK(t.fill(f, kFile));
+  CHECK(t.dir.used_pages() == 12);
+  CHECK_FALSE(t.fill(4, kFile, false));  // no room without evicting
+  CHECK(t.dir.resident_files() == 4);
+  CHECK(storage::tier_pages(1) == 1);
+  CHECK(storage::tier_pages(kTierPageBytes + 1) == 2);
+  CHECK_FALSE(t.fill(5, 13 * kTierPageBytes));  // larger than the tier: not admitted, nothing evicted
+  CHECK(t.evicted.empty());
+}
+
+TEST_CASE("tier directory: lru evicts the least recently read, fifo the first filled", "[tier]") {
+  for (const auto policy : {TierPolicy::lru, TierPolicy::fifo}) {
+    Tier t(10, 3 * kFile, policy);
+    for (std::uint64_t f = 0; f < 3; ++f) REQUIRE(t.fill(f, kFile));
+    // File 0 is read again: under lru it becomes the most recent.
+    const auto held = t.dir.acquire(0);
+    REQUIRE(held.resident);
+    CHECK(held.size == kFile);
+    t.dir.release(0);
+    REQUIRE(t.fill(3, kFile));
+    REQUIRE(t.evicted.size() == 1);
+    CHECK(t.evicted[0] == (policy == TierPolicy::lru ? 1u : 0u));
+    CHECK(t.evictions == 1);
+    CHECK_FALSE(t.dir.resident(t.evicted[0]));
+    CHECK(t.dir.absent(t.evicted[0]));
+  }
+}
+
+TEST_CASE("tier directory: static fills once and never evicts", "[tier]") {
+  Tier t(10, 5 * kFile, TierPolicy::fill_once);
+  for (std::uint64_t f = 0; f < 10; ++f) t.fill(f, kFile);
+  CHECK(t.resident() == std::vector<std::uint64_t>{0, 1, 2, 3, 4});
+  CHECK(t.evicted.empty());
+  CHECK_FALSE(t.dir.may_admit(7));
+}
+
+TEST_CASE("tier directory: a pinned file is never evicted; nothing is when no room can be made", "[tier]") {
+  Tier t(10, 2 * kFile, TierPolicy::lru);
+  REQUIRE(t.fill(0, kFile));
+  REQUIRE(t.fill(1, kFile));
+  REQUIRE(t.dir.acquire(0).resident);  // a reader holds 0
+  REQUIRE(t.dir.acquire(1).resident);  // and 1
+  CHECK_FALSE(t.fill(2, kFile));
+  CHECK(t.evicted.empty());
+  t.dir.release(0);
+  CHECK(t.fill(2, kFile));
+  CHECK(t.evicted == std::vector<std::uint64_t>{0});
+  t.dir.release(1);
+}
+
+TEST_CASE("tier directory: a file being filled is neither resident nor admitted twice; an abandoned fill frees its room", "[tier]") {
+  Tier t(4, 2 * kFile, TierPolicy::lru);
+  std::uint32_t first = 0;
+  REQUIRE(t.dir.reserve(1, kFile, true, [](std::uint64_t) {}, t.evictions, first));
+  CHECK_FALSE(t.dir.resident(1));
+  CHECK_FALSE(t.dir.absent(1));
+  CHECK_FALSE(t.dir.acquire(1).resident);
+  CHECK_FALSE(t.dir.may_admit(1));
+  CHECK_FALSE(t.dir.reserve(1, kFile, true, [](std::uint64_t) {}, t.evictions, first));
+  t.dir.abandon(1);
+  CHECK(t.dir.absent(1));
+  CHECK(t.dir.used_pages() == 0);
+}
+
+TEST_CASE("tier directory: the memory tier's pages hold each file's bytes, reused after eviction", "[tier]") {
+  Tier t(8, 4 * kFile, TierPolicy::fifo, true);
+  auto write = [&](std::uint64_t file, std::uint64_t size) {
+    std::uint32_t page = 0;
+    REQUIRE(t.dir.reserve(file, size, true, [](std::uint64_t) {}, t.evictions, page));
+    for (std::uint64_t at = 0; at < size; at += kTierPageBytes, page = t.dir.next_page(page))
+      std::memset(t.dir.page(page), static_cast<int>(file + 1), kTierPageBytes);
+    CHECK(page == 0xFFFFFFFFu);  // the chain ends with the file
+    t.dir.commit(file);
+    t.dir.release(file);
+  };
+  auto check = [&](std::uint64_t file) {
+    const auto held = t.dir.acquire(file);
+    REQUIRE(held.resident);
+    std::uint64_t pages = 0;
+    for (std::uint32_t p = held.first_page; pages < storage::tier_pages(held.size); p = t.dir.next_page(p), ++pages)
+      CHECK(static_cast<int>(t.dir.page(p)[kTierPageBytes - 1]) == static_cast<int>(file + 1));
+    t.dir.release(file);
+  };
+  for (std::uint64_t f = 0; f < 4; ++f) write(f, kFile);
+  write(4, 2 * kFile);  // evicts files 0 and 1: their six pages now hold file 4
+  CHECK(t.evictions == 2);
+  for (std::uint64_t f = 2; f < 5; ++f) check(f);
+  write(5, kTierPageBytes / 2);  // a partial page
+  check(5);
+}
+
+TEST_CASE("tier directory: concurrent readers fill and read without losing room or pages", "[tier][threads]") {
+  Tier t(64, 16 * kFile, TierPolicy::lru, true);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k] {
+      std::uint64_t evictions = 0;
+      for (int round = 0; round < 400; ++round) {
+        const std::uint64_t file = static_cast<std::uint64_t>((round * 7 + k * 13) % 64);
+        auto held = t.dir.acquire(file);
+        if (!held.resident) {
+          std::uint32_t page = 0;
+          if (!t.dir.reserve(file, kFile, true, [](std::uint64_t) {}, evictions, page)) continue;
+          for (int p = 0; p < 3; ++p, page = t.dir.next_page(page))
+            std::memset(t.dir.page(page), static_cast<int>(file), kTierPageBytes);
+          held = t.dir.commit(file);
+        }
+        // Pinned: its pages still hold this file's bytes.
+        CHECK(static_cast<int>(t.dir.page(held.first_page)[0]) == static_cast<int>(file));
+        t.dir.release(file);
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(t.dir.used_pages() == 3 * t.dir.resident_files());
+  CHECK(t.dir.resident_files() <= 16);
+}
