@@ -5,7 +5,9 @@
 #    made every epoch look "served from the page cache"), after drop_caches, hot, and on a
 #    direct_io mount;
 #  - parallel HDF5: 3 ranks writing and reading 2 files together (collective MPI-IO), read back by h5py;
-#  - checkpoints: 2 ranks saving with fsync and loading back.
+#  - checkpoints: 2 ranks saving with fsync and loading back;
+#  - cache tiers in front of the volume (a local folder, node shared memory), 2 ranks: the
+#    bricks' own reads (their /proc/<pid>/io) fall to one epoch's worth, as the runs report.
 #
 #   glusterfs.sh TRAINIO [SCRATCH_PARENT]
 #
@@ -96,6 +98,26 @@ mounts+=("$d/mnt-direct")
   { cat direct.txt; fail "the run on the direct_io mount failed"; }
 grep "page cache" direct.txt
 
+# Cache tiers in front of the volume: 3 epochs, the page cache emptied before each, 2 ranks
+# sharing a tier on a local folder (and then in memory). What the bricks read from their disks
+# (rchar of the brick processes, /proc/<pid>/io) is counted around each run.
+brick_reads() {
+  local total=0 p
+  for p in $(pgrep -f -- "glusterfsd.*${d}/b[12]"); do total=$((total + $(awk '/^rchar/ {print $2}' "/proc/$p/io"))); done
+  echo "$total"
+}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+for tier in none local_ssd memory; do
+  args=(train.epochs=3 reader.evict=drop_caches reader.read_threads=1)
+  [ "$tier" != none ] && args+=(cache.tier="$tier" cache.capacity=64MiB cache.path="$d/work/tier")
+  before=$(brick_reads)
+  mpirun -np 2 --oversubscribe --bind-to none "$trainio" run default "${data[@]}" workflow.generate_data=false \
+    "${args[@]}" --output "cache-$tier" >"cache-$tier.txt" 2>&1 || { cat "cache-$tier.txt"; fail "the run with cache tier $tier failed"; }
+  echo "$(( $(brick_reads) - before ))" >"cache-$tier.bricks"
+  grep "cache tier" "cache-$tier.txt" || true
+done
+[ -z "$(ls -A "$d/work/tier" 2>/dev/null)" ] || fail "the local tier's folder was left under cache.path: $(ls -A "$d/work/tier")"
+
 # Parallel HDF5 on the volume: 3 ranks write and read 2 files together (collective MPI-IO through
 # GlusterFS's FUSE mount), and h5py reads every sample back.
 mpi() { mpirun -np "$1" --oversubscribe --bind-to none "${@:2}"; }
@@ -159,6 +181,21 @@ print("checkpoints on GlusterFS:", [(c["kind"], c["index"]) for c in ck["trainio
       "save GB/s", ck["metric"]["save_checkpoint_io_mean_GB_per_second"])
 if len(saves) != 2 or not ck["metric"]["save_checkpoint_io_mean_GB_per_second"]:
     failures.append("the checkpoint run did not report 2 saves with a bandwidth")
+# Cache tiers: the runs' own figures and the bricks' reads agree that storage served one epoch.
+data_bytes = 32 * 1048576
+bricks = {t: int(open(os.path.join(work, f"cache-{t}.bricks")).read()) for t in ("none", "local_ssd", "memory")}
+print("bytes the bricks read, 3 epochs:", bricks)
+if bricks["none"] < 2.5 * data_bytes:
+    failures.append(f"without a tier the bricks read {bricks['none']} bytes over 3 cold epochs, less than 2.5 datasets")
+for tier in ("local_ssd", "memory"):
+    ep = epochs(f"cache-{tier}")
+    backing = [t["cache"]["backing_read_bytes"] for t in ep]
+    hits = [t["cache"]["hit_ratio_samples"] for t in ep]
+    print(f"{tier}: backing bytes per epoch {backing}, hit ratios {hits}")
+    if backing[0] < data_bytes or any(b != 0 for b in backing[1:]) or hits[1:] != [1.0, 1.0]:
+        failures.append(f"{tier}: the backing store's reads did not fall to 0 after epoch 1: {backing}, hits {hits}")
+    if not data_bytes <= bricks[tier] < 1.6 * data_bytes:
+        failures.append(f"{tier}: the bricks read {bricks[tier]} bytes, not about one dataset ({data_bytes})")
 if failures:
     print("\n".join(failures), file=sys.stderr)
     sys.exit(1)

@@ -84,7 +84,7 @@ TEST_CASE("tier directory: static fills once and never evicts", "[tier]") {
   CHECK_FALSE(t.dir.may_admit(7));
 }
 
-TEST_CASE("tier directory: a pinned file is never evicted; nothing is when no room can be made", "[tier]") {
+TEST_CASE("tier directory: a pinned file is never evicted, and nothing is when no room can be made", "[tier]") {
   Tier t(10, 2 * kFile, TierPolicy::lru);
   REQUIRE(t.fill(0, kFile));
   REQUIRE(t.fill(1, kFile));
@@ -98,7 +98,7 @@ TEST_CASE("tier directory: a pinned file is never evicted; nothing is when no ro
   t.dir.release(1);
 }
 
-TEST_CASE("tier directory: a file being filled is neither resident nor admitted twice; an abandoned fill frees its room", "[tier]") {
+TEST_CASE("tier directory: a file being filled is neither resident nor admitted twice, and an abandoned fill frees its room", "[tier]") {
   Tier t(4, 2 * kFile, TierPolicy::lru);
   std::uint32_t first = 0;
   REQUIRE(t.dir.reserve(1, kFile, true, [](std::uint64_t) {}, t.evictions, first));
