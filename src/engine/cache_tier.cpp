@@ -115,7 +115,7 @@ CacheTier::Staged CacheTier::stage(const mpi::Comm& comm) {
          key += static_cast<std::uint64_t>(comm.node_size())) {
       const plan::Split split = key < train ? plan::Split::train : plan::Split::eval;
       layout_.path_into(split, key < train ? key : key - train, path);
-      if (!reader.fill(key, path, false) && directory_->used_pages() >= directory_->capacity_pages()) break;
+      if (reader.fill(key, path, false) == TierReader::Fill::refused) break;  // full
     }
     reader.collect(out.stats, out.io);
   });
@@ -171,11 +171,14 @@ void read_piece(storage::File& source, const std::string& path, char* piece, std
 }
 }  // namespace
 
-bool TierReader::fill(std::uint64_t file, const std::string& path, bool may_evict) {
-  if (!dir_.may_admit(file)) {
-    ++(dir_.absent(file) ? stats_.not_admitted : stats_.busy);
-    return false;
-  }
+TierReader::Fill TierReader::fill(std::uint64_t file, const std::string& path, bool may_evict) {
+  // Counts a miss the tier did not take.
+  auto not_filled = [&] {
+    const bool busy = dir_.taken(file);
+    ++(busy ? stats_.busy : stats_.not_admitted);
+    return busy ? Fill::busy : Fill::refused;
+  };
+  if (!dir_.may_admit(file)) return not_filled();
   const std::int64_t t0 = util::now_ns();
   storage::File source;
   {
@@ -198,10 +201,11 @@ bool TierReader::fill(std::uint64_t file, const std::string& path, bool may_evic
         stats_.evictions, page);
   }
   if (!admitted) {
-    ++(dir_.absent(file) ? stats_.not_admitted : stats_.busy);
-    const storage::ScopedObserver observe(&backing_io_);
-    source.close();
-    return false;
+    {
+      const storage::ScopedObserver observe(&backing_io_);
+      source.close();
+    }
+    return not_filled();
   }
   try {
     char* piece = buffer_.reserve(kPieceBytes, kDirectAlignment);
@@ -245,7 +249,7 @@ bool TierReader::fill(std::uint64_t file, const std::string& path, bool may_evic
   dir_.release(file);
   ++stats_.fills;
   stats_.fill_ns += static_cast<std::uint64_t>(util::now_ns() - t0);
-  return true;
+  return Fill::filled;
 }
 
 std::uint64_t TierReader::copy_out(const storage::TierDirectory::Held& held, const format::SampleRequest& r) {

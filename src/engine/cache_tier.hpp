@@ -102,9 +102,11 @@ class TierReader {
   void count(const Route& route, std::uint64_t bytes);
   const std::string& copy_path() const { return copy_path_; }
 
-  // Copies file `file` (at `path` in the dataset) into the tier when it is admitted; false when
-  // not. `may_evict` false: only into free room (staging).
-  bool fill(std::uint64_t file, const std::string& path, bool may_evict);
+  // Copies file `file` (at `path` in the dataset) into the tier when it is admitted. `may_evict`
+  // false: only into free room (staging). busy: resident or being filled by another reader;
+  // refused: the policy made no room (or the file is larger than the tier).
+  enum class Fill { filled, busy, refused };
+  Fill fill(std::uint64_t file, const std::string& path, bool may_evict);
 
   // The storage calls on each side, observed apart (the caller installs them as observers).
   metrics::IoRecorder& backing_io() { return backing_io_; }

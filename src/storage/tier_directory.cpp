@@ -15,7 +15,9 @@ namespace {
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kMagic = 0x7472616e696f5431ULL;  // "tranioT1"
 
-enum State : std::uint8_t { kAbsent, kFilling, kResident };
+// kTooLarge: a file larger than the whole tier, never admitted (and its backing file never
+// opened for it again).
+enum State : std::uint8_t { kAbsent, kFilling, kResident, kTooLarge };
 
 std::uint64_t align_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -32,6 +34,9 @@ struct TierDirectory::Header {
   std::uint32_t free_head;  // memory tier: first free page
   std::uint32_t head, tail; // resident files, eviction order (head goes first)
   std::uint64_t resident_files;
+  // A static tier is full from the first file that does not fit: no backing file is opened in
+  // vain for it after that.
+  bool full;
 };
 
 struct TierDirectory::Entry {
@@ -108,6 +113,7 @@ TierDirectory::TierDirectory(void* segment, const TierGeometry& g, TierPolicy po
   h->total_pages = h->free_pages = o.total_pages;
   h->head = h->tail = kNone;
   h->resident_files = 0;
+  h->full = false;
   for (std::uint64_t f = 0; f < g.files; ++f) {
     Entry& e = entries_[f];
     new (&e.state) std::atomic<std::uint8_t>(kAbsent);
@@ -179,11 +185,16 @@ bool TierDirectory::absent(std::uint64_t file) const {
   return entries_[file].state.load(std::memory_order_acquire) == kAbsent;
 }
 
+bool TierDirectory::taken(std::uint64_t file) const {
+  const auto state = entries_[file].state.load(std::memory_order_acquire);
+  return state == kFilling || state == kResident;
+}
+
 bool TierDirectory::may_admit(std::uint64_t file) {
   if (entries_[file].state.load(std::memory_order_acquire) != kAbsent) return false;
   if (header_->policy != TierPolicy::fill_once) return true;
   const Lock lock(header_);
-  return header_->free_pages > 0;
+  return header_->free_pages > 0 && !header_->full;
 }
 
 bool TierDirectory::reserve(std::uint64_t file, std::uint64_t size, bool may_evict,
@@ -193,8 +204,13 @@ bool TierDirectory::reserve(std::uint64_t file, std::uint64_t size, bool may_evi
   const Lock lock(header_);
   Header& h = *header_;
   Entry& e = entries_[file];
-  if (e.state.load() != kAbsent || pages > h.total_pages) return false;
+  if (e.state.load() != kAbsent) return false;
+  if (pages > h.total_pages) {
+    e.state.store(kTooLarge);
+    return false;
+  }
   if (h.free_pages < pages) {
+    if (h.policy == TierPolicy::fill_once) h.full = true;
     if (h.policy == TierPolicy::fill_once || !may_evict) return false;
     // Room the policy can make: every unpinned resident file, in eviction order.
     std::uint64_t evictable = h.free_pages;

@@ -19,7 +19,7 @@ namespace trainio::storage {
 enum class TierPolicy : std::uint8_t {
   lru,        // evict the least recently read
   fifo,       // evict the first filled
-  fill_once,  // never evict ("static"): the first files that fit stay
+  fill_once,  // never evict ("static"): files enter until one does not fit; then the tier is full
 };
 
 inline constexpr std::uint64_t kTierPageBytes = 4096;
@@ -52,16 +52,19 @@ class TierDirectory {
   Held acquire(std::uint64_t file);
   // Whether `file` is resident now: a hint, read without the lock (cache-aware ordering).
   bool resident(std::uint64_t file) const;
-  // Whether `file` is neither resident nor being filled (no lock).
+  // Whether `file` is neither resident nor being filled, nor known too large (no lock).
   bool absent(std::uint64_t file) const;
-  // Whether reserve() could admit `file` now (it is absent and the policy could make room): a
-  // cheap check before opening the backing file to learn its size.
+  // Whether `file` is resident or being filled (no lock).
+  bool taken(std::uint64_t file) const;
+  // Whether reserve() could admit `file` now (it is absent, not larger than the tier, and the
+  // policy could make room): a cheap check before opening the backing file to learn its size.
   bool may_admit(std::uint64_t file);
   // Reserves room for `size` bytes of `file` and marks it filling, pinned by the caller; sets
   // `first_page` (the memory tier's chain to fill). With `may_evict`, lru and fifo make room by
   // evicting (least recent, first filled; never a pinned file), calling `on_evict(file)` under the
   // lock for each (the local tier removes its copy there). False when `file` is not absent or no
-  // room can be made; nothing is evicted then.
+  // room can be made; nothing is evicted then. A file larger than the whole tier is marked so,
+  // and never admitted.
   bool reserve(std::uint64_t file, std::uint64_t size, bool may_evict, const std::function<void(std::uint64_t)>& on_evict,
                std::uint64_t& evictions, std::uint32_t& first_page);
   // The caller filled `file`: resident, still pinned by the caller.

@@ -55,13 +55,17 @@ class CachingTest(TrainioTest):
                     self.assertEqual(os.listdir(self.path("tier")), [])
 
     def test_static_at_half_the_dataset_serves_half_the_bytes(self):
-        capacity = self.file_pages() * (FILES // 2) * 4096
+        # Room for 8 files and a few pages: not enough for a 9th.
+        capacity = (self.file_pages() * (FILES // 2) + 10) * 4096
         _, epochs = self.run_tier("cache.tier=memory", f"cache.capacity={capacity}", "cache.policy=static")
         self.assertEqual(epochs[0]["cache"]["fills"], FILES // 2)
         self.assertEqual(epochs[0]["cache"]["misses_not_admitted"], FILES // 2)
         for e in epochs[1:]:
             self.assertEqual(e["cache"]["hit_ratio_bytes"], 0.5)
             self.assertEqual(e["cache"]["evictions"], 0)
+            # Hits make no storage call; each miss is np.load's one open of its file, no more
+            # (the full tier opens no backing file in vain).
+            self.assertEqual(e["io"]["open"]["count"], FILES // 2)
 
     def test_staging_fills_the_tier_before_the_first_epoch(self):
         capacity = self.file_pages() * (FILES // 2) * 4096

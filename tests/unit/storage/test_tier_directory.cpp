@@ -56,6 +56,8 @@ TEST_CASE("tier directory: files take whole pages and the capacity is never exce
   CHECK(storage::tier_pages(kTierPageBytes + 1) == 2);
   CHECK_FALSE(t.fill(5, 13 * kTierPageBytes));  // larger than the tier: not admitted, nothing evicted
   CHECK(t.evicted.empty());
+  CHECK_FALSE(t.dir.may_admit(5));  // and never again: its backing file is not opened for it in vain
+  CHECK_FALSE(t.dir.taken(5));
 }
 
 TEST_CASE("tier directory: lru evicts the least recently read, fifo the first filled", "[tier]") {
@@ -82,6 +84,11 @@ TEST_CASE("tier directory: static fills once and never evicts", "[tier]") {
   CHECK(t.resident() == std::vector<std::uint64_t>{0, 1, 2, 3, 4});
   CHECK(t.evicted.empty());
   CHECK_FALSE(t.dir.may_admit(7));
+  // Full from the first file that does not fit, even if a smaller one would.
+  Tier u(10, 5 * kFile, TierPolicy::fill_once);
+  REQUIRE(u.fill(0, 4 * kFile));
+  CHECK_FALSE(u.fill(1, 2 * kFile));
+  CHECK_FALSE(u.dir.may_admit(2));
 }
 
 TEST_CASE("tier directory: a pinned file is never evicted, and nothing is when no room can be made", "[tier]") {
