@@ -54,6 +54,21 @@ class CachingTest(TrainioTest):
                     # The tier's folder is gone after the run; cache.path itself is the user's.
                     self.assertEqual(os.listdir(self.path("tier")), [])
 
+    def test_io_uring_batches_read_through_the_tier(self):
+        for tier in (["cache.tier=local_ssd", "cache.path=tier"], ["cache.tier=memory"]):
+            with self.subTest(tier=tier[0]):
+                _, epochs = self.run_tier(*tier, "cache.capacity=64MiB", "reader.access=sample", "reader.io_engine=io_uring",
+                                          "reader.io_depth=4", out=tier[0])
+                for e in epochs:
+                    self.assertEqual(e["samples"], FILES)
+                    self.assertEqual(e["sample_bytes"], FILES * SAMPLE)
+                for e in epochs[1:]:
+                    self.assertEqual(e["cache"]["hit_ratio_samples"], 1.0)
+                    self.assertEqual(e["cache"]["backing_read_bytes"], 0)
+                    # The local copies are read as the dataset would be: one read per sample.
+                    expected = FILES if tier[0].endswith("local_ssd") else 0
+                    self.assertEqual(e["io"].get("read", {}).get("count", 0), expected)
+
     def test_static_at_half_the_dataset_serves_half_the_bytes(self):
         # Room for 8 files and a few pages: not enough for a 9th.
         capacity = (self.file_pages() * (FILES // 2) + 10) * 4096
