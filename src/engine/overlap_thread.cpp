@@ -15,11 +15,11 @@ OverlapThread::~OverlapThread() {
   if (thread_.joinable()) thread_.join();
 }
 
-void OverlapThread::start(std::function<void()> task) {
+void OverlapThread::start(format::TaskRef task) {
   {
     std::lock_guard lock(mutex_);
     if (running_) throw internal_error("OverlapThread: a task was started before the previous one was waited for");
-    task_ = std::move(task);
+    task_ = task;
     running_ = true;
     error_ = nullptr;
   }
@@ -42,13 +42,13 @@ void OverlapThread::serve() {
     lock.unlock();
     std::exception_ptr error;
     try {
-      task_();
+      (*task_)();
     } catch (...) {
       error = std::current_exception();
     }
     lock.lock();
     error_ = error;
-    task_ = nullptr;
+    task_.reset();
     changed_.notify_all();
   }
 }

@@ -4,8 +4,8 @@
 
 #include <condition_variable>
 #include <exception>
-#include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "format/overlap.hpp"
@@ -19,7 +19,7 @@ class OverlapThread final : public format::Overlap {
   OverlapThread(const OverlapThread&) = delete;
   OverlapThread& operator=(const OverlapThread&) = delete;
 
-  void start(std::function<void()> task) override;
+  void start(format::TaskRef task) override;
   void wait() override;
 
  private:
@@ -27,7 +27,7 @@ class OverlapThread final : public format::Overlap {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::function<void()> task_;  // set while a task waits or runs
+  std::optional<format::TaskRef> task_;  // set while a task waits or runs
   bool running_ = false;        // a task was started and not yet waited for
   bool stopping_ = false;
   std::exception_ptr error_;

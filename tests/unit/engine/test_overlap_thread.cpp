@@ -13,7 +13,8 @@ TEST_CASE("an overlap thread runs each task beside the caller, all on one thread
   engine::OverlapThread beside;
   std::vector<std::thread::id> ran_on;
   for (int i = 0; i < 5; ++i) {
-    beside.start([&] { ran_on.push_back(std::this_thread::get_id()); });
+    auto task = [&] { ran_on.push_back(std::this_thread::get_id()); };
+    beside.start(task);
     beside.wait();
   }
   REQUIRE(ran_on.size() == 5);
@@ -23,17 +24,20 @@ TEST_CASE("an overlap thread runs each task beside the caller, all on one thread
 
 TEST_CASE("an overlap thread hands a task's exception to wait() and goes on serving", "[engine]") {
   engine::OverlapThread beside;
-  beside.start([] { throw std::runtime_error("generator failed"); });
+  auto fail = [] { throw std::runtime_error("generator failed"); };
+  beside.start(fail);
   CHECK_THROWS_WITH(beside.wait(), "generator failed");
   int ran = 0;
-  beside.start([&] { ++ran; });
+  auto count = [&] { ++ran; };
+  beside.start(count);
   beside.wait();
   CHECK(ran == 1);
 }
 
 TEST_CASE("an overlap thread refuses a second task before the first was waited for", "[engine]") {
   engine::OverlapThread beside;
-  beside.start([] {});
-  CHECK_THROWS_AS(beside.start([] {}), Error);
+  auto nothing = [] {};
+  beside.start(nothing);
+  CHECK_THROWS_AS(beside.start(nothing), Error);
   beside.wait();
 }

@@ -25,7 +25,7 @@ plan::StateDict three_tensors() {
 // Runs each task at once, in the caller's thread, and counts them.
 struct InlineOverlap : format::Overlap {
   int tasks = 0;
-  void start(std::function<void()> task) override {
+  void start(format::TaskRef task) override {
     ++tasks;
     task();
   }
