@@ -88,7 +88,10 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         if (comm.is_root())
           for (const auto& note : cmd.notes) spdlog::warn("{}", note);
         const plan::DatasetLayout layout(w);
-        storage::set_data_folders({layout.root(), plan::checkpoint_root(w)});
+        // A local cache tier's copies are data files too: their reads are probed like the dataset's.
+        std::vector<std::string> data_folders{layout.root(), plan::checkpoint_root(w)};
+        if (w.cache.tier == config::CacheTier::local_ssd) data_folders.push_back(w.cache.path);
+        storage::set_data_folders(std::move(data_folders));
         engine::together(comm, [&] {
           check_supported(w, cmd.generate_only);
           format::check_workload(w, layout);

@@ -78,6 +78,9 @@ void validate_cache(const Workload& w) {
   if (c.tier == CacheTier::local_ssd) {
     require(!c.path.empty(), "cache.tier is local_ssd, but cache.path is not set",
             "set cache.path to a folder on the node-local SSD (trainio creates trainio-tier.<host> inside it)");
+    require(!(r.access == Access::sample && r.io_engine == IoEngine::mmap),
+            "reader.io_engine 'mmap' keeps each file it mapped; the local_ssd tier's copies come and go under it",
+            "use reader.io_engine=posix or io_uring with cache.tier=local_ssd, or cache.tier=memory");
     require(w.dataset.format != Format::indexed_binary && w.dataset.format != Format::mmap_indexed_binary,
             fmt::format("dataset.format '{}' reads index files beside each data file; the local_ssd tier copies data files only",
                         to_string(w.dataset.format)),

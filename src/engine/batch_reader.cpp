@@ -1,5 +1,7 @@
 #include "engine/batch_reader.hpp"
 
+#include <fmt/format.h>
+
 #include "storage/fs.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
@@ -85,7 +87,11 @@ std::uint64_t BatchReader::read_through_tier(const format::SampleRequest& reques
     const storage::ScopedObserver observe(&tier_->tier_io());
     format::SampleRequest local = request;
     local.path = &tier_->copy_path();
-    bytes = reader_->read(local);
+    try {
+      bytes = reader_->read(local);
+    } catch (const Error& e) {  // the copy holds what the dataset's file held: name that file too
+      throw Error(e.kind(), fmt::format("{} (the cache tier's copy of {})", e.what(), *request.path), e.hint());
+    }
   } else if (route.source == TierReader::Route::Source::backing) {
     const storage::ScopedObserver observe(&tier_->backing_io());
     bytes = reader_->read(request);
@@ -119,16 +125,20 @@ std::uint64_t BatchReader::read_batch_through_tier(std::span<format::SampleReque
   }
   if (!copies_.empty()) {
     const storage::ScopedObserver observe(&tier_->tier_io());
-    copy_bytes = reader_->read_batch(copies_);
+    try {
+      copy_bytes = reader_->read_batch(copies_);
+    } catch (const Error& e) {
+      throw Error(e.kind(), fmt::format("{} (a cache tier's copy of a dataset file: {})", e.what(), tier_->tier().folder()),
+                  e.hint());
+    }
   }
   if (!past_.empty()) {
     const storage::ScopedObserver observe(&tier_->backing_io());
     past_bytes = reader_->read_batch(past_);
   }
-  // The batch's reads overlap: their bytes are shared out evenly over each kind's samples.
-  for (const auto& route : routes_)
-    if (route.source == TierReader::Route::Source::copy) tier_->count(route, copy_bytes / copies_.size());
-    else if (route.source == TierReader::Route::Source::backing) tier_->count(route, past_bytes / past_.size());
+  // The batch's reads overlap: each sample counts its own bytes.
+  for (std::size_t i = 0; i < routes_.size(); ++i)
+    if (routes_[i].source != TierReader::Route::Source::memory) tier_->count(routes_[i], batch[i].shape.bytes());
   return bytes + copy_bytes + past_bytes;
 }
 

@@ -56,14 +56,16 @@ void CacheAwareOrder::make(std::uint64_t index, Window& w) {
     else ++passed;
     if (to != k) ++moved_;
   }
+  made_ += size;
   w.made.store(index, std::memory_order_release);
 }
 
 void CacheAwareOrder::account(metrics::TierStats& stats) const {
+  // Over the windows made: a phase the time limit ended early ordered only those.
   stats.order_inversions += inversions_;
   stats.order_moved += moved_;
-  stats.ordered_samples += positions_;
-  stats.order_pairs += positions_ > 0 ? positions_ * (positions_ - 1) / 2 : 0;
+  stats.ordered_samples += made_;
+  stats.order_pairs += made_ > 0 ? made_ * (made_ - 1) / 2 : 0;
 }
 
 }  // namespace trainio::engine

@@ -35,7 +35,8 @@ class CacheAwareOrder {
 
   plan::SampleRef sample(std::uint64_t step, std::uint64_t slot);
 
-  // Adds what the order gave up to `stats` (windows made so far; every window by the phase's end).
+  // Adds what the order gave up to `stats`, over the windows made (every window by the end of a
+  // phase that ran all its steps).
   void account(metrics::TierStats& stats) const;
 
  private:
@@ -54,7 +55,7 @@ class CacheAwareOrder {
   std::mutex making_;
   std::array<Window, 3> windows_;
   std::vector<char> resident_;               // under making_
-  std::uint64_t inversions_ = 0, moved_ = 0;  // under making_
+  std::uint64_t inversions_ = 0, moved_ = 0, made_ = 0;  // under making_; made_: positions ordered
 };
 
 }  // namespace trainio::engine

@@ -47,13 +47,20 @@ class CacheTier {
   };
   Staged stage(const mpi::Comm& comm);
 
-  // Collective, at the end of the run: the local folder is removed unless cache.keep_files.
+  // Collective: empties the page cache of the local tier's resident copies (reader.evict
+  // fadvise), as the dataset's is before each epoch, so hits are served by the tier's drive.
+  void evict_copies(config::Evict how, const mpi::Comm& comm);
+
+  // Collective, at the end of the run: the local folder is removed unless cache.keep_files (a
+  // failure to remove it is a warning). A tier destroyed without close() (a failed run) removes
+  // its folder too.
   void close(const mpi::Comm& comm);
 
   bool in_memory() const { return memory_; }
   storage::TierDirectory& directory() { return *directory_; }
-  // The local copy's path of the file with key `file`, into `out` (no allocation once grown).
-  void copy_path_into(std::uint64_t file, std::string& out) const;
+  // The path of the local copy that fill `generation` of the file with key `file` made, into
+  // `out` (no allocation once grown).
+  void copy_path_into(std::uint64_t file, std::uint32_t generation, std::string& out) const;
   const std::string& folder() const { return folder_; }
   const plan::DatasetLayout& layout() const { return layout_; }
   bool direct_backing() const { return direct_; }
@@ -61,12 +68,16 @@ class CacheTier {
   std::uint64_t shared_bytes() const { return memory_segment_ ? memory_segment_->size() : 0; }
 
  private:
+  void remove_folder();
   const plan::DatasetLayout& layout_;
   bool memory_ = false;
   bool direct_ = false;   // reader.odirect: fills read the dataset with O_DIRECT
   bool keep_files_ = false;
+  bool stage_eval_ = false;  // staging copies the evaluation files too
   std::string folder_;    // local_ssd: <cache.path>/trainio-tier.<host>
   std::string extension_; // the dataset files' extension, kept on the copies
+  int lock_fd_ = -1;      // the node's first rank: the lock on the folder's marker
+  bool closed_ = false;
   std::unique_ptr<NodeMemory> memory_segment_;
   std::unique_ptr<storage::TierDirectory> directory_;
 };
@@ -101,12 +112,14 @@ class TierReader {
   // Counts the sample once read (`bytes`: what the reader returned, or the route's for memory).
   void count(const Route& route, std::uint64_t bytes);
   const std::string& copy_path() const { return copy_path_; }
+  const CacheTier& tier() const { return tier_; }
 
-  // Copies file `file` (at `path` in the dataset) into the tier when it is admitted. `may_evict`
-  // false: only into free room (staging). busy: resident or being filled by another reader;
-  // refused: the policy made no room (or the file is larger than the tier).
+  // Copies file `file` (at `path` in the dataset) into the tier when it is admitted, and leaves it
+  // pinned in `held` (the caller releases it). `may_evict` false: only into free room (staging).
+  // busy: resident or being filled by another reader; refused: the policy made no room (or the
+  // file is larger than the tier).
   enum class Fill { filled, busy, refused };
-  Fill fill(std::uint64_t file, const std::string& path, bool may_evict);
+  Fill fill(std::uint64_t file, const std::string& path, bool may_evict, storage::TierDirectory::Held& held);
 
   // The storage calls on each side, observed apart (the caller installs them as observers).
   metrics::IoRecorder& backing_io() { return backing_io_; }
@@ -121,7 +134,8 @@ class TierReader {
   metrics::TierStats stats_;
   metrics::IoRecorder backing_io_, tier_io_;
   storage::AlignedBuffer buffer_;  // fills: one 1 MiB piece at a time
-  std::string copy_path_;
+  std::string copy_path_, victim_path_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> victims_;  // copies evicted by a fill, to remove
   std::vector<char> sample_;        // memory hits copy the sample here
 };
 

@@ -1,8 +1,8 @@
 #pragma once
 // Memory that the ranks of one node share: a POSIX shared-memory object that the node's first
-// rank creates and sizes, the others map, and that is unlinked as soon as all have mapped it (a
-// crash leaves nothing in /dev/shm). Its pages are allocated when it is made, so a size the node
-// cannot hold is one clear error, never a SIGBUS in the middle of a run.
+// rank creates, the others open, and that is unlinked as soon as all have opened it, before its
+// pages are allocated (a crash leaves nothing in /dev/shm). Its pages are allocated when it is
+// made, so a size the node cannot hold is one clear error, never a SIGBUS in a run.
 
 #include <cstdint>
 #include <string>

@@ -276,6 +276,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           return true;
         }};
     evict_dataset(w, layout, comm, plan::Split::train);
+    if (tier) tier->evict_copies(w.reader.evict, comm);
     record.stopped_by_time_limit =
         run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.train);
     if (checkpointer && !by_steps && !record.stopped_by_time_limit && epoch == next_epoch) {
@@ -292,6 +293,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           metrics::BlockAccumulator::DlioFormula::eval, fmt::format("evaluation {}/{}", epoch, shape.epochs),
           options.progress, nullptr};
       evict_dataset(w, layout, comm, plan::Split::eval);
+      if (tier) tier->evict_copies(w.reader.evict, comm);
       record.stopped_by_time_limit =
           run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.eval);
       er.evaluated = true;

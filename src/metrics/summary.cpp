@@ -119,6 +119,7 @@ TierStats reduce(const TierStats& t, const mpi::Comm& comm) {
   auto counters = out.counters();
   for (std::size_t i = 0; i < counters.size(); ++i) *counters[i] = sums[i];
   out.backing_cache = reduce(t.backing_cache, comm);
+  out.tier_cache = reduce(t.tier_cache, comm);
   return out;
 }
 

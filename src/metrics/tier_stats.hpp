@@ -26,6 +26,7 @@ struct TierStats {
   // rank's epoch, and samples not at their place in it.
   std::uint64_t order_inversions = 0, order_pairs = 0, order_moved = 0, ordered_samples = 0;
   PageCacheStats backing_cache;  // what the backing reads hit
+  PageCacheStats tier_cache;     // what the reads of the local tier's copies hit
 
   static constexpr std::size_t kCounters = 16;
   std::array<std::uint64_t*, kCounters> counters() {
@@ -38,6 +39,7 @@ struct TierStats {
     auto theirs = const_cast<TierStats&>(o).counters();
     for (std::size_t i = 0; i < kCounters; ++i) *mine[i] += *theirs[i];
     backing_cache.merge(o.backing_cache);
+    tier_cache.merge(o.tier_cache);
   }
 };
 

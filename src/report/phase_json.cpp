@@ -171,6 +171,7 @@ json tier_json(const metrics::TierStats& t) {
           {"misses_while_filled_elsewhere", t.busy},
           {"misses_not_admitted", t.not_admitted},
           {"backing_page_cache", page_cache_json(t.backing_cache)},
+          {"tier_page_cache", page_cache_json(t.tier_cache)},
           {"order", order}};
 }
 

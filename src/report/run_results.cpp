@@ -48,12 +48,12 @@ std::optional<double> worst_epoch(const RunResult& run, const char* field, const
   return worst;
 }
 
-// Training's reads of the dataset's storage per epoch: the cache tier's backing reads, or every
-// read when there is no tier.
+// Training's reads of the dataset's storage per epoch: the cache tier's backing reads (staging's
+// included), or every read when there is no tier.
 std::optional<double> backing_bytes_per_epoch(const RunResult& run) {
   const json* epochs = node_at(run.summary, "trainio.epochs");
   if (!epochs || !epochs->is_array() || epochs->empty()) return std::nullopt;
-  double total = 0;
+  double total = number_at(run.summary, "trainio.cache.staged.backing_read_bytes").value_or(0);
   for (const auto& e : *epochs) {
     auto v = number_at(e, "train.cache.backing_read_bytes");
     if (!v) v = number_at(e, "train.bytes_read");
@@ -152,8 +152,8 @@ const std::vector<Figure>& known_figures() {
       {"sample_read_p99_seconds", "s", false, "99th percentile of a sample's read (worst epoch; compared only when named)",
        false},
       {"backing_read_bytes_per_epoch", "B", false,
-       "bytes training read from the dataset's storage per epoch: behind a cache tier, its fills and misses; "
-       "without one, every read (compare a run with a tier against one without)", true, true},
+       "bytes training read from the dataset's storage per epoch: behind a cache tier, its fills, misses and "
+       "staging; without one, every read (compare a run with a tier against one without)", true, true},
       {"cache_hit_ratio_bytes", "", true, "sample bytes of training the cache tier served (every epoch together)", true, true},
       {"save_checkpoint_io_mean_GB_per_second", "GiB/s", true, "checkpoint save bandwidth"},
       {"load_checkpoint_io_mean_GB_per_second", "GiB/s", true, "checkpoint load bandwidth"},

@@ -215,6 +215,7 @@ json cache_part(const config::Workload& w, const metrics::RunSummary& run) {
                          ? json{{"seconds", run.staging_seconds},
                                 {"files", s.fills},
                                 {"bytes", s.tier_write_bytes},
+                                {"backing_read_bytes", s.backing_read_bytes},
                                 {"bytes_per_second", run.staging_seconds > 0 ? static_cast<double>(s.tier_write_bytes) / run.staging_seconds : 0.0},
                                 {"files_not_admitted", s.not_admitted}}
                          : json(nullptr)},

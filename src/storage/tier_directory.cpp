@@ -37,14 +37,16 @@ struct TierDirectory::Header {
   // A static tier is full from the first file that does not fit: no backing file is opened in
   // vain for it after that.
   bool full;
+  std::uint32_t fills;  // files admitted so far: each fill's generation
 };
 
 struct TierDirectory::Entry {
   std::atomic<std::uint8_t> state;
   std::uint32_t pins;
   std::uint32_t prev, next;
-  std::uint32_t first_page;
-  std::uint64_t pages;
+  std::uint32_t first_page;  // memory tier: its first table page
+  std::uint32_t generation;  // fills of the file so far: names each local copy apart
+  std::uint64_t pages;       // taken: data pages, and in the memory tier its table pages
   std::uint64_t size;
 };
 
@@ -114,12 +116,14 @@ TierDirectory::TierDirectory(void* segment, const TierGeometry& g, TierPolicy po
   h->head = h->tail = kNone;
   h->resident_files = 0;
   h->full = false;
+  h->fills = 0;
   for (std::uint64_t f = 0; f < g.files; ++f) {
     Entry& e = entries_[f];
     new (&e.state) std::atomic<std::uint8_t>(kAbsent);
     e.pins = 0;
     e.prev = e.next = kNone;
     e.first_page = kNone;
+    e.generation = 0;
     e.pages = e.size = 0;
   }
   if (g.holds_data) {
@@ -152,13 +156,13 @@ void TierDirectory::evict(std::uint32_t f) {
     unlink(f);
     --header_->resident_files;
   }
-  if (header_->holds_data && e.pages > 0) {
+  if (header_->holds_data && e.first_page != kNone) {
     std::uint32_t last = e.first_page;
     while (chain_[last] != kNone) last = chain_[last];
     chain_[last] = header_->free_head;
     header_->free_head = e.first_page;
   }
-  header_->free_pages += tier_pages(e.size);
+  header_->free_pages += e.pages;
   e.pages = e.size = 0;
   e.first_page = kNone;
   e.state.store(kAbsent);
@@ -174,7 +178,7 @@ TierDirectory::Held TierDirectory::acquire(std::uint64_t file) {
     unlink(static_cast<std::uint32_t>(file));
     append(static_cast<std::uint32_t>(file));
   }
-  return {true, e.size, e.first_page};
+  return {true, e.size, e.first_page, e.generation};
 }
 
 bool TierDirectory::resident(std::uint64_t file) const {
@@ -190,6 +194,10 @@ bool TierDirectory::taken(std::uint64_t file) const {
   return state == kFilling || state == kResident;
 }
 
+bool TierDirectory::too_large(std::uint64_t file) const {
+  return entries_[file].state.load(std::memory_order_acquire) == kTooLarge;
+}
+
 bool TierDirectory::may_admit(std::uint64_t file) {
   if (entries_[file].state.load(std::memory_order_acquire) != kAbsent) return false;
   if (header_->policy != TierPolicy::fill_once) return true;
@@ -198,9 +206,12 @@ bool TierDirectory::may_admit(std::uint64_t file) {
 }
 
 bool TierDirectory::reserve(std::uint64_t file, std::uint64_t size, bool may_evict,
-                            const std::function<void(std::uint64_t)>& on_evict, std::uint64_t& evictions,
-                            std::uint32_t& first_page) {
-  const std::uint64_t pages = tier_pages(size);
+                            const std::function<void(std::uint64_t, std::uint32_t)>& on_evict,
+                            std::uint64_t& evictions, Held& reserved) {
+  const std::uint64_t data_pages = tier_pages(size);
+  // The memory tier keeps a file's page numbers in table pages ahead of its data pages.
+  const std::uint64_t table_pages = header_->holds_data ? (data_pages + kPagesPerTable - 1) / kPagesPerTable : 0;
+  const std::uint64_t pages = data_pages + table_pages;
   const Lock lock(header_);
   Header& h = *header_;
   Entry& e = entries_[file];
@@ -215,12 +226,12 @@ bool TierDirectory::reserve(std::uint64_t file, std::uint64_t size, bool may_evi
     // Room the policy can make: every unpinned resident file, in eviction order.
     std::uint64_t evictable = h.free_pages;
     for (std::uint32_t f = h.head; f != kNone && evictable < pages; f = entries_[f].next)
-      if (entries_[f].pins == 0) evictable += tier_pages(entries_[f].size);
+      if (entries_[f].pins == 0) evictable += entries_[f].pages;
     if (evictable < pages) return false;
     for (std::uint32_t f = h.head; f != kNone && h.free_pages < pages;) {
       const std::uint32_t next = entries_[f].next;
       if (entries_[f].pins == 0) {
-        on_evict(f);
+        on_evict(f, entries_[f].generation);
         evict(f);
         ++evictions;
       }
@@ -231,14 +242,22 @@ bool TierDirectory::reserve(std::uint64_t file, std::uint64_t size, bool may_evi
   e.size = size;
   e.pages = pages;
   e.pins = 1;
+  e.generation = ++h.fills;
   if (h.holds_data && pages > 0) {
+    // The next `pages` free pages, still chained: table pages first, then data pages, whose
+    // numbers the tables list in order.
     e.first_page = h.free_head;
-    std::uint32_t last = h.free_head;
+    std::uint32_t last = h.free_head, data = h.free_head;
+    for (std::uint64_t k = 0; k < table_pages; ++k) data = chain_[data];
+    for (std::uint64_t k = 0; k < data_pages; ++k, data = chain_[data]) {
+      const std::uint32_t table = table_page(e.first_page, k);
+      reinterpret_cast<std::uint32_t*>(page(table))[k % kPagesPerTable] = data;
+    }
     for (std::uint64_t k = 1; k < pages; ++k) last = chain_[last];
     h.free_head = chain_[last];
     chain_[last] = kNone;
   }
-  first_page = e.first_page;
+  reserved = {false, size, e.first_page, e.generation};
   e.state.store(kFilling);
   return true;
 }
@@ -249,7 +268,25 @@ TierDirectory::Held TierDirectory::commit(std::uint64_t file) {
   append(static_cast<std::uint32_t>(file));
   ++header_->resident_files;
   e.state.store(kResident, std::memory_order_release);
-  return {true, e.size, e.first_page};
+  return {true, e.size, e.first_page, e.generation};
+}
+
+std::uint32_t TierDirectory::table_page(std::uint32_t first, std::uint64_t k) const {
+  for (std::uint64_t t = k / kPagesPerTable; t > 0; --t) first = chain_[first];
+  return first;
+}
+
+TierDirectory::PageCursor TierDirectory::cursor(const Held& held, std::uint64_t k) const {
+  return {table_page(held.first_page, k), static_cast<std::uint32_t>(k % kPagesPerTable)};
+}
+
+std::byte* TierDirectory::next(PageCursor& c) const {
+  std::byte* data = page(reinterpret_cast<const std::uint32_t*>(page(c.table))[c.at]);
+  if (++c.at == kPagesPerTable) {
+    c.table = chain_[c.table];
+    c.at = 0;
+  }
+  return data;
 }
 
 void TierDirectory::abandon(std::uint64_t file) {
@@ -276,9 +313,9 @@ std::uint64_t TierDirectory::resident_files() const {
   return header_->resident_files;
 }
 
-void TierDirectory::for_each_resident(const std::function<void(std::uint64_t)>& visit) {
+void TierDirectory::for_each_resident(const std::function<void(std::uint64_t, std::uint32_t)>& visit) {
   const Lock lock(header_);
-  for (std::uint32_t f = header_->head; f != kNone; f = entries_[f].next) visit(f);
+  for (std::uint32_t f = header_->head; f != kNone; f = entries_[f].next) visit(f, entries_[f].generation);
 }
 
 }  // namespace trainio::storage

@@ -5,6 +5,8 @@ cache.path, and the configuration errors."""
 import glob
 import os
 import socket
+import subprocess
+import time
 
 from harness import TrainioTest
 
@@ -25,12 +27,14 @@ class CachingTest(TrainioTest):
         s = self.summary(out)["trainio"]
         return s, [e["train"] for e in s["epochs"]]
 
-    def file_pages(self):
-        """Pages one generated file takes in the tier (the npz headers make it a little larger than a sample)."""
+    def file_pages(self, memory=True):
+        """Pages one generated file takes in the tier (the npz headers make it a little larger than a
+        sample); the memory tier adds a page of page numbers per 1,024."""
         self.ok("generate", "default", *DATA)
         sizes = {os.path.getsize(p) for p in glob.glob(self.path("data", "train", "**", "*.npz"), recursive=True)}
         self.assertEqual(len(sizes), 1)
-        return pages(sizes.pop())
+        n = pages(sizes.pop())
+        return n + (n + 1023) // 1024 if memory else n
 
     def test_a_tier_that_holds_the_dataset_serves_every_read_after_the_first_epoch(self):
         for tier in (["cache.tier=local_ssd", "cache.path=tier"], ["cache.tier=memory"]):
@@ -83,7 +87,7 @@ class CachingTest(TrainioTest):
             self.assertEqual(e["io"]["open"]["count"], FILES // 2)
 
     def test_staging_fills_the_tier_before_the_first_epoch(self):
-        capacity = self.file_pages() * (FILES // 2) * 4096
+        capacity = self.file_pages(memory=False) * (FILES // 2) * 4096
         s, epochs = self.run_tier("cache.tier=local_ssd", "cache.path=tier", f"cache.capacity={capacity}",
                                   "cache.policy=static", "cache.staging=before_first_epoch")
         staged = s["cache"]["staged"]
@@ -155,6 +159,50 @@ class CachingTest(TrainioTest):
         self.assertIn("trainio did not make", r.err)
         self.assertEqual(os.listdir(folder), ["precious"])
 
+    def test_reads_of_the_local_copies_get_their_own_page_cache_verdict(self):
+        tier = ["cache.tier=local_ssd", "cache.path=tier", "cache.capacity=64MiB"]
+        _, hot = self.run_tier(*tier, out="hot")
+        _, evicted = self.run_tier(*tier, "reader.evict=fadvise", out="evicted")
+        for e in hot[1:]:
+            self.assertEqual(e["cache"]["tier_page_cache"]["verdict"], "page_cache", e["cache"]["tier_page_cache"])
+        # reader.evict empties the copies' page cache as it does the dataset's: the tier's drive serves them.
+        for e in evicted[1:]:
+            pc = e["cache"]["tier_page_cache"]
+            self.assertGreater(pc["probes"], 0)
+            self.assertIn(pc["verdict"], ("storage", "mixed"), pc)
+            self.assertLess(pc["resident_fraction"], 0.5, pc)
+
+    def test_a_second_run_on_the_same_tier_folder_is_refused(self):
+        self.ok("generate", "default", *DATA)
+        tier = ["cache.tier=local_ssd", "cache.path=tier", "cache.capacity=64MiB"]
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        first = subprocess.Popen([os.environ["TRAINIO"], "run", "default", *DATA, *tier, "train.computation_time=0.25",
+                                  "--output", "first"], cwd=self.dir, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        folder = self.path("tier", "trainio-tier." + socket.gethostname())
+        for _ in range(200):
+            if os.path.exists(os.path.join(folder, ".trainio-tier")):
+                break
+            time.sleep(0.05)
+        r = self.run_trainio("run", "default", *DATA, *tier, "--output", "second")
+        _, err = first.communicate(timeout=120)
+        self.assertEqual(first.returncode, 0, err)
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("another trainio run on this node is using the cache tier", r.err)
+        self.assertFalse(os.path.exists(folder))  # the first run removed its tier when it ended
+
+    def test_a_failed_run_removes_its_copies(self):
+        self.ok("generate", "default", *DATA)
+        victim = sorted(glob.glob(self.path("data", "train", "**", "*.npz"), recursive=True))[5]
+        with open(victim, "r+b") as f:
+            f.truncate(1000)
+        r = self.run_trainio("run", "default", *DATA, "workflow.generate_data=false", "cache.tier=local_ssd",
+                             "cache.path=tier", "cache.capacity=64MiB")
+        self.assertEqual(r.code, 1, r)
+        self.assertNotIn("Traceback", r.err)
+        self.assertIn("the cache tier's copy of " + os.path.relpath(victim, self.dir), r.err)
+        self.assertEqual(os.listdir(self.path("tier")), [])
+
     def test_memory_stays_within_the_capacity(self):
         # 64 MiB of data through a 16 MiB memory tier: the run's peak grows by the tier, not the data.
         big = ["dataset.data_folder=data", "workflow.evaluation=false", "dataset.num_files_train=64",
@@ -182,6 +230,8 @@ class CachingTest(TrainioTest):
             (["cache.tier=memory", "cache.capacity=1GiB", "framework=tensorflow", "reader.data_loader=tensorflow",
               "dataset.format=tfrecord"], "tensorflow loader"),
             (["cache.tier=disk"], "cache.tier"),
+            (["cache.tier=local_ssd", "cache.path=tier", "cache.capacity=1GiB", "reader.access=sample",
+              "reader.io_engine=mmap"], "mmap"),
             (["cache.tier=local_ssd", "cache.path=tier", "cache.capacity=100000TiB"], "free under cache.path"),
             (["cache.tier=memory", "cache.capacity=100000TiB"], "/dev/shm"),
         ]

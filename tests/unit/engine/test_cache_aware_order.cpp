@@ -17,9 +17,9 @@ struct Resident {
         memory(storage::tier_segment_bytes(geometry) / 8 + 1),
         dir(memory.data(), geometry, storage::TierPolicy::lru, true) {
     std::uint64_t evictions = 0;
-    std::uint32_t page = 0;
+    storage::TierDirectory::Held held;
     for (const auto k : keys) {
-      REQUIRE(dir.reserve(k, 1, false, [](std::uint64_t) {}, evictions, page));
+      REQUIRE(dir.reserve(k, 1, false, [](std::uint64_t, std::uint32_t) {}, evictions, held));
       dir.commit(k);
       dir.release(k);
     }

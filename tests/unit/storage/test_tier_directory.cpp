@@ -28,15 +28,16 @@ struct Tier {
   std::uint64_t evictions = 0;
 
   bool fill(std::uint64_t file, std::uint64_t size, bool may_evict = true) {
-    std::uint32_t first = 0;
-    if (!dir.reserve(file, size, may_evict, [&](std::uint64_t f) { evicted.push_back(f); }, evictions, first)) return false;
+    TierDirectory::Held held;
+    if (!dir.reserve(file, size, may_evict, [&](std::uint64_t f, std::uint32_t) { evicted.push_back(f); }, evictions, held))
+      return false;
     dir.commit(file);
     dir.release(file);
     return true;
   }
   std::vector<std::uint64_t> resident() {
     std::vector<std::uint64_t> out;
-    dir.for_each_resident([&](std::uint64_t f) { out.push_back(f); });
+    dir.for_each_resident([&](std::uint64_t f, std::uint32_t) { out.push_back(f); });
     return out;
   }
 };
@@ -107,43 +108,57 @@ TEST_CASE("tier directory: a pinned file is never evicted, and nothing is when n
 
 TEST_CASE("tier directory: a file being filled is neither resident nor admitted twice, and an abandoned fill frees its room", "[tier]") {
   Tier t(4, 2 * kFile, TierPolicy::lru);
-  std::uint32_t first = 0;
-  REQUIRE(t.dir.reserve(1, kFile, true, [](std::uint64_t) {}, t.evictions, first));
+  TierDirectory::Held held;
+  REQUIRE(t.dir.reserve(1, kFile, true, [](std::uint64_t, std::uint32_t) {}, t.evictions, held));
   CHECK_FALSE(t.dir.resident(1));
   CHECK_FALSE(t.dir.absent(1));
   CHECK_FALSE(t.dir.acquire(1).resident);
   CHECK_FALSE(t.dir.may_admit(1));
-  CHECK_FALSE(t.dir.reserve(1, kFile, true, [](std::uint64_t) {}, t.evictions, first));
+  CHECK_FALSE(t.dir.reserve(1, kFile, true, [](std::uint64_t, std::uint32_t) {}, t.evictions, held));
   t.dir.abandon(1);
   CHECK(t.dir.absent(1));
   CHECK(t.dir.used_pages() == 0);
 }
 
-TEST_CASE("tier directory: the memory tier's pages hold each file's bytes, reused after eviction", "[tier]") {
-  Tier t(8, 4 * kFile, TierPolicy::fifo, true);
+TEST_CASE("tier directory: the memory tier's pages hold each file's bytes, found through its page tables", "[tier]") {
+  // 3-page files take a table page too; a 1,030-page file takes two.
+  Tier t(8, 1500 * kTierPageBytes, TierPolicy::fifo, true);
   auto write = [&](std::uint64_t file, std::uint64_t size) {
-    std::uint32_t page = 0;
-    REQUIRE(t.dir.reserve(file, size, true, [](std::uint64_t) {}, t.evictions, page));
-    for (std::uint64_t at = 0; at < size; at += kTierPageBytes, page = t.dir.next_page(page))
-      std::memset(t.dir.page(page), static_cast<int>(file + 1), kTierPageBytes);
-    CHECK(page == 0xFFFFFFFFu);  // the chain ends with the file
+    TierDirectory::Held held;
+    REQUIRE(t.dir.reserve(file, size, true, [](std::uint64_t, std::uint32_t) {}, t.evictions, held));
+    auto pages = t.dir.cursor(held, 0);
+    for (std::uint64_t k = 0; k < storage::tier_pages(size); ++k) {
+      std::byte* page = t.dir.next(pages);
+      std::memset(page, static_cast<int>(file + 1), kTierPageBytes);
+      std::memcpy(page, &k, sizeof k);  // each page knows its place
+    }
     t.dir.commit(file);
     t.dir.release(file);
   };
-  auto check = [&](std::uint64_t file) {
+  auto check = [&](std::uint64_t file, std::uint64_t from) {
     const auto held = t.dir.acquire(file);
     REQUIRE(held.resident);
-    std::uint64_t pages = 0;
-    for (std::uint32_t p = held.first_page; pages < storage::tier_pages(held.size); p = t.dir.next_page(p), ++pages)
-      CHECK(static_cast<int>(t.dir.page(p)[kTierPageBytes - 1]) == static_cast<int>(file + 1));
+    auto pages = t.dir.cursor(held, from);
+    for (std::uint64_t k = from; k < storage::tier_pages(held.size); ++k) {
+      const std::byte* page = t.dir.next(pages);
+      std::uint64_t place = 0;
+      std::memcpy(&place, page, sizeof place);
+      CHECK(place == k);
+      CHECK(static_cast<int>(page[kTierPageBytes - 1]) == static_cast<int>(file + 1));
+    }
     t.dir.release(file);
   };
-  for (std::uint64_t f = 0; f < 4; ++f) write(f, kFile);
-  write(4, 2 * kFile);  // evicts files 0 and 1: their six pages now hold file 4
-  CHECK(t.evictions == 2);
-  for (std::uint64_t f = 2; f < 5; ++f) check(f);
-  write(5, kTierPageBytes / 2);  // a partial page
-  check(5);
+  write(0, 1030 * kTierPageBytes);
+  for (std::uint64_t f = 1; f < 5; ++f) write(f, kFile);
+  CHECK(t.dir.used_pages() == 1030 + 2 + 4 * (3 + 1));
+  check(0, 0);
+  check(0, 1025);  // a page in the second table
+  write(5, 900 * kTierPageBytes);  // evicts file 0 (fifo): its pages now hold file 5's
+  CHECK(t.evictions == 1);
+  for (std::uint64_t f = 1; f < 6; ++f) check(f, 0);
+  check(5, 333);
+  write(6, kTierPageBytes / 2);  // a partial page
+  check(6, 0);
 }
 
 TEST_CASE("tier directory: concurrent readers fill and read without losing room or pages", "[tier][threads]") {
@@ -156,18 +171,41 @@ TEST_CASE("tier directory: concurrent readers fill and read without losing room 
         const std::uint64_t file = static_cast<std::uint64_t>((round * 7 + k * 13) % 64);
         auto held = t.dir.acquire(file);
         if (!held.resident) {
-          std::uint32_t page = 0;
-          if (!t.dir.reserve(file, kFile, true, [](std::uint64_t) {}, evictions, page)) continue;
-          for (int p = 0; p < 3; ++p, page = t.dir.next_page(page))
-            std::memset(t.dir.page(page), static_cast<int>(file), kTierPageBytes);
+          if (!t.dir.reserve(file, kFile, true, [](std::uint64_t, std::uint32_t) {}, evictions, held)) continue;
+          auto pages = t.dir.cursor(held, 0);
+          for (int p = 0; p < 3; ++p) std::memset(t.dir.next(pages), static_cast<int>(file), kTierPageBytes);
           held = t.dir.commit(file);
         }
         // Pinned: its pages still hold this file's bytes.
-        CHECK(static_cast<int>(t.dir.page(held.first_page)[0]) == static_cast<int>(file));
+        auto pages = t.dir.cursor(held, 2);
+        CHECK(static_cast<int>(t.dir.next(pages)[0]) == static_cast<int>(file));
         t.dir.release(file);
       }
     });
   for (auto& th : threads) th.join();
-  CHECK(t.dir.used_pages() == 3 * t.dir.resident_files());
-  CHECK(t.dir.resident_files() <= 16);
+  CHECK(t.dir.used_pages() == 4 * t.dir.resident_files());  // 3 data pages and a table page each
+  CHECK(t.dir.resident_files() <= 12);
+}
+
+TEST_CASE("tier directory: every fill of a file has a generation of its own", "[tier]") {
+  // The local tier names copies by it: removing an evicted copy after the lock is released never
+  // removes a newer copy of the same file.
+  Tier t(4, kFile, TierPolicy::lru);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> evicted;
+  auto fill = [&](std::uint64_t file) {
+    TierDirectory::Held held;
+    REQUIRE(t.dir.reserve(file, kFile, true, [&](std::uint64_t f, std::uint32_t g) { evicted.emplace_back(f, g); },
+                          t.evictions, held));
+    t.dir.commit(file);
+    t.dir.release(file);
+    return held.generation;
+  };
+  const auto first = fill(0);
+  fill(1);  // evicts 0
+  const auto again = fill(0);  // evicts 1
+  CHECK(again != first);
+  REQUIRE(evicted.size() == 2);
+  CHECK(evicted[0] == std::make_pair(std::uint64_t{0}, first));
+  CHECK(t.dir.acquire(0).generation == again);
+  t.dir.release(0);
 }
