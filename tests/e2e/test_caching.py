@@ -137,7 +137,10 @@ class CachingTest(TrainioTest):
         self.ok("generate", "default", *DATA)
         before = sorted(os.listdir(self.dir))
         data = sorted(glob.glob(self.path("data", "**"), recursive=True))
-        self.run_tier("cache.tier=local_ssd", "cache.path=tier", "cache.capacity=64MiB", "cache.keep_files=true")
+        # Staging and on-demand fills both write only under cache.path.
+        s, _ = self.run_tier("cache.tier=local_ssd", "cache.path=tier", "cache.capacity=64MiB", "cache.keep_files=true",
+                             "cache.staging=before_first_epoch", "cache.policy=fifo")
+        self.assertEqual(s["cache"]["staged"]["files"], FILES)
         self.assertEqual(sorted(os.listdir(self.dir)), sorted(before + ["o", "tier"]))
         self.assertEqual(sorted(glob.glob(self.path("data", "**"), recursive=True)), data)
         folder = self.path("tier", "trainio-tier." + socket.gethostname())
