@@ -75,6 +75,10 @@ int prepare_folder(const std::string& folder, std::uint64_t capacity) {
   const auto space = storage::fs_space(folder);
   if (space.free_bytes < capacity) {
     ::close(fd);
+    if (!existed) {  // leave cache.path as it was
+      storage::remove_file(marker);
+      storage::remove_empty_dir(folder);
+    }
     throw config_error(fmt::format("cache.capacity {} is more than the {} free under cache.path ({})",
                                    util::format_bytes(static_cast<double>(capacity)),
                                    util::format_bytes(static_cast<double>(space.free_bytes)), folder),

@@ -244,3 +244,4 @@ class CachingTest(TrainioTest):
                 self.assertEqual(r.code, 2, r)
                 self.assertIn(message, r.err)
                 self.assertNotIn("Traceback", r.err)
+                self.assertEqual(os.listdir(self.path("tier")) if os.path.isdir(self.path("tier")) else [], [])
