@@ -111,12 +111,23 @@ CacheTier::CacheTier(const config::Workload& w, const plan::DatasetLayout& layou
       if (first) lock_fd_ = prepare_folder(folder_, w.cache.capacity);
     });
   }
-  memory_segment_ = std::make_unique<NodeMemory>(comm, storage::tier_segment_bytes(geometry),
-                                                 memory_ ? "the memory cache tier" : "the cache tier's index");
-  together(comm, [&] {
-    if (first) storage::TierDirectory(memory_segment_->data(), geometry, policy_of(w.cache.policy), true);
-  });
-  directory_ = std::make_unique<storage::TierDirectory>(memory_segment_->data(), geometry, policy_of(w.cache.policy), false);
+  try {
+    memory_segment_ = std::make_unique<NodeMemory>(comm, storage::tier_segment_bytes(geometry),
+                                                   memory_ ? "the memory cache tier" : "the cache tier's index");
+    together(comm, [&] {  // the node's first rank lays the directory out before any rank attaches
+      if (first) storage::TierDirectory(memory_segment_->data(), geometry, policy_of(w.cache.policy), true);
+    });
+    directory_ = std::make_unique<storage::TierDirectory>(memory_segment_->data(), geometry, policy_of(w.cache.policy), false);
+  } catch (...) {
+    if (lock_fd_ >= 0) {  // the destructor will not run: leave cache.path as it was
+      try {
+        remove_folder();
+      } catch (...) {  // the error that matters is the one being thrown
+      }
+      ::close(lock_fd_);
+    }
+    throw;
+  }
 }
 
 CacheTier::~CacheTier() {
