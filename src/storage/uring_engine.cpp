@@ -21,22 +21,21 @@ class UringEngine final : public ReadEngine {
     // Kept files serve a batch only when the batch fits in what is kept.
     const bool may_keep = reads.size() <= kMaxKeptFiles;
     if (fresh_.size() < reads.size()) fresh_.resize(reads.size());  // handles for this batch only, reused
+    // Each read's file and byte range first; the buffer, once its size is known.
     ranges_.clear();
+    async_.clear();
     std::size_t total = 0;
-    files_.clear();
     for (std::size_t i = 0; i < reads.size(); ++i) {
       File& f = opener_.open(reads[i], fresh_[i], may_keep);
-      files_.push_back(&f);
       where.locate(i, where.needs_file_size() ? f.size() : 0);
-      ranges_.push_back(opener_.range_of(reads[i]));
-      total += padded(ranges_.back().length);
+      const ByteRange& range = ranges_.emplace_back(opener_.range_of(reads[i]));
+      async_.push_back({&f, nullptr, range.length, range.offset, 0});
+      total += padded(range.length);
     }
     char* buffer = buffer_.reserve(total, std::max<std::size_t>(opener_.alignment(), 64));
-    async_.clear();
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < reads.size(); ++i) {
-      async_.push_back({files_[i], buffer + at, ranges_[i].length, ranges_[i].offset, 0});
-      at += padded(ranges_[i].length);
+    for (AsyncRead& a : async_) {
+      a.buffer = buffer;
+      buffer += padded(a.length);
     }
     ring_.read_all(async_);
     for (std::size_t i = 0; i < reads.size(); ++i) check_complete(reads[i], ranges_[i], async_[i].done);
@@ -54,7 +53,6 @@ class UringEngine final : public ReadEngine {
   Uring ring_;
   AlignedBuffer buffer_;
   std::vector<File> fresh_;
-  std::vector<File*> files_;
   std::vector<ByteRange> ranges_;
   std::vector<AsyncRead> async_;
 };
