@@ -176,7 +176,11 @@ std::optional<double> figure_of(const RunResult& run, const std::string& name) {
   if (name == "read_bytes_per_second") return number_at(s, "trainio.train.read_bytes_per_second_mean");
   if (name == "batch_wait_p99_seconds") return worst_epoch(run, "batch_wait_seconds", "p99");
   if (name == "backing_read_bytes_per_epoch") return backing_bytes_per_epoch(run);
-  if (name == "cache_hit_ratio_bytes") return number_at(s, "trainio.cache.train.hit_ratio_bytes");
+  if (name == "cache_hit_ratio_bytes") {
+    // A run without a tier had nothing served by one: 0, so that compare shows it against a run with one.
+    if (node_at(s, "trainio.cache")) return number_at(s, "trainio.cache.train.hit_ratio_bytes");
+    return node_at(s, "trainio.epochs") ? std::optional<double>(0.0) : std::nullopt;
+  }
   if (name == "sample_read_p99_seconds") return worst_epoch(run, "sample_read_seconds", "p99");
   for (const auto& f : known_figures())
     if (name == f.name) return number_at(s, std::string("metric.") + f.name);

@@ -219,9 +219,12 @@ class CachingTest(TrainioTest):
     def test_compare_shows_the_tier_against_no_tier(self):
         self.run_tier(out="none")
         self.run_tier("cache.tier=memory", "cache.capacity=64MiB", out="tier")
-        r = self.ok("compare", self.path("none"), self.path("tier"))
-        self.assertIn("backing_read_bytes_per_epoch", r.out)
-        self.assertIn("cache_hit_ratio_bytes", r.out)
+        # Exit 1 when some figure regressed (a few milliseconds of tiny epochs are noise here).
+        r = self.run_trainio("compare", self.path("none"), self.path("tier"))
+        self.assertIn(r.code, (0, 1), r)
+        rows = {line.split()[0]: line for line in r.out.splitlines() if line.strip()}
+        self.assertIn("improved", rows["backing_read_bytes_per_epoch"])  # 1 epoch in 3 reads the storage
+        self.assertIn("improved", rows["cache_hit_ratio_bytes"])  # from 0 without a tier
 
     def test_configuration_errors(self):
         cases = [
