@@ -3,8 +3,10 @@
 // aiori table do it. A read engine opens (or finds kept) each read's file, asks where the read
 // falls once it knows the file's size, and reads those bytes: one at a time (pread, O_DIRECT) or
 // all in flight at once (io_uring); or touches them through a memory map. Every engine reports its
-// calls through storage::File, so results and traces compare across engines. A new back end (an
-// object store, a cache tier) is one more implementation of ReadEngine.
+// calls through storage::File, so results and traces compare across engines. A new back end for
+// the native reader is one more implementation of ReadEngine. (Cache tiers stand in front of every
+// reader, framework re-enactments included, so they route requests before the reader instead:
+// engine/cache_tier.hpp.)
 //
 // Engines know neither formats nor workloads: where a sample lies comes from the caller's Locator.
 

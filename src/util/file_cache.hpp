@@ -3,7 +3,7 @@
 // once) for the files it used most recently: at most `capacity` of them, the least recently used
 // dropped first (its handle closed by its destructor). Keyed by the file's dense number in the
 // dataset (SampleRequest::file), so an entry costs no path string; lookups allocate nothing.
-// Every reader that keeps things per file keeps them here; the cache tiers build on it.
+// Every reader that keeps things per file keeps them here.
 
 #include <cstdint>
 #include <list>
