@@ -62,10 +62,7 @@ class CacheTier {
   // `out` (no allocation once grown).
   void copy_path_into(std::uint64_t file, std::uint32_t generation, std::string& out) const;
   const std::string& folder() const { return folder_; }
-  const plan::DatasetLayout& layout() const { return layout_; }
   bool direct_backing() const { return direct_; }
-  // Whole bytes of the tier's memory (the memory tier's segment), for the run's memory statement.
-  std::uint64_t shared_bytes() const { return memory_segment_ ? memory_segment_->size() : 0; }
 
  private:
   void remove_folder();

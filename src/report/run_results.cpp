@@ -154,7 +154,7 @@ const std::vector<Figure>& known_figures() {
       {"backing_read_bytes_per_epoch", "B", false,
        "bytes training read from the dataset's storage per epoch: behind a cache tier, its fills, misses and "
        "staging; without one, every read (compare a run with a tier against one without)", true, true},
-      {"cache_hit_ratio_bytes", "", true, "sample bytes of training the cache tier served (every epoch together)", true, true},
+      {"cache_hit_ratio_bytes", "", true, "sample bytes of training the cache tier served (every epoch together; 0 for a run without a tier)", true, true},
       {"save_checkpoint_io_mean_GB_per_second", "GiB/s", true, "checkpoint save bandwidth"},
       {"load_checkpoint_io_mean_GB_per_second", "GiB/s", true, "checkpoint load bandwidth"},
       {"save_checkpoint_duration_mean_seconds", "s", false, "time to save a checkpoint (slowest rank)"},

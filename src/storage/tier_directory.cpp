@@ -185,10 +185,6 @@ bool TierDirectory::resident(std::uint64_t file) const {
   return entries_[file].state.load(std::memory_order_relaxed) == kResident;
 }
 
-bool TierDirectory::absent(std::uint64_t file) const {
-  return entries_[file].state.load(std::memory_order_acquire) == kAbsent;
-}
-
 bool TierDirectory::taken(std::uint64_t file) const {
   const auto state = entries_[file].state.load(std::memory_order_acquire);
   return state == kFilling || state == kResident;

@@ -55,8 +55,6 @@ class TierDirectory {
   Held acquire(std::uint64_t file);
   // Whether `file` is resident now: a hint, read without the lock (cache-aware ordering).
   bool resident(std::uint64_t file) const;
-  // Whether `file` is neither resident nor being filled, nor known too large (no lock).
-  bool absent(std::uint64_t file) const;
   // Whether `file` is resident or being filled (no lock).
   bool taken(std::uint64_t file) const;
   // Whether `file` was found larger than the whole tier (no lock).
