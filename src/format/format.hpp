@@ -25,6 +25,9 @@ class ContentSource {
  public:
   virtual ~ContentSource() = default;
   virtual void fill(void* data, std::size_t size) = 0;
+  // fill(), and the zip CRC-32 of the bytes folded into `crc` (as zlib's crc32(crc, data, size)).
+  // This one reads the bytes back; a source that knows the CRC of what it makes overrides it.
+  virtual void fill_crc32(void* data, std::size_t size, std::uint32_t& crc);
   // Continues the stream from byte `offset` of the file's content.
   virtual void seek(std::uint64_t offset) = 0;
 };

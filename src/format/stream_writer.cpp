@@ -13,9 +13,35 @@ void Checksum::update(const void* data, std::size_t size) {
   value = kind == Kind::crc32 ? zip::crc32(value, data, size) : crc32c::extend(value, data, size);
 }
 
+void ContentSource::fill_crc32(void* data, std::size_t size, std::uint32_t& crc) {
+  fill(data, size);
+  crc = zip::crc32(crc, data, size);
+}
+
+namespace {
+
+// Content into `at`, summed into `sum` when given: the source sums a zip CRC-32 itself (it may
+// know it without reading the bytes back).
+void fill_summed(ContentSource& content, char* at, std::size_t n, Checksum* sum) {
+  if (sum && sum->kind == Checksum::Kind::crc32) {
+    content.fill_crc32(at, n, sum->value);
+    return;
+  }
+  content.fill(at, n);
+  if (sum) sum->update(at, n);
+}
+
+}  // namespace
+
 StreamWriter::StreamWriter(storage::Output& out, util::Bytes& buffer, Overlap* beside, std::size_t chunk)
-    : out_(out), buffer_(buffer), beside_(beside) {
-  if (buffer_.size() < chunk) buffer_.resize(chunk);
+    : out_(out), buffer_(buffer), beside_(beside), chunk_(chunk) {}
+
+void StreamWriter::grow_for(std::uint64_t n) {
+  const std::uint64_t wanted = base_ + used_ + n;
+  if (wanted <= buffer_.size() || buffer_.size() >= chunk_) return;
+  constexpr std::uint64_t kStep = 64 * 1024;  // at least double, in whole 64 KiB steps
+  const std::uint64_t size = std::max<std::uint64_t>(2 * buffer_.size(), (wanted + kStep - 1) / kStep * kStep);
+  buffer_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk_)));
 }
 
 char* StreamWriter::reserve(std::size_t& n) {
@@ -26,6 +52,7 @@ char* StreamWriter::reserve(std::size_t& n) {
 }
 
 void StreamWriter::append(std::string_view bytes, Checksum* sum) {
+  grow_for(bytes.size());
   while (!bytes.empty()) {
     std::size_t n = bytes.size();
     char* at = reserve(n);
@@ -37,6 +64,7 @@ void StreamWriter::append(std::string_view bytes, Checksum* sum) {
 }
 
 void StreamWriter::append_zeros(std::uint64_t total, Checksum* sum) {
+  grow_for(total);
   while (total > 0) {
     std::size_t n = total > buffer_.size() ? buffer_.size() : static_cast<std::size_t>(total);
     char* at = reserve(n);
@@ -48,6 +76,7 @@ void StreamWriter::append_zeros(std::uint64_t total, Checksum* sum) {
 }
 
 void StreamWriter::append_content(std::uint64_t total, ContentSource& content, Checksum* sum) {
+  grow_for(total);
   if (beside_ && base_ == 0 && used_ < overlap_piece() && total > buffer_.size() - used_) {
     append_content_overlapped(total, content, sum);
     return;
@@ -55,8 +84,7 @@ void StreamWriter::append_content(std::uint64_t total, ContentSource& content, C
   while (total > 0) {
     std::size_t n = total > buffer_.size() ? buffer_.size() : static_cast<std::size_t>(total);
     char* at = reserve(n);
-    content.fill(at, n);
-    if (sum) sum->update(at, n);
+    fill_summed(content, at, n, sum);
     used_ += n;
     total -= n;
   }
@@ -67,10 +95,7 @@ void StreamWriter::append_content_overlapped(std::uint64_t total, ContentSource&
   // source and the checksum see the bytes in the same order as without overlap. Only the first
   // piece is generated before anything is written, so smaller pieces overlap more of a file.
   const std::size_t piece = overlap_piece();
-  auto generate = [&content, sum](char* at, std::size_t n) {
-    content.fill(at, n);
-    if (sum) sum->update(at, n);
-  };
+  auto generate = [&content, sum](char* at, std::size_t n) { fill_summed(content, at, n, sum); };
   std::size_t first = static_cast<std::size_t>(std::min<std::uint64_t>(total, piece - used_));
   generate(buffer_.data() + used_, first);
   used_ += first;

@@ -23,7 +23,8 @@ struct Checksum {
 
 class StreamWriter {
  public:
-  // `buffer` is reused across files; it is grown to `chunk` bytes once. With `beside`, content
+  // `buffer` is reused across files; it grows as bytes are appended, up to `chunk` bytes (a small
+  // file never costs a chunk-sized buffer, zeroed and faulted in). With `beside`, content
   // longer than the buffer is generated a piece ahead (1 MiB, at most half the buffer) by `beside`
   // while the piece before it is written, so generating costs little time of its own.
   StreamWriter(storage::Output& out, util::Bytes& buffer, Overlap* beside = nullptr, std::size_t chunk = 4u << 20);
@@ -41,13 +42,15 @@ class StreamWriter {
   std::uint64_t position() const { return written_ + used_; }
 
  private:
-  char* reserve(std::size_t& n);  // room for up to n bytes; n shrinks to what fits
+  void grow_for(std::uint64_t n);  // grows the buffer toward `chunk_` for n more bytes
+  char* reserve(std::size_t& n);   // room for up to n bytes; n shrinks to what fits
   // append_content() of more than the buffer holds, with the next piece generated beside the write.
   void append_content_overlapped(std::uint64_t n, ContentSource& content, Checksum* sum);
   std::size_t overlap_piece() const { return std::min<std::size_t>(buffer_.size() / 2, 1u << 20); }
   storage::Output& out_;
   util::Bytes& buffer_;
   Overlap* beside_;
+  std::size_t chunk_;
   std::size_t base_ = 0;  // where the buffered bytes start in buffer_ (0, or its second half)
   std::size_t used_ = 0;
   std::uint64_t written_ = 0;

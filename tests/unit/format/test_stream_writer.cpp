@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -74,4 +75,28 @@ TEST_CASE("content generated beside the writes makes the same bytes and checksum
       CHECK(overlapped.writes.back() == 8);
     }
   }
+}
+
+TEST_CASE("the write buffer grows with what is appended, up to its chunk: a small file never costs a whole chunk") {
+  test::TempDir dir("stream-writer-growth");
+  util::Bytes buffer;
+  auto write = [&](const std::string& name, std::uint64_t content) {
+    storage::NewFile out(dir / name);
+    format::StreamWriter w(out, buffer, nullptr, 4u << 20);
+    w.append("HEADER--");
+    test::RandomContent source(3);
+    w.append_content(content, source);
+    w.append_zeros(100);
+    w.flush();
+    out.commit();
+  };
+  write("small", 1000);
+  CHECK(buffer.size() == 64 * 1024);  // one 64 KiB step for 1,108 bytes, not 4 MiB
+  write("middle", 300000);
+  CHECK(buffer.size() == 320 * 1024);  // doubled to 128 KiB would not hold it: 64 KiB steps
+  write("large", 10u << 20);
+  CHECK(buffer.size() == 4u << 20);  // never past the chunk
+  write("small again", 10);
+  CHECK(buffer.size() == 4u << 20);  // reused, not shrunk
+  CHECK(std::filesystem::file_size(dir / "large") == 8 + (10u << 20) + 100);
 }
