@@ -1,7 +1,8 @@
 #pragma once
 // File content for generation, the same for a file whichever rank writes it.
 //  - random: seeded random bytes, incompressible (the default, as DLIO's). Made at memory speed:
-//    each 4 KiB block is a block of a 4 MiB random pool (the same in every process), chosen and
+//    each 4 KiB block is a block of a 256 KiB random pool (the same in every process; small enough
+//    to stay in cache while the kernel copies the bytes written before), chosen and
 //    XOR-ed with 64-bit words derived from the file's seed and the block's index. Blocks are
 //    unique across files, and nothing a compressor or deduplicator can use. The zip CRC-32 of a
 //    whole block follows from the CRC-32 of its pool block and its key (the CRC is linear), so
