@@ -120,8 +120,8 @@ void Hdf5Writer::write(const plan::DataFile& f, storage::NewObject& out, Content
   const std::string& path = out.local_path();
   if (path.empty()) throw internal_error("HDF5 files are written by libhdf5, which writes local files only");
   std::lock_guard lock(storage::hdf5_lock());
-  h5::Id fapl(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
-  write_file(f, path, fapl, H5P_DEFAULT, {0, f.num_samples}, 0, 1, content);
+  if (fapl_.get() < 0) fapl_ = h5::Id(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
+  write_file(f, path, fapl_, H5P_DEFAULT, {0, f.num_samples}, 0, 1, content);
 }
 
 std::uint64_t Hdf5Writer::write_shared(const plan::DataFile& f, const std::string& path, SharedWriting& job,

@@ -1,0 +1,80 @@
+// The plain HDF5 writer HDF5 generation is held against (issue 14): the least a client of
+// libhdf5 can do to make the files `trainio generate` makes for `dataset.format: hdf5` with one
+// dataset per record: create each file under a temporary name (H5Fcreate, latest format, the
+// default sec2 driver), one uint8 dataset "records_0" of `samples` x the sample's shape written
+// from a buffer filled before the clock starts, an int64 "labels" dataset of zeros, close,
+// rename into place (trainio commits every data file so). Prints the wall-clock seconds. No
+// content generation, no instrumentation, no trainio code: what libhdf5 itself costs per file
+// is in both figures, so their ratio is trainio's own overhead.
+//
+// Usage: trainio_plain_hdf5_writer FOLDER FILES SAMPLES SAMPLE_SHAPE   (SAMPLE_SHAPE: 362x362)
+
+#include <hdf5.h>
+#include <stdio.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+bool write_file(const std::string& path, const std::vector<hsize_t>& dims, const std::vector<unsigned char>& data,
+                const std::vector<long long>& labels) {
+  const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (file < 0) return false;
+  const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t records = H5Dcreate2(file, "records_0", H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  bool ok = records >= 0 && H5Dwrite(records, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) >= 0;
+  H5Dclose(records);
+  H5Sclose(space);
+  const hid_t label_space = H5Screate_simple(1, dims.data(), nullptr);
+  const hid_t label_set = H5Dcreate2(file, "labels", H5T_STD_I64LE, label_space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ok = ok && label_set >= 0 && H5Dwrite(label_set, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, labels.data()) >= 0;
+  H5Dclose(label_set);
+  H5Sclose(label_space);
+  return H5Fclose(file) >= 0 && ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s FOLDER FILES SAMPLES SAMPLE_SHAPE (e.g. 362x362)\n", argv[0]);
+    return 2;
+  }
+  const std::string folder = argv[1];
+  const long files = std::atol(argv[2]);
+  std::vector<hsize_t> dims{static_cast<hsize_t>(std::atoll(argv[3]))};
+  for (const char* p = argv[4]; *p;) {
+    char* end = nullptr;
+    dims.push_back(std::strtoull(p, &end, 10));
+    p = *end == 'x' ? end + 1 : end;
+    if (end == p && *p) return 2;
+  }
+  hsize_t bytes = 1;
+  for (const hsize_t d : dims) bytes *= d;
+  std::vector<unsigned char> data(bytes);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 2654435761u >> 13);
+  const std::vector<long long> labels(dims[0], 0);
+  const auto start = std::chrono::steady_clock::now();
+  for (long f = 0; f < files; ++f) {
+    const std::string path = folder + "/plain_" + std::to_string(f) + ".hdf5";
+    const std::string writing = folder + "/.plain_" + std::to_string(f) + ".hdf5.tmp";
+    if (!write_file(writing, dims, data, labels)) {
+      std::fprintf(stderr, "libhdf5 failed on %s\n", writing.c_str());
+      return 1;
+    }
+    if (std::rename(writing.c_str(), path.c_str()) != 0) {
+      std::perror("rename");
+      return 1;
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%.6f\n", seconds);
+  return 0;
+}
