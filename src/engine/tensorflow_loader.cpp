@@ -14,7 +14,6 @@ namespace trainio::engine {
 
 namespace {
 constexpr std::size_t kChunkRecords = 128;
-constexpr std::size_t kChunksPerSlot = 2;  // TensorFlow's buffer_output_elements
 }  // namespace
 
 TensorflowLoader::TensorflowLoader(const config::Workload& w, const plan::DatasetLayout& layout)
@@ -46,6 +45,13 @@ void TensorflowLoader::start(const PhaseWork& work) {
   record_sharded_ = mine.record_sharded;
   slots_.clear();
   slots_.resize(cycle_);
+  for (Slot& s : slots_) {
+    // Every record vector a slot's chunks circulate in, made now: the stream's, the ready
+    // ring's and the one the pipeline drains (its first is empty and stays out of the circle).
+    s.spare.resize(kChunksPerSlot + 2);
+    for (auto& v : s.spare) v.reserve(kChunkRecords);
+    s.files.reserve((mine.files.size() + cycle_ - 1) / cycle_);
+  }
   for (std::size_t i = 0; i < mine.files.size(); ++i) slots_[i % cycle_].files.push_back(mine.files[i]);
 
   for (std::size_t s = 0; s < cycle_; ++s) threads_.emplace_back([this, s] { stream_main(s); });
@@ -69,13 +75,20 @@ void TensorflowLoader::fail(std::exception_ptr error) {
   halt_locked();
 }
 
-bool TensorflowLoader::hand_over(std::size_t slot, Chunk chunk) {
+bool TensorflowLoader::hand_over(std::size_t slot, Chunk& chunk) {
   std::unique_lock lock(mutex_);
   Slot& s = slots_[slot];
-  space_cv_.wait(lock, [&] { return halt_ || s.ready.size() < kChunksPerSlot; });
+  space_cv_.wait(lock, [&] { return halt_ || s.ready_count < kChunksPerSlot; });
   if (halt_) return false;
-  s.ready.push_back(std::move(chunk));
+  s.ready[(s.ready_first + s.ready_count++) % kChunksPerSlot] = std::move(chunk);
+  chunk = Chunk{};
+  if (!s.spare.empty()) {
+    chunk.records = std::move(s.spare.back());
+    s.spare.pop_back();
+  }
   data_cv_.notify_one();
+  lock.unlock();
+  chunk.records.clear();
   return true;
 }
 
@@ -86,7 +99,11 @@ void TensorflowLoader::stream_main(std::size_t slot) {
     format::TfRecordStream in(buffer_bytes_);
     std::string path;
     Chunk chunk;
-    chunk.records.reserve(kChunkRecords);  // one allocation per chunk, not one per doubling
+    {
+      std::lock_guard lock(mutex_);
+      chunk.records = std::move(s.spare.back());  // made by start()
+      s.spare.pop_back();
+    }
     for (const std::uint64_t file : s.files) {
       layout_.path_into(work_.split, file, path);
       const std::uint64_t sample_bytes = layout_.sample_shape(work_.split, file).bytes();
@@ -98,11 +115,7 @@ void TensorflowLoader::stream_main(std::size_t slot) {
           if (!in.next(length)) break;
           s.record_ns.record(static_cast<std::uint64_t>(util::now_ns() - t0));
           chunk.records.push_back(sample_bytes);
-          if (chunk.records.size() == kChunkRecords) {
-            if (!hand_over(slot, std::move(chunk))) return;
-            chunk = Chunk{};
-            chunk.records.reserve(kChunkRecords);
-          }
+          if (chunk.records.size() == kChunkRecords && !hand_over(slot, chunk)) return;
         }
         in.close();
       } catch (const Error&) {
@@ -111,7 +124,7 @@ void TensorflowLoader::stream_main(std::size_t slot) {
       }
     }
     chunk.last = true;
-    hand_over(slot, std::move(chunk));
+    hand_over(slot, chunk);
   } catch (...) {
     fail(std::current_exception());
   }
@@ -121,7 +134,12 @@ void TensorflowLoader::pipeline_main() {
   try {
     // Interleave: one record from each slot in turn; a slot that has streamed all its files
     // leaves the rotation.
-    std::vector<std::deque<std::uint64_t>> pending(cycle_);
+    struct Pending {
+      std::vector<std::uint64_t> records;  // the slot's chunk being drained
+      std::size_t next = 0;
+      bool drained() const { return next == records.size(); }
+    };
+    std::vector<Pending> pending(cycle_);
     std::vector<bool> last(cycle_, false), ended(cycle_, false);
     std::size_t active = cycle_, cursor = 0;
     auto interleaved = [&](std::uint64_t& record) {
@@ -129,24 +147,27 @@ void TensorflowLoader::pipeline_main() {
         const std::size_t slot = cursor;
         cursor = (cursor + 1) % cycle_;
         if (ended[slot]) continue;
-        if (pending[slot].empty() && !last[slot]) {
+        Pending& p = pending[slot];
+        if (p.drained() && !last[slot]) {
           std::unique_lock lock(mutex_);
-          data_cv_.wait(lock, [&] { return halt_ || !slots_[slot].ready.empty(); });
+          Slot& s = slots_[slot];
+          data_cv_.wait(lock, [&] { return halt_ || s.ready_count > 0; });
           if (halt_) return false;
-          Chunk chunk = std::move(slots_[slot].ready.front());
-          slots_[slot].ready.pop_front();
-          space_cv_.notify_all();
-          lock.unlock();
-          pending[slot].assign(chunk.records.begin(), chunk.records.end());
+          Chunk& chunk = s.ready[s.ready_first];
+          s.ready_first = (s.ready_first + 1) % kChunksPerSlot;
+          --s.ready_count;
+          if (p.records.capacity() > 0) s.spare.push_back(std::move(p.records));  // back to the slot's thread
+          p.records = std::move(chunk.records);
+          p.next = 0;
           last[slot] = chunk.last;
+          space_cv_.notify_all();
         }
-        if (pending[slot].empty()) {
+        if (p.drained()) {
           ended[slot] = true;
           --active;
           continue;
         }
-        record = pending[slot].front();
-        pending[slot].pop_front();
+        record = p.records[p.next++];
         return true;
       }
       return false;

@@ -15,6 +15,7 @@
 // Each phase starts the pipeline afresh (DLIO rebuilds it every epoch) and stops it at the end,
 // whatever was read ahead.
 
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -46,9 +47,14 @@ class TensorflowLoader final : public Loader {
     std::vector<std::uint64_t> records;
     bool last = false;  // the slot has streamed all its files
   };
+  static constexpr std::size_t kChunksPerSlot = 2;  // TensorFlow's buffer_output_elements
   struct Slot {
     std::vector<std::uint64_t> files;
-    std::deque<Chunk> ready;  // filled by the slot's thread, drained by the pipeline
+    // Filled by the slot's thread, drained by the pipeline: a ring of kChunksPerSlot chunks,
+    // and the drained chunks' record vectors handed back for reuse (no allocation per chunk).
+    std::array<Chunk, kChunksPerSlot> ready;
+    std::size_t ready_first = 0, ready_count = 0;
+    std::vector<std::vector<std::uint64_t>> spare;
     metrics::IoRecorder io;
     metrics::Histogram record_ns;
   };
@@ -61,7 +67,8 @@ class TensorflowLoader final : public Loader {
   void stream_main(std::size_t slot);
   void pipeline_main();
   void map_main();
-  bool hand_over(std::size_t slot, Chunk chunk);
+  // Queues `chunk` for the pipeline and leaves in it an empty chunk to fill (a reused vector).
+  bool hand_over(std::size_t slot, Chunk& chunk);
   bool emit(std::uint64_t batch, const Batch& result);
   void fail(std::exception_ptr error);
   void halt_locked();  // stops every thread of the phase; the caller holds mutex_

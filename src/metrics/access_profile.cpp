@@ -25,8 +25,12 @@ void AccessProfile::count_size(std::uint64_t size, std::uint64_t calls) {
       n += calls;
       return;
     }
-  if (common.size() < kCommonSlots) common.emplace_back(size, calls);
-  else other_sizes += calls;
+  if (common.size() == kCommonSlots) {
+    other_sizes += calls;
+    return;
+  }
+  if (common.empty()) common.reserve(kCommonSlots);  // once: a new size never allocates on the read path
+  common.emplace_back(size, calls);
 }
 
 void AccessProfile::add(const storage::OpEvent& e) {

@@ -35,11 +35,10 @@ struct AccessProfile {
 
   void add(const storage::OpEvent& e);
   void merge(const AccessProfile& o);
+  // Counts `calls` accesses of `size` bytes among the common sizes (or other_sizes when full).
+  void count_size(std::uint64_t size, std::uint64_t calls);
   // The `n` most frequent access sizes, most frequent first.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> top_sizes(std::size_t n) const;
-
- private:
-  void count_size(std::uint64_t size, std::uint64_t calls);
 };
 
 }  // namespace trainio::metrics

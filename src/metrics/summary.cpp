@@ -49,11 +49,7 @@ AccessProfile reduce(const AccessProfile& p, const mpi::Comm& comm) {
   const auto all = comm.all_gather(table);
   AccessProfile sizes;
   for (std::size_t k = 0; k + 1 < all.size(); k += 2)
-    if (all[k + 1] > 0) {
-      AccessProfile one;
-      one.common = {{static_cast<std::uint64_t>(all[k]), static_cast<std::uint64_t>(all[k + 1])}};
-      sizes.merge(one);
-    }
+    if (all[k + 1] > 0) sizes.count_size(static_cast<std::uint64_t>(all[k]), static_cast<std::uint64_t>(all[k + 1]));
   out.common = sizes.common;
   out.other_sizes += sizes.other_sizes;
   return out;

@@ -54,6 +54,7 @@ FileStreams file_streams(const DatasetLayout& layout, Split split, const config:
   util::Permutation order;
   if (shuffle) order = util::Permutation(n, util::derive_seed(epoch_seed(w, run_seed, epoch), 6, split == Split::train ? 0 : 1));
   out.record_sharded = n < size;
+  out.files.reserve(out.record_sharded ? n : (n > r ? (n - r + size - 1) / size : 0));
   for (std::uint64_t i = out.record_sharded ? 0 : r; i < n; i += out.record_sharded ? 1 : size)
     out.files.push_back(shuffle ? order(i) : i);
   return out;
