@@ -144,6 +144,16 @@ std::string Archive::trailer(const std::vector<std::uint32_t>& crcs) const {
   return t;
 }
 
+void TensorContent::fill_crc32(const plan::TensorSpec& tensor, std::uint64_t offset, char* dest, std::size_t size,
+                               std::uint32_t& crc) {
+  if (random_) {
+    random_->fill_crc32(dest, size, crc);
+    return;
+  }
+  fill(tensor, offset, dest, size);
+  crc = zip::crc32(crc, dest, size);
+}
+
 void TensorContent::fill(const plan::TensorSpec& tensor, std::uint64_t offset, char* dest, std::size_t size) {
   if (random_) {
     random_->fill(dest, size);

@@ -72,6 +72,8 @@ class TensorContent {
   explicit TensorContent(ContentSource* random) : random_(random) {}
   // Fills `size` bytes of `tensor` starting at byte `offset` of its data.
   void fill(const plan::TensorSpec& tensor, std::uint64_t offset, char* dest, std::size_t size);
+  // fill(), and the bytes' zip CRC-32 folded into `crc` (random content knows it without reading).
+  void fill_crc32(const plan::TensorSpec& tensor, std::uint64_t offset, char* dest, std::size_t size, std::uint32_t& crc);
 
  private:
   ContentSource* random_;

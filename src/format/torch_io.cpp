@@ -40,8 +40,7 @@ void write_archive(const Archive& a, Sink& sink, TensorContent& content) {
     if (r.tensor) {
       std::uint64_t at = 0;
       sink.generated(r.size, [&](char* dest, std::size_t n) {
-        content.fill(*r.tensor, at, dest, n);
-        crc = zip::crc32(crc, dest, n);
+        content.fill_crc32(*r.tensor, at, dest, n, crc);
         at += n;
       });
     } else {
