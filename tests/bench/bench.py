@@ -577,46 +577,56 @@ def bench_hdf5_threads(table, work, repeat):
 
 def bench_checkpoint(table, work, gib, repeat):
     """Checkpoint saves (fsync on, as MLPerf requires) and loads after the page cache is emptied:
-    2 ranks each writing one file of `gib` GiB per checkpoint, 2 checkpoints. The reference does
-    what one checkpoint does, once per checkpoint: fio with 2 jobs each writing one file of the
-    same size in 64 MiB calls and fsyncing it at the end (end_fsync, whose time fio's bandwidth
-    includes), then reading it back after dropping it from the cache. The earlier reference used
+    2 ranks each writing one file of `gib` GiB, then reading it back. The reference does what one
+    checkpoint does: fio with 2 jobs each writing one new file of the same size in 64 MiB calls
+    and fsyncing it at the end (end_fsync, whose time fio's bandwidth includes), then reading it
+    back after dropping it from the cache. Like for like: no preallocation (fallocate=none;
+    torch.save creates its file by writing it, where fio by default fallocates before its clock
+    starts), and each round runs both sides from the same state (earlier files deleted, synced,
+    settled) in alternating order, because this machine's virtual disk runs faster for a while
+    after a quiet spell, which favoured whichever side went first (fio 1.1 GiB/s right after a
+    trainio save, both 0.6-0.7 GiB/s when each starts alike). The earlier reference used
     fsync_on_close, whose fsync fio makes after it stops its clock (fio issue #831): its
     bandwidth left the fsync out and overstated the disk."""
     size = gib * 1024 * MIB
     folder = os.path.join(work, "ckpt")
+    fio_folder = os.path.join(work, "fio-ckpt")
     saves, loads, fio_write, fio_read = [], [], [], []
-    for _ in range(repeat):
-        time.sleep(2)  # let the deletion of the previous round's files settle
+
+    def settle():
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(fio_folder, ignore_errors=True)
+        sync_and_settle()
+        time.sleep(2)  # let the deletion of the previous files settle
+
+    def ours():
+        settle()
         out = os.path.join(work, "ckpt-out")
         shutil.rmtree(out, ignore_errors=True)
-        sync_and_settle()
         trainio(["run", "default", "workflow.train=false", "workflow.checkpoint=true", f"checkpoint.checkpoint_folder={folder}",
-                 "checkpoint.num_checkpoints_write=2", "checkpoint.num_checkpoints_read=2", "checkpoint.fsync=true",
+                 "checkpoint.num_checkpoints_write=1", "checkpoint.num_checkpoints_read=1", "checkpoint.fsync=true",
                  "checkpoint.time_between_checkpoints=0", "checkpoint.type=all_ranks", f"model.model_size_bytes={size}",
                  "--output", out], 2)
         with open(os.path.join(out, "summary.json")) as f:
             entries = json.load(f)["trainio"]["checkpoint"]["checkpoints"]
-        saves += [e["bytes_per_second"] / MIB for e in entries if e["kind"] == "save"]
-        loads += [e["bytes_per_second"] / MIB for e in entries if e["kind"] == "load"]
-        shutil.rmtree(folder, ignore_errors=True)
+        saves.extend(e["bytes_per_second"] / MIB for e in entries if e["kind"] == "save")
+        loads.extend(e["bytes_per_second"] / MIB for e in entries if e["kind"] == "load")
         shutil.rmtree(out, ignore_errors=True)
-        f = os.path.join(work, "fio-ckpt")
-        shutil.rmtree(f, ignore_errors=True)
-        os.makedirs(f)
-        sync_and_settle()
-        for checkpoint in range(2):
-            d = os.path.join(f, str(checkpoint))
-            os.makedirs(d)
-            job = fio(["--name=ckpt", "--rw=write", "--bs=64m", "--ioengine=psync", "--numjobs=2", "--nrfiles=1",
-                       f"--filesize={size}", "--end_fsync=1", "--iomem=mmap"], d)
-            fio_write.append(job["write"]["bw_bytes"] / MIB)
-        for checkpoint in range(2):
-            job = fio(["--name=ckpt", "--rw=read", "--bs=64m", "--ioengine=psync", "--numjobs=2", "--nrfiles=1",
-                       f"--filesize={size}", "--invalidate=1", "--iomem=mmap"], os.path.join(f, str(checkpoint)))
-            fio_read.append(job["read"]["bw_bytes"] / MIB)
-        shutil.rmtree(f, ignore_errors=True)
+
+    def theirs():
+        settle()
+        os.makedirs(fio_folder)
+        common = ["--name=ckpt", "--bs=64m", "--ioengine=psync", "--numjobs=2", "--nrfiles=1", f"--filesize={size}",
+                  "--iomem=mmap"]
+        job = fio(common + ["--rw=write", "--end_fsync=1", "--fallocate=none"], fio_folder)
+        fio_write.append(job["write"]["bw_bytes"] / MIB)
+        job = fio(common + ["--rw=read", "--invalidate=1"], fio_folder)
+        fio_read.append(job["read"]["bw_bytes"] / MIB)
+
+    for round in range(repeat):
+        for side in ((ours, theirs) if round % 2 == 0 else (theirs, ours)):
+            side()
+    settle()
     table.add(f"checkpoint save, 2 ranks x {gib} GiB, fsync", statistics.median(saves), statistics.median(fio_write),
               "MiB/s", 0.90)
     table.add(f"checkpoint load after eviction, 2 ranks", statistics.median(loads), statistics.median(fio_read),
