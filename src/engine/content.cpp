@@ -46,7 +46,7 @@ void xor_block(unsigned char* out, const unsigned char* src, std::uint64_t key) 
 // zlib's crc32_combine_op with the operator for 4 KiB.
 class BlockCrcs {
  public:
-  BlockCrcs() : pool_(kPoolBlocks), append_op_(static_cast<std::uint32_t>(crc32_combine_gen(kBlock))) {
+  BlockCrcs() : pool_(kPoolBlocks), append_op_(crc32_combine_gen(kBlock)) {
     const unsigned char* pool = random_pool();
     for (std::uint64_t j = 0; j < kPoolBlocks; ++j) pool_[j] = format::zip::crc32(0, pool + j * kBlock, kBlock);
     const std::vector<unsigned char> zeros(kBlock, 0);

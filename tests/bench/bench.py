@@ -117,7 +117,8 @@ class Table:
         """A figure with an absolute target and no fio counterpart."""
         meets = ours >= target if higher_is_better else ours <= target
         shown = f"{ours:,.3f}" if abs(ours) < 1 else f"{ours:,.2f}" if abs(ours) < 10 else f"{ours:,.1f}"
-        self.rows.append((case, f"{shown} {unit}", "-", "-", f"{'>=' if higher_is_better else '<='} {target:,g} {unit}",
+        self.rows.append((case, f"{shown} {unit}", "-", "-", f"{'>=' if higher_is_better else '<='} {target:,.0f} {unit}" if target == int(target)
+                          else f"{'>=' if higher_is_better else '<='} {target:g} {unit}",
                           "meets" if meets else "BELOW" if higher_is_better else "ABOVE"))
         print(f"  {case}: trainio {shown} {unit}", flush=True)
 
