@@ -1,7 +1,10 @@
 #include "format/npy.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cstring>
+#include <iterator>
 
 namespace trainio::format::npy {
 
@@ -11,16 +14,14 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kArrayAlign = 64;
 // numpy >= 1.22 leaves room to grow the first axis in place (format.GROWTH_AXIS_MAX_DIGITS).
 constexpr std::size_t kGrowthAxisMaxDigits = 21;
+constexpr char kGrowthPadding[] = "                     ";  // kGrowthAxisMaxDigits spaces
 
-std::string shape_repr(std::span<const std::uint64_t> shape) {
-  // Python's repr of a tuple: "()", "(5,)", "(64, 64, 1)".
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
+// Python's repr of a tuple, appended to `out`: "()", "(5,)", "(64, 64, 1)".
+void append_shape_repr(fmt::memory_buffer& out, std::span<const std::uint64_t> shape) {
+  out.push_back('(');
+  for (size_t i = 0; i < shape.size(); ++i) fmt::format_to(std::back_inserter(out), "{}{}", i ? ", " : "", shape[i]);
+  if (shape.size() == 1) out.push_back(',');
+  out.push_back(')');
 }
 
 std::size_t item_size_of(std::string_view d) {
@@ -51,12 +52,15 @@ std::string_view descr(config::ElementType t) {
 }
 
 std::string header(config::ElementType dtype, std::span<const std::uint64_t> shape) {
-  // Keys in sorted order, each "'key': repr(value), ", as numpy's _write_array_header.
-  std::string dict = "{'descr': '" + std::string(descr(dtype)) + "', 'fortran_order': False, 'shape': " +
-                     shape_repr(shape) + ", }";
+  // Keys in sorted order, each "'key': repr(value), ", as numpy's _write_array_header. Built in
+  // a buffer on the stack: one allocation per header (generation makes two per NPZ file).
+  fmt::memory_buffer dict;
+  fmt::format_to(std::back_inserter(dict), "{{'descr': '{}', 'fortran_order': False, 'shape': ", descr(dtype));
+  append_shape_repr(dict, shape);
+  fmt::format_to(std::back_inserter(dict), ", }}");
   if (!shape.empty()) {
-    const std::size_t first = std::to_string(shape[0]).size();
-    if (first < kGrowthAxisMaxDigits) dict.append(kGrowthAxisMaxDigits - first, ' ');
+    const std::size_t first = fmt::formatted_size("{}", shape[0]);
+    if (first < kGrowthAxisMaxDigits) dict.append(std::string_view(kGrowthPadding, kGrowthAxisMaxDigits - first));
   }
   // Version 1.0 stores the header length in 2 bytes; 2.0 in 4 when it does not fit.
   const std::size_t hlen = dict.size() + 1;  // + '\n'
@@ -69,11 +73,13 @@ std::string header(config::ElementType dtype, std::span<const std::uint64_t> sha
     pad = kArrayAlign - ((prelude + hlen) % kArrayAlign);
   }
   const std::size_t total_len = hlen + pad;
-  std::string out(kMagic, 6);
+  std::string out;
+  out.reserve(prelude + total_len);
+  out.append(kMagic, 6);
   out += static_cast<char>(v2 ? 2 : 1);
   out += '\0';
   for (std::size_t i = 0; i < (v2 ? 4u : 2u); ++i) out += static_cast<char>((total_len >> (8 * i)) & 0xff);
-  out += dict;
+  out.append(dict.data(), dict.size());
   out.append(pad, ' ');
   out += '\n';
   return out;
