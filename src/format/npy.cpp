@@ -14,7 +14,6 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kArrayAlign = 64;
 // numpy >= 1.22 leaves room to grow the first axis in place (format.GROWTH_AXIS_MAX_DIGITS).
 constexpr std::size_t kGrowthAxisMaxDigits = 21;
-constexpr char kGrowthPadding[] = "                     ";  // kGrowthAxisMaxDigits spaces
 
 // Python's repr of a tuple, appended to `out`: "()", "(5,)", "(64, 64, 1)".
 void append_shape_repr(fmt::memory_buffer& out, std::span<const std::uint64_t> shape) {
@@ -60,7 +59,7 @@ std::string header(config::ElementType dtype, std::span<const std::uint64_t> sha
   fmt::format_to(std::back_inserter(dict), ", }}");
   if (!shape.empty()) {
     const std::size_t first = fmt::formatted_size("{}", shape[0]);
-    if (first < kGrowthAxisMaxDigits) dict.append(std::string_view(kGrowthPadding, kGrowthAxisMaxDigits - first));
+    if (first < kGrowthAxisMaxDigits) fmt::format_to(std::back_inserter(dict), "{:{}}", "", kGrowthAxisMaxDigits - first);
   }
   // Version 1.0 stores the header length in 2 bytes; 2.0 in 4 when it does not fit.
   const std::size_t hlen = dict.size() + 1;  // + '\n'

@@ -86,3 +86,16 @@ TEST_CASE("a file written under its temporary name is the file it becomes") {
   CHECK(path_hash("data/a.trainio-tmp") != path_hash("data/a"));
   CHECK(path_hash(".trainio-tmp") != 0);
 }
+
+TEST_CASE("a new access size never reallocates the common sizes on the read path") {
+  // The table is made once, at its full size, by the first size counted: counting a new size
+  // after that (a file of another size, read mid-epoch) allocates nothing.
+  AccessProfile p;
+  p.count_size(4096, 1);
+  const auto* table = p.common.data();
+  CHECK(p.common.capacity() == AccessProfile::kCommonSlots);
+  for (std::uint64_t size = 1; size < 2 * AccessProfile::kCommonSlots; ++size) p.count_size(size, 1);
+  CHECK(p.common.data() == table);
+  CHECK(p.common.size() == AccessProfile::kCommonSlots);
+  CHECK(p.other_sizes == AccessProfile::kCommonSlots);  // sizes 32..63 (4096 took the first slot)
+}
