@@ -248,7 +248,9 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   });
   const auto existing = static_cast<Existing>(comm.broadcast(mode));
 
-  OverlapThread beside;  // generates a file's next piece of content while the last one is written
+  // Generates a file's next piece of content while the last one is written, or after it where
+  // that is faster, as the files written so far measure (format::OverlapChoice).
+  OverlapThread beside;
   const auto writer = format::make_writer(w);
   writer->generate_beside(&beside);
   // Fewer files than ranks: ranks write each file together (collective MPI-IO, parallel HDF5)
@@ -268,7 +270,9 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
                  },
                  [&](const plan::DataFile& file) {
                    try {
+                     const std::int64_t start = util::now_ns();
                      write_one(w, *writer, file, existing);
+                     beside.choice().record(file.data_bytes(), util::now_ns() - start);
                    } catch (Error& e) {
                      e.with_hint("check free space and permissions of the data folder; re-running resumes");
                      throw;

@@ -54,25 +54,29 @@ Written write_file(const std::string& path, std::uint64_t content, format::Overl
 
 }  // namespace
 
-TEST_CASE("content generated beside the writes makes the same bytes and checksum, in half-buffer writes") {
+TEST_CASE("content generated beside the writes or after each makes the same bytes and checksum, in half-buffer writes") {
+  using Way = format::OverlapChoice::Way;
   test::TempDir dir("stream-writer");
   engine::OverlapThread beside;
   for (const std::uint64_t content : {100u, 70000u, 200000u, 1000000u}) {
-    INFO(content << " bytes of content");
     const std::string name = std::to_string(content);
     const Written plain = write_file(dir / (name + ".plain"), content, nullptr);
-    const Written overlapped = write_file(dir / (name + ".overlapped"), content, &beside);
-    CHECK(overlapped.bytes == plain.bytes);
-    CHECK(overlapped.crc == plain.crc);
-    CHECK(overlapped.bytes.size() == 8 + content + 7);
-    CHECK(overlapped.bytes.substr(0, 8) == "header--");
-    if (content + 15 <= 64 * 1024) {
-      CHECK(overlapped.writes == std::vector<std::uint64_t>{content + 15});  // one write, patched in the buffer
-    } else {
-      // Every write but the last two (the tail, then the header's patch) is half the buffer.
-      REQUIRE(overlapped.writes.size() >= 3);
-      for (std::size_t i = 0; i + 2 < overlapped.writes.size(); ++i) CHECK(overlapped.writes[i] == 32 * 1024);
-      CHECK(overlapped.writes.back() == 8);
+    for (const Way way : {Way::beside, Way::after}) {
+      INFO(content << " bytes of content, generated " << (way == Way::beside ? "beside" : "after"));
+      beside.choice().force(way);
+      const Written overlapped = write_file(dir / (name + ".overlapped"), content, &beside);
+      CHECK(overlapped.bytes == plain.bytes);
+      CHECK(overlapped.crc == plain.crc);
+      CHECK(overlapped.bytes.size() == 8 + content + 7);
+      CHECK(overlapped.bytes.substr(0, 8) == "header--");
+      if (content + 15 <= 64 * 1024) {
+        CHECK(overlapped.writes == std::vector<std::uint64_t>{content + 15});  // one write, patched in the buffer
+      } else {
+        // Every write but the last two (the tail, then the header's patch) is half the buffer.
+        REQUIRE(overlapped.writes.size() >= 3);
+        for (std::size_t i = 0; i + 2 < overlapped.writes.size(); ++i) CHECK(overlapped.writes[i] == 32 * 1024);
+        CHECK(overlapped.writes.back() == 8);
+      }
     }
   }
 }
