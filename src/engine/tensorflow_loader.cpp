@@ -40,9 +40,7 @@ void TensorflowLoader::start(const PhaseWork& work) {
   // list_files: TensorFlow checks every name of the split with access() on every rank, every
   // epoch (millions of calls per epoch at scale). trainio leaves that out: the dataset marker
   // vouches for the files, and a missing one is an error when its stream opens it.
-  const plan::FileStreams mine = plan::file_streams(layout_, work.split, w_, work.epoch, work.plan->rank(),
-                                                   work.plan->ranks(), work.run_seed);
-  record_sharded_ = mine.record_sharded;
+  streams_.emplace(layout_, work.split, w_, work.epoch, work.plan->rank(), work.plan->ranks(), work.run_seed);
   slots_.clear();
   slots_.resize(cycle_);
   for (Slot& s : slots_) {
@@ -50,9 +48,7 @@ void TensorflowLoader::start(const PhaseWork& work) {
     // ring's and the one the pipeline drains (its first is empty and stays out of the circle).
     s.spare.resize(kChunksPerSlot + 2);
     for (auto& v : s.spare) v.reserve(kChunkRecords);
-    s.files.reserve((mine.files.size() + cycle_ - 1) / cycle_);
   }
-  for (std::size_t i = 0; i < mine.files.size(); ++i) slots_[i % cycle_].files.push_back(mine.files[i]);
 
   for (std::size_t s = 0; s < cycle_; ++s) threads_.emplace_back([this, s] { stream_main(s); });
   threads_.emplace_back([this] { pipeline_main(); });
@@ -104,7 +100,9 @@ void TensorflowLoader::stream_main(std::size_t slot) {
       chunk.records = std::move(s.spare.back());  // made by start()
       s.spare.pop_back();
     }
-    for (const std::uint64_t file : s.files) {
+    // The slot streams every cycle_-th of the rank's files, from its own index on.
+    for (std::uint64_t i = slot; i < streams_->size(); i += cycle_) {
+      const std::uint64_t file = (*streams_)[i];
       layout_.path_into(work_.split, file, path);
       const std::uint64_t sample_bytes = layout_.sample_shape(work_.split, file).bytes();
       try {
@@ -193,7 +191,7 @@ void TensorflowLoader::pipeline_main() {
     Batch current;
     std::uint64_t record = 0;
     while (batch < steps_ && shuffled(record)) {
-      if (record_sharded_ && position++ % ranks != rank) continue;
+      if (streams_->record_sharded() && position++ % ranks != rank) continue;
       ++current.samples;
       current.bytes += record;
       if (current.samples == batch_size) {

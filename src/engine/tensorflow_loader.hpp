@@ -20,12 +20,14 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "engine/loader.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/io_recorder.hpp"
+#include "plan/epoch_plan.hpp"
 
 namespace trainio::engine {
 
@@ -49,7 +51,6 @@ class TensorflowLoader final : public Loader {
   };
   static constexpr std::size_t kChunksPerSlot = 2;  // TensorFlow's buffer_output_elements
   struct Slot {
-    std::vector<std::uint64_t> files;
     // Filled by the slot's thread, drained by the pipeline: a ring of kChunksPerSlot chunks,
     // and the drained chunks' record vectors handed back for reuse (no allocation per chunk).
     std::array<Chunk, kChunksPerSlot> ready;
@@ -81,7 +82,7 @@ class TensorflowLoader final : public Loader {
 
   PhaseWork work_;
   std::uint64_t steps_ = 0;
-  bool record_sharded_ = false;
+  std::optional<plan::FileStreams> streams_;  // the rank's files this epoch
   std::size_t window_ = 1;  // batches produced ahead of the training loop
   bool mapping_ = false;    // preprocess time is spent by map threads
 

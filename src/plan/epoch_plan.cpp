@@ -45,19 +45,25 @@ std::uint64_t thread_slice_step(std::uint64_t batch, std::uint64_t steps, std::u
   return before + batch / threads;
 }
 
-FileStreams file_streams(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t epoch,
+FileStreams::FileStreams(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t epoch,
                          int rank, int ranks, std::uint64_t run_seed) {
-  FileStreams out;
   const std::uint64_t n = layout.num_files(split);
   const auto r = static_cast<std::uint64_t>(rank), size = static_cast<std::uint64_t>(ranks);
-  const bool shuffle = w.reader.file_shuffle != config::Shuffle::off;
-  util::Permutation order;
-  if (shuffle) order = util::Permutation(n, util::derive_seed(epoch_seed(w, run_seed, epoch), 6, split == Split::train ? 0 : 1));
-  out.record_sharded = n < size;
-  out.files.reserve(out.record_sharded ? n : (n > r ? (n - r + size - 1) / size : 0));
-  for (std::uint64_t i = out.record_sharded ? 0 : r; i < n; i += out.record_sharded ? 1 : size)
-    out.files.push_back(shuffle ? order(i) : i);
-  return out;
+  shuffle_ = w.reader.file_shuffle != config::Shuffle::off;
+  if (shuffle_) order_ = util::Permutation(n, util::derive_seed(epoch_seed(w, run_seed, epoch), 6, split == Split::train ? 0 : 1));
+  record_sharded_ = n < size;
+  if (record_sharded_) {
+    count_ = n;
+  } else {
+    first_ = r;
+    stride_ = size;
+    count_ = n > r ? (n - r + size - 1) / size : 0;
+  }
+}
+
+std::uint64_t FileStreams::operator[](std::uint64_t i) const {
+  const std::uint64_t position = first_ + i * stride_;
+  return shuffle_ ? order_(position) : position;
 }
 
 EpochPlan::EpochPlan(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t batch_size,

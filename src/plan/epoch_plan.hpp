@@ -16,7 +16,6 @@
 // Steps: the most every rank can fill with its own samples; the rest is dropped and reported.
 
 #include <cstdint>
-#include <vector>
 
 #include "config/workload.hpp"
 #include "plan/layout.hpp"
@@ -43,14 +42,23 @@ Partition partition_of(const config::Workload& w);
 // shuffle "random" the run's random seed (+ epoch).
 std::uint64_t epoch_seed(const config::Workload& w, std::uint64_t run_seed, std::uint64_t epoch);
 
-// The files this rank streams in an epoch (Partition::file_streams), in order, and whether
-// records are shared out instead of files (fewer files than ranks).
-struct FileStreams {
-  std::vector<std::uint64_t> files;
-  bool record_sharded = false;
+// The files this rank streams in an epoch (Partition::file_streams), in order, computed one by
+// one (a list would cost memory in proportion to the files), and whether records are shared out
+// instead of files (fewer files than ranks: every rank streams every file).
+class FileStreams {
+ public:
+  FileStreams(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t epoch, int rank,
+              int ranks, std::uint64_t run_seed);
+  std::uint64_t size() const { return count_; }
+  std::uint64_t operator[](std::uint64_t i) const;  // file index within the split; i < size()
+  bool record_sharded() const { return record_sharded_; }
+
+ private:
+  bool shuffle_ = false;
+  util::Permutation order_;  // the epoch's file order, when shuffled
+  std::uint64_t first_ = 0, stride_ = 1, count_ = 0;  // this rank's positions in that order
+  bool record_sharded_ = false;
 };
-FileStreams file_streams(const DatasetLayout& layout, Split split, const config::Workload& w, std::uint64_t epoch,
-                         int rank, int ranks, std::uint64_t run_seed);
 
 // DLIO's TensorFlow generators: `threads` threads each take a contiguous run of the rank's
 // steps (thread t the t-th run) and tf.data interleaves their batches, so batch `batch` is the

@@ -189,37 +189,58 @@ TEST_CASE("evaluation follows DLIO's schedule") {
   CHECK(evals == std::vector<std::uint64_t>{2, 5, 8});
 }
 
+namespace {
+
+// The files a rank streams, in order.
+std::vector<std::uint64_t> streamed(const DatasetLayout& layout, const config::Workload& w, std::uint64_t epoch, int rank,
+                                    int ranks) {
+  const FileStreams streams(layout, Split::train, w, epoch, rank, ranks, 0);
+  std::vector<std::uint64_t> files;
+  for (std::uint64_t i = 0; i < streams.size(); ++i) files.push_back(streams[i]);
+  return files;
+}
+
+}  // namespace
+
 TEST_CASE("tensorflow file streams: ranks take every ranks-th file of the epoch's order") {
   const auto w = workload({"dataset.num_files_train=11", "dataset.num_samples_per_file=5", "reader.batch_size=2",
                            "reader.file_shuffle=seed"});
   const DatasetLayout layout(w);
   std::multiset<std::uint64_t> all;
   for (int r = 0; r < 3; ++r) {
-    const auto mine = file_streams(layout, Split::train, w, 1, r, 3, 0);
-    CHECK_FALSE(mine.record_sharded);
-    CHECK(mine.files.size() == (r < 2 ? 4u : 3u));
-    all.insert(mine.files.begin(), mine.files.end());
-    CHECK(file_streams(layout, Split::train, w, 1, r, 3, 0).files == mine.files);   // reproducible
-    CHECK(file_streams(layout, Split::train, w, 2, r, 3, 0).files != mine.files);   // a new order each epoch
+    CHECK_FALSE(FileStreams(layout, Split::train, w, 1, r, 3, 0).record_sharded());
+    const auto mine = streamed(layout, w, 1, r, 3);
+    CHECK(mine.size() == (r < 2 ? 4u : 3u));
+    all.insert(mine.begin(), mine.end());
+    CHECK(streamed(layout, w, 1, r, 3) == mine);  // reproducible
+    CHECK(streamed(layout, w, 2, r, 3) != mine);  // a new order each epoch
   }
   CHECK(all == std::multiset<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
   // Steps: the rank with fewest files (3 files x 5 records / batch 2).
   CHECK(steps_per_epoch(Partition::file_streams, 11, 5, 2, 3) == 7);
 
   const auto unshuffled = workload({"dataset.num_files_train=4"});
-  CHECK(file_streams(DatasetLayout(unshuffled), Split::train, unshuffled, 1, 1, 2, 0).files ==
-        std::vector<std::uint64_t>{1, 3});
+  CHECK(streamed(DatasetLayout(unshuffled), unshuffled, 1, 1, 2) == std::vector<std::uint64_t>{1, 3});
 }
 
 TEST_CASE("tensorflow file streams with fewer files than ranks: every rank streams every file") {
   const auto w = workload({"dataset.num_files_train=2", "dataset.num_samples_per_file=9", "reader.batch_size=2"});
   const DatasetLayout layout(w);
   for (int r = 0; r < 4; ++r) {
-    const auto mine = file_streams(layout, Split::train, w, 1, r, 4, 0);
-    CHECK(mine.record_sharded);
-    CHECK(mine.files == std::vector<std::uint64_t>{0, 1});
+    CHECK(FileStreams(layout, Split::train, w, 1, r, 4, 0).record_sharded());
+    CHECK(streamed(layout, w, 1, r, 4) == std::vector<std::uint64_t>{0, 1});
   }
   CHECK(steps_per_epoch(Partition::file_streams, 2, 9, 2, 4) == 2);  // 18 records / 4 ranks / batch 2
+}
+
+TEST_CASE("tensorflow file streams hold no list: a rank's stream of millions of files is computed file by file") {
+  const auto w = workload({"dataset.num_files_train=50000000", "dataset.num_samples_per_file=1", "reader.file_shuffle=seed"});
+  const FileStreams streams(DatasetLayout(w), Split::train, w, 1, 0, 1, 0);
+  CHECK(streams.size() == 50000000u);
+  std::set<std::uint64_t> seen;
+  for (std::uint64_t i = 0; i < 1000; ++i) seen.insert(streams[i]);
+  CHECK(seen.size() == 1000);  // a permutation: no file twice
+  CHECK(*seen.rbegin() < 50000000u);
 }
 
 TEST_CASE("tensorflow generator threads: each walks a contiguous run of steps, interleaved batch by batch") {
