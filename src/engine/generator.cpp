@@ -140,13 +140,13 @@ std::string existing_folder(std::string path) {
 // shared file system every host sees the same space, so this catches a dataset that cannot fit
 // on any host, and a node-local folder is judged by its own disk.
 void check_free_space(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm,
-                      const format::FileWriter& writer, Existing existing, const std::vector<std::uint64_t>& mine) {
+                      const format::FileWriter& writer, Existing existing, const plan::FileShare& mine) {
   std::uint64_t bytes = 0, files = 0;
   together(comm, [&] {
     // Files take whole blocks: 1 KiB files on 4 KiB blocks take 4 KiB each.
     const std::uint64_t block = std::max<std::uint64_t>(1, storage::fs_space(existing_folder(layout.root())).block_bytes);
-    for (const std::uint64_t k : mine) {
-      const plan::DataFile file = layout.file_by_global_index(k);
+    for (std::uint64_t i = 0; i < mine.size(); ++i) {
+      const plan::DataFile file = layout.file_by_global_index(mine[i]);
       if (complete_already(writer, file, existing)) continue;
       const std::uint64_t size = bytes_to_write(w, writer, file);
       bytes = util::saturating_add(bytes, util::saturating_add(size, (block - size % block) % block));
@@ -257,9 +257,9 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   // when the format allows it, as DLIO does; otherwise some ranks simply have nothing to write.
   const bool shared =
       writer->writes_shared() && comm.size() > 1 && layout.total_files() < static_cast<std::uint64_t>(comm.size());
-  std::vector<std::uint64_t> mine;
-  if (!shared) mine = plan::files_to_generate(layout, comm.rank(), comm.size());
-  else if (comm.is_root()) mine = plan::files_to_generate(layout, 0, 1);  // rank 0 counts the shared files
+  plan::FileShare mine;
+  if (!shared) mine = plan::FileShare(layout, comm.rank(), comm.size());
+  else if (comm.is_root()) mine = plan::FileShare(layout, 0, 1);  // rank 0 counts the shared files
   if (w.dataset.check_free_space) check_free_space(w, layout, comm, *writer, existing, mine);
   if (shared) return generate_shared(w, layout, comm, *writer, existing, options, record);
   generate_files(layout, mine, comm, options, record,
@@ -318,19 +318,19 @@ void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout
   });
 }
 
-void generate_files(const plan::DatasetLayout& layout, const std::vector<std::uint64_t>& mine, const mpi::Comm& comm,
+void generate_files(const plan::DatasetLayout& layout, const plan::FileShare& mine, const mpi::Comm& comm,
                     const GenerateOptions& options, metrics::GenerateRecord& record,
                     const std::function<bool(const plan::DataFile&)>& keep,
                     const std::function<void(const plan::DataFile&)>& write) {
   std::uint64_t my_bytes = 0;
-  for (const auto k : mine) my_bytes += layout.file_by_global_index(k).data_bytes();
+  for (std::uint64_t i = 0; i < mine.size(); ++i) my_bytes += layout.file_by_global_index(mine[i]).data_bytes();
   metrics::IoRecorder io;
   const std::int64_t start = util::now_ns();
   together(comm, [&] {
     storage::ScopedObserver observe(&io);
     Progress progress("generate", "generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
-    for (const std::uint64_t k : mine) {
-      const plan::DataFile file = layout.file_by_global_index(k);
+    for (std::uint64_t i = 0; i < mine.size(); ++i) {
+      const plan::DataFile file = layout.file_by_global_index(mine[i]);
       if (keep(file)) {
         ++record.files_kept;
       } else {

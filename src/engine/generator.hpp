@@ -10,6 +10,7 @@
 #include "format/format.hpp"
 #include "metrics/run_record.hpp"
 #include "mpi/comm.hpp"
+#include "plan/generation.hpp"
 #include "plan/layout.hpp"
 
 namespace trainio::engine {
@@ -31,7 +32,7 @@ void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout
 
 // Collective: this rank's part of generation, with progress: each file of `mine` is kept (when
 // keep(file) says it is complete already) or written; counts, time and I/O go into `record`.
-void generate_files(const plan::DatasetLayout& layout, const std::vector<std::uint64_t>& mine, const mpi::Comm& comm,
+void generate_files(const plan::DatasetLayout& layout, const plan::FileShare& mine, const mpi::Comm& comm,
                     const GenerateOptions& options, metrics::GenerateRecord& record,
                     const std::function<bool(const plan::DataFile&)>& keep,
                     const std::function<void(const plan::DataFile&)>& write);

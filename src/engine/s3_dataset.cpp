@@ -74,7 +74,7 @@ metrics::GenerateRecord generate_s3_dataset(const config::Workload& w, const pla
   OverlapThread beside;
   const auto writer = format::make_writer(w);
   writer->generate_beside(&beside);
-  generate_files(layout, plan::files_to_generate(layout, comm.rank(), comm.size()), comm, options, record,
+  generate_files(layout, plan::FileShare(layout, comm.rank(), comm.size()), comm, options, record,
                  [&](const plan::DataFile& file) { return complete_already(client, *writer, file, trusted != 0); },
                  [&](const plan::DataFile& file) {
                    const s3::ObjectPath object = s3::parse_object_path(file.path);
@@ -115,8 +115,9 @@ void remove_s3_dataset(const config::Workload& w, const plan::DatasetLayout& lay
   }
   together(comm, [&] {
     s3::Client client(endpoint);
-    for (const auto k : plan::files_to_generate(layout, comm.rank(), comm.size())) {
-      const s3::ObjectPath object = s3::parse_object_path(layout.file_by_global_index(k).path);
+    const plan::FileShare mine(layout, comm.rank(), comm.size());
+    for (std::uint64_t i = 0; i < mine.size(); ++i) {
+      const s3::ObjectPath object = s3::parse_object_path(layout.file_by_global_index(mine[i]).path);
       client.remove(object.bucket, object.key);
     }
   });

@@ -5,15 +5,18 @@
 
 namespace trainio::plan {
 
-std::vector<std::uint64_t> files_to_generate(const DatasetLayout& layout, int rank, int ranks) {
+FileShare::FileShare(const DatasetLayout& layout, int rank, int ranks) {
   const std::uint64_t total = layout.total_files();
   const auto r = static_cast<std::uint64_t>(ranks);
   const auto me = static_cast<std::uint64_t>(rank);
-  std::vector<std::uint64_t> mine;
-  if (!layout.sizes_vary() || ranks == 1) {
-    for (std::uint64_t k = me; k < total; k += r) mine.push_back(k);
-    return mine;
+  if (!layout.sizes_vary() || ranks == 1 || total > kMaxFilesDealtByBytes) {
+    first_ = me;
+    stride_ = r;
+    count_ = total > me ? (total - me + r - 1) / r : 0;
+    return;
   }
+  dealt_by_bytes_ = true;
+  std::vector<std::uint64_t>& mine = dealt_;
   struct Item {
     std::uint64_t bytes, index;
   };
@@ -33,7 +36,6 @@ std::vector<std::uint64_t> files_to_generate(const DatasetLayout& layout, int ra
     loads.push({bytes + item.bytes, owner});
   }
   std::sort(mine.begin(), mine.end());
-  return mine;
 }
 
 }  // namespace trainio::plan
