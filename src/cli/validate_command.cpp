@@ -16,11 +16,15 @@ int validate_command(const ValidateCommand& cmd, int argc, char** argv) {
         engine::together(comm, [&] { format::make_writer(w); });  // the format is built
         const plan::DatasetLayout layout(w);
         const auto report = engine::validate_dataset(w, layout, comm, cmd.progress);
-        if (!comm.is_root()) return report.problems.empty() ? 0 : 1;
+        const bool good = report.problem_count == 0;
+        if (!comm.is_root()) return good ? 0 : 1;
         for (const auto& p : report.problems) std::printf("%s\n", p.c_str());
+        if (report.problem_count > report.problems.size())
+          std::printf("... and %s more problems (the first %zu are listed)\n",
+                      util::format_count(report.problem_count - report.problems.size()).c_str(), report.problems.size());
         std::printf("checked %s files in %s: %s\n", util::format_count(report.files_checked).c_str(), layout.root().c_str(),
-                    report.problems.empty() ? "all good" : (util::format_count(report.problems.size()) + " problems").c_str());
-        return report.problems.empty() ? 0 : 1;
+                    good ? "all good" : (util::format_count(report.problem_count) + " problems").c_str());
+        return good ? 0 : 1;
       });
 }
 

@@ -14,9 +14,28 @@
 
 namespace trainio::engine {
 
+namespace {
+
+// A rank's problems: the first kProblemsListed of them, and how many there were.
+class Problems {
+ public:
+  void push_back(std::string problem) {
+    if (listed_.size() < kProblemsListed) listed_.push_back(std::move(problem));
+    ++count_;
+  }
+  const std::vector<std::string>& listed() const { return listed_; }
+  std::uint64_t count() const { return count_; }
+
+ private:
+  std::vector<std::string> listed_;
+  std::uint64_t count_ = 0;
+};
+
+}  // namespace
+
 ValidationReport validate_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm,
                                   bool progress) {
-  std::vector<std::string> mine;
+  Problems mine;
   together(comm, [&] {
     if (!comm.is_root()) return;
     const DataFolder folder = inspect_data_folder(layout.root());
@@ -59,14 +78,16 @@ ValidationReport validate_dataset(const config::Workload& w, const plan::Dataset
   });
   ValidationReport report;
   report.files_checked = comm.sum(checked);
+  report.problem_count = comm.sum(mine.count());
   std::string joined;
-  for (const auto& p : mine) joined += p + "\n";
+  for (const auto& p : mine.listed()) joined += p + "\n";
   for (const auto& text : comm.gather_strings(joined)) {
     std::size_t start = 0;
     for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
       report.problems.push_back(text.substr(start, end - start));
   }
   std::sort(report.problems.begin(), report.problems.end());
+  if (report.problems.size() > kProblemsListed) report.problems.resize(kProblemsListed);
   return report;
 }
 

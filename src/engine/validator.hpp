@@ -11,9 +11,14 @@
 
 namespace trainio::engine {
 
+// Problems listed at most: a dataset of millions of missing files is a count and a sample, not
+// millions of lines gathered on rank 0.
+constexpr std::size_t kProblemsListed = 100;
+
 struct ValidationReport {
-  std::uint64_t files_checked = 0;        // all ranks
-  std::vector<std::string> problems;      // "path: what is wrong", on rank 0, sorted
+  std::uint64_t files_checked = 0;     // all ranks
+  std::uint64_t problem_count = 0;     // all ranks
+  std::vector<std::string> problems;   // "path: what is wrong", on rank 0, sorted: the first kProblemsListed
 };
 
 // Collective.

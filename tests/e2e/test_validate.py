@@ -47,6 +47,29 @@ class ValidateTest(TrainioTest):
         self.assertIn("dataset.record_length_bytes=8192", r.out)
 
 
+class ValidateManyProblemsTest(TrainioTest):
+    def test_many_broken_files_are_counted_and_the_first_hundred_listed(self):
+        # Every rank keeps its first 100 problems and counts the rest: a dataset of millions of
+        # missing files must not become millions of lines gathered on rank 0.
+        data = ["dataset.data_folder=m", "dataset.num_files_train=150", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.num_subfolders_train=0", "dataset.record_length_bytes=512",
+                "dataset.format=npy"]
+        self.ok("generate", "default", *data)
+        names = sorted(os.listdir(self.path("m/train")))
+        for name in names[:130]:
+            os.remove(self.path(f"m/train/{name}"))
+        r = self.run_trainio("validate", "default", *data, ranks=2)
+        self.assertEqual(r.code, 1, r)
+        lines = r.out.strip().splitlines()
+        listed = [l for l in lines if l.endswith(": missing")]
+        self.assertEqual(len(listed), 100, r.out)
+        self.assertEqual(listed, sorted(listed))
+        self.assertEqual(listed[0], f"m/train/{names[0]}: missing")  # the first, in sorted order
+        self.assertIn("and 30 more problems", r.out)
+        self.assertTrue(lines[-1].startswith("checked 150 files"), r.out)
+        self.assertIn("130 problems", lines[-1])
+
+
 class ValidateMissingDatasetTest(TrainioTest):
     def test_a_missing_or_empty_folder_is_one_clear_error_not_a_line_per_file(self):
         os.makedirs(self.path("empty"))
