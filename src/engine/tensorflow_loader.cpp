@@ -135,18 +135,19 @@ void TensorflowLoader::pipeline_main() {
     struct Pending {
       std::vector<std::uint64_t> records;  // the slot's chunk being drained
       std::size_t next = 0;
+      bool last = false;   // the chunk is the slot's last
+      bool ended = false;  // drained its last chunk: out of the rotation
       bool drained() const { return next == records.size(); }
     };
     std::vector<Pending> pending(cycle_);
-    std::vector<bool> last(cycle_, false), ended(cycle_, false);
     std::size_t active = cycle_, cursor = 0;
     auto interleaved = [&](std::uint64_t& record) {
       while (active > 0) {
         const std::size_t slot = cursor;
         cursor = (cursor + 1) % cycle_;
-        if (ended[slot]) continue;
         Pending& p = pending[slot];
-        if (p.drained() && !last[slot]) {
+        if (p.ended) continue;
+        if (p.drained() && !p.last) {
           std::unique_lock lock(mutex_);
           Slot& s = slots_[slot];
           data_cv_.wait(lock, [&] { return halt_ || s.ready_count > 0; });
@@ -157,11 +158,11 @@ void TensorflowLoader::pipeline_main() {
           if (p.records.capacity() > 0) s.spare.push_back(std::move(p.records));  // back to the slot's thread
           p.records = std::move(chunk.records);
           p.next = 0;
-          last[slot] = chunk.last;
+          p.last = chunk.last;
           space_cv_.notify_all();
         }
         if (p.drained()) {
-          ended[slot] = true;
+          p.ended = true;
           --active;
           continue;
         }

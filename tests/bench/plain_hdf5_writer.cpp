@@ -46,12 +46,22 @@ int main(int argc, char** argv) {
   }
   const std::string folder = argv[1];
   const long files = std::atol(argv[2]);
-  std::vector<hsize_t> dims{static_cast<hsize_t>(std::atoll(argv[3]))};
-  for (const char* p = argv[4]; *p;) {
+  const long long samples = std::atoll(argv[3]);
+  if (files <= 0 || samples <= 0) {
+    std::fprintf(stderr, "%s: FILES and SAMPLES must be positive numbers\n", argv[0]);
+    return 2;
+  }
+  std::vector<hsize_t> dims{static_cast<hsize_t>(samples)};
+  for (const char* p = argv[4];;) {
     char* end = nullptr;
-    dims.push_back(std::strtoull(p, &end, 10));
-    p = *end == 'x' ? end + 1 : end;
-    if (end == p && *p) return 2;
+    const unsigned long long d = std::strtoull(p, &end, 10);
+    if (end == p || d == 0 || (*end != 'x' && *end != '\0')) {
+      std::fprintf(stderr, "%s: SAMPLE_SHAPE '%s' is not positive numbers joined by x (e.g. 362x362)\n", argv[0], argv[4]);
+      return 2;
+    }
+    dims.push_back(d);
+    if (*end == '\0') break;
+    p = end + 1;
   }
   hsize_t bytes = 1;
   for (const hsize_t d : dims) bytes *= d;
