@@ -18,14 +18,14 @@ namespace {
 
 // True when the folder holds nothing but (possibly nested) empty folders: what a launcher like
 // mlpstorage prepares (train/, valid/, test/) before generation is an empty data folder.
+// Stops at the first file: a DLIO dataset's folder may hold millions.
 bool holds_no_files(const std::string& dir) {
-  for (const auto& name : storage::list_dir(dir)) {
+  return storage::for_each_entry(dir, [&](const std::string& name) {
     const std::string path = util::join(dir, name);
     std::error_code ec;
     // A link is not followed: it could loop, or lead outside the folder.
-    if (std::filesystem::is_symlink(path, ec) || !storage::is_dir(path) || !holds_no_files(path)) return false;
-  }
-  return true;
+    return !std::filesystem::is_symlink(path, ec) && storage::is_dir(path) && holds_no_files(path);
+  });
 }
 
 }  // namespace

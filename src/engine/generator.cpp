@@ -38,23 +38,21 @@ bool looks_like_dataset_file(const std::string& name) {
 // temporaries) so no file of the old dataset can pass for one of the new.
 std::uint64_t remove_stale_files(const std::string& root) {
   std::uint64_t removed = 0;
-  for (const char* split : {"train", "valid", "index/train", "index/valid"}) {
-    const std::string dir = util::join(root, split);
-    for (const auto& name : storage::list_dir(dir)) {
+  // Removes the dataset files of one folder as it reads it (no list: there may be millions).
+  auto remove_in = [&](const std::string& dir, auto&& on_folder) {
+    storage::for_each_entry(dir, [&](const std::string& name) {
       const std::string path = util::join(dir, name);
       if (storage::is_dir(path)) {
-        for (const auto& inner : storage::list_dir(path)) {
-          if (looks_like_dataset_file(inner)) {
-            storage::remove_file(util::join(path, inner));
-            ++removed;
-          }
-        }
+        on_folder(path);
       } else if (looks_like_dataset_file(name)) {
         storage::remove_file(path);
         ++removed;
       }
-    }
-  }
+      return true;
+    });
+  };
+  for (const char* split : {"train", "valid", "index/train", "index/valid"})
+    remove_in(util::join(root, split), [&](const std::string& subfolder) { remove_in(subfolder, [](const std::string&) {}); });
   return removed;
 }
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "storage/atomic_file.hpp"
 #include "storage/errno_hint.hpp"
@@ -107,18 +108,26 @@ void refuse_irregular_file(const std::string& path) {
                      "what is missing or damaged");
 }
 
-std::vector<std::string> list_dir(const std::string& path) {
-  std::vector<std::string> names;
-  DIR* dir = ::opendir(path.c_str());
+bool for_each_entry(const std::string& path, const std::function<bool(const std::string& name)>& visit) {
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(path.c_str()), ::closedir);
   if (!dir) {
-    if (errno == ENOENT) return names;
+    if (errno == ENOENT) return true;
     throw fs_failed("opendir", path, errno);
   }
-  while (const dirent* entry = ::readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name != "." && name != "..") names.push_back(name);
+  std::string name;
+  while (const dirent* entry = ::readdir(dir.get())) {
+    name = entry->d_name;
+    if (name != "." && name != ".." && !visit(name)) return false;
   }
-  ::closedir(dir);
+  return true;
+}
+
+std::vector<std::string> list_dir(const std::string& path) {
+  std::vector<std::string> names;
+  for_each_entry(path, [&](const std::string& name) {
+    names.push_back(name);
+    return true;
+  });
   return names;
 }
 

@@ -3,6 +3,7 @@
 // Checked and observed like storage::File.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,12 @@ void refuse_irregular_file(const std::string& path);
 
 // Names in a folder (no "." or ".."), unsorted; empty when the folder does not exist.
 std::vector<std::string> list_dir(const std::string& path);
+
+// Calls `visit` with each name in a folder (no "." or "..") as the folder is read, without
+// listing it in memory (a folder may hold millions of files), until `visit` returns false;
+// returns false when it did. Nothing when the folder does not exist. `visit` may remove the
+// entry it was given.
+bool for_each_entry(const std::string& path, const std::function<bool(const std::string& name)>& visit);
 
 // Reads a whole (small) file; nullopt when missing.
 std::optional<std::string> read_small_file(const std::string& path);
