@@ -6,8 +6,10 @@
 
 #include <hdf5.h>
 
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/file_cache.hpp"
@@ -85,6 +87,15 @@ class Hdf5Reader final : public SampleReader {
   Hdf5Reader(const Hdf5Settings& settings, bool keep_open, std::int64_t read_threads);
   ~Hdf5Reader() override;
   std::uint64_t read(const SampleRequest& r) override;
+  // Per reader thread, so that memory stays bounded when every file has a shape of its own
+  // (record_length_bytes_stdev): file shapes with a template, and sample slots over all
+  // templates of chunked files (24 bytes each). Files past them are read through libhdf5.
+  static constexpr std::size_t kMaxTemplates = 1024;
+  static constexpr std::uint64_t kMaxIndexedSlots = std::uint64_t{1} << 18;
+  // File shapes this reader holds recordings for (at most kMaxTemplates), and the sample slots of
+  // chunked files' templates (at most kMaxIndexedSlots): what its memory grows with.
+  std::size_t templates_held() const { return templates_.size(); }
+  std::uint64_t indexed_slots() const { return indexed_slots_; }
 
  private:
   enum class Replay { contiguous, per_sample, none };
@@ -101,7 +112,8 @@ class Hdf5Reader final : public SampleReader {
     storage::File file;
     std::size_t layout = 0;
   };
-  Template& template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file);
+  // The template of a file shape; nullptr when a new one would pass kMaxTemplates.
+  Template* template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file);
   const Hdf5Layout& layout_of(const plan::SampleShape& shape, std::uint64_t samples_in_file);
   // Reads through libhdf5 under the lock, recording the calls into `t` when it is replayable.
   void read_through_hdf5(const SampleRequest& r, const Hdf5Layout& l, Template* t);
@@ -114,8 +126,9 @@ class Hdf5Reader final : public SampleReader {
   util::FileCache<h5::Id> open_{kMaxOpen};  // through libhdf5 (closed under the HDF5 lock)
   h5::Id fapl_;                             // the trainio driver's access list, made once (under the lock)
   util::FileCache<Kept> files_{kMaxOpen};   // replayed
-  std::vector<Template> templates_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Template> templates_;  // by (samples, sample bytes)
   std::size_t recordings_ = 0;
+  std::uint64_t indexed_slots_ = 0;  // per_sample slots over all templates
   std::vector<unsigned char> scratch_;  // metadata read while replaying
   storage::File replay_file_;           // files replayed for one sample, reopened per sample
   PerFileShape<Hdf5Layout> layout_;     // of the last file shape read through libhdf5

@@ -80,12 +80,28 @@ Hdf5Reader::Hdf5Reader(const Hdf5Settings& settings, bool keep_open, std::int64_
     });
 }
 
-Hdf5Reader::Template& Hdf5Reader::template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file) {
-  const std::uint64_t bytes = shape.bytes();
-  for (Template& t : templates_)
-    if (t.samples == samples_in_file && t.sample_bytes == bytes) return t;
-  templates_.push_back({samples_in_file, bytes, {}, {}, true});
-  return templates_.back();
+namespace {
+
+// Says once per process and bound that samples past a reader thread's bound are read through
+// libhdf5 instead of replayed.
+void note_unrecorded(std::once_flag& once, const char* what, std::uint64_t bound) {
+  std::call_once(once, [&] {
+    spdlog::info("HDF5: a reader thread holds at most {} {}; samples not recorded are read through libhdf5 under "
+                 "the process-wide lock (one HDF5 read in flight per process)", bound, what);
+  });
+}
+
+}  // namespace
+
+Hdf5Reader::Template* Hdf5Reader::template_for(const plan::SampleShape& shape, std::uint64_t samples_in_file) {
+  const std::pair key{samples_in_file, shape.bytes()};
+  if (const auto it = templates_.find(key); it != templates_.end()) return &it->second;
+  if (templates_.size() >= kMaxTemplates) {
+    static std::once_flag once;
+    note_unrecorded(once, "file shapes' recordings", kMaxTemplates);
+    return nullptr;
+  }
+  return &templates_.emplace(key, Template{samples_in_file, key.second, {}, {}, true}).first->second;
 }
 
 void Hdf5Reader::read_through_hdf5(const SampleRequest& r, const Hdf5Layout& l, Template* t) {
@@ -134,11 +150,8 @@ void Hdf5Reader::read_through_hdf5(const SampleRequest& r, const Hdf5Layout& l, 
     known.push_back(std::move(*learned));
     ++recordings_;
   } else if (learned && recordings_ >= kMaxRecordings) {
-    static std::once_flag noted;
-    std::call_once(noted, [] {
-      spdlog::info("HDF5: a reader thread holds {} recordings of libhdf5's calls; samples not yet recorded are read "
-                   "through libhdf5 under the process-wide lock", kMaxRecordings);
-    });
+    static std::once_flag once;
+    note_unrecorded(once, "recordings of libhdf5's calls", kMaxRecordings);
   }
   if (keep_open_ && recording.kept.is_open()) {
     if (layout < known.size())
@@ -153,7 +166,7 @@ std::uint64_t Hdf5Reader::read(const SampleRequest& r) {
   const plan::SampleShape& shape = r.shape;
   const std::uint64_t samples_in_file = r.samples_in_file;
   const std::uint64_t sample = r.sample;
-  Template* t = replay_ != Replay::none ? &template_for(shape, samples_in_file) : nullptr;
+  Template* t = replay_ != Replay::none ? template_for(shape, samples_in_file) : nullptr;
   if (t && !t->replayable) t = nullptr;
   if (t && replay_ == Replay::per_sample && samples_in_file > kMaxIndexedSamples) {
     t->replayable = false;  // one slot per sample index would not stay small
@@ -164,7 +177,17 @@ std::uint64_t Hdf5Reader::read(const SampleRequest& r) {
                    "(one HDF5 read in flight per process)", kMaxIndexedSamples);
     });
   }
-  if (t && replay_ == Replay::per_sample && t->per_sample.size() < samples_in_file) t->per_sample.resize(samples_in_file);
+  if (t && replay_ == Replay::per_sample && t->per_sample.size() < samples_in_file) {
+    const std::uint64_t more = samples_in_file - t->per_sample.size();
+    if (indexed_slots_ + more > kMaxIndexedSlots) {
+      static std::once_flag once;
+      note_unrecorded(once, "sample slots for chunked files' recordings", kMaxIndexedSlots);
+      t = nullptr;
+    } else {
+      t->per_sample.resize(samples_in_file);
+      indexed_slots_ += more;
+    }
+  }
   if (t && sample >= samples_in_file) t = nullptr;  // libhdf5 reports it
   const std::span<const Hdf5Replay> known =
       !t ? std::span<const Hdf5Replay>() : replay_ == Replay::contiguous ? t->replays : t->per_sample[sample];

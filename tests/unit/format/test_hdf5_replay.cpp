@@ -290,3 +290,36 @@ TEST_CASE("HDF5 replay: files written at different times (object header times di
   CHECK(chosen == std::optional<std::size_t>(0));
   CHECK(seen.reads == libhdf5);
 }
+
+TEST_CASE("HDF5 reader: chunked files' recordings hold a bounded number of sample slots per thread", "[hdf5]") {
+  // Every file a shape of its own (as with record_length_bytes_stdev), each of many samples: the
+  // slots of their templates would grow with the files; past the bound, samples are read
+  // through libhdf5 instead, and still read whole.
+  using Reader = format::Hdf5Reader;
+  test::TempDir dir("hdf5-bounds");
+  const std::uint64_t per_file = 60000;  // 5 files need more than Reader::kMaxIndexedSlots
+  REQUIRE(5 * per_file > Reader::kMaxIndexedSlots);
+  REQUIRE(4 * (per_file + 4) <= Reader::kMaxIndexedSlots);
+  std::unique_ptr<Reader> reader;
+  for (std::uint64_t n = 0; n < 5; ++n) {
+    const config::Workload w = config::load(
+        "default", {"dataset.format=hdf5", "dataset.num_files_train=1", "dataset.num_files_eval=0",
+                    "dataset.num_subfolders_train=0", "workflow.evaluation=false", "dataset.record_dims=[8,8]",
+                    "dataset.hdf5.chunk_dims=[100,8,8]", "dataset.num_samples_per_file=" + std::to_string(per_file + n),
+                    "dataset.data_folder=" + dir.path()});
+    if (!reader) reader = std::make_unique<Reader>(format::Hdf5Settings(w), false, 1);
+    const plan::DatasetLayout layout(w);
+    plan::DataFile f = layout.file(plan::Split::train, 0);
+    f.path = dir / fmt::format("f{}.hdf5", n);
+    format::Hdf5Writer writer{format::Hdf5Settings(w)};
+    Content content;
+    engine::write_data_file(writer, f, content);
+    for (const std::uint64_t sample : {std::uint64_t{0}, per_file - 1}) {
+      const format::SampleRequest r{&f.path, f.sample, f.num_samples, sample, n};
+      CHECK(reader->read(r) == f.sample.bytes());
+    }
+    CHECK(reader->indexed_slots() <= Reader::kMaxIndexedSlots);
+  }
+  CHECK(reader->templates_held() == 5);
+  CHECK(reader->indexed_slots() == 4 * per_file + 0 + 1 + 2 + 3);  // the fifth file's slots were refused
+}
