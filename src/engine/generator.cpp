@@ -34,25 +34,29 @@ bool looks_like_dataset_file(const std::string& name) {
   return name.find("_of_") != std::string::npos || name.ends_with(storage::kTempSuffix);
 }
 
+// Removes the dataset files of `dir`, and with `depth` > 0 of its subfolders (the layout's
+// numbered subfolders), as the folders are read: no list, since there may be millions.
+std::uint64_t remove_dataset_files_in(const std::string& dir, int depth) {
+  std::uint64_t removed = 0;
+  storage::for_each_entry(dir, [&](const std::string& name) {
+    const std::string path = util::join(dir, name);
+    if (storage::is_dir(path)) {
+      if (depth > 0) removed += remove_dataset_files_in(path, depth - 1);
+    } else if (looks_like_dataset_file(name)) {
+      storage::remove_file(path);
+      ++removed;
+    }
+    return true;
+  });
+  return removed;
+}
+
 // A trainio folder whose dataset changed: remove the old data files (and any interrupted
 // temporaries) so no file of the old dataset can pass for one of the new.
 std::uint64_t remove_stale_files(const std::string& root) {
   std::uint64_t removed = 0;
-  // Removes the dataset files of one folder as it reads it (no list: there may be millions).
-  auto remove_in = [&](const std::string& dir, auto&& on_folder) {
-    storage::for_each_entry(dir, [&](const std::string& name) {
-      const std::string path = util::join(dir, name);
-      if (storage::is_dir(path)) {
-        on_folder(path);
-      } else if (looks_like_dataset_file(name)) {
-        storage::remove_file(path);
-        ++removed;
-      }
-      return true;
-    });
-  };
   for (const char* split : {"train", "valid", "index/train", "index/valid"})
-    remove_in(util::join(root, split), [&](const std::string& subfolder) { remove_in(subfolder, [](const std::string&) {}); });
+    removed += remove_dataset_files_in(util::join(root, split), 1);
   return removed;
 }
 

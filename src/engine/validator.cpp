@@ -55,7 +55,7 @@ ValidationReport validate_dataset(const config::Workload& w, const plan::Dataset
     const std::uint64_t total = layout.total_files();
     const auto ranks = static_cast<std::uint64_t>(comm.size());
     const auto me = static_cast<std::uint64_t>(comm.rank());
-    Progress bar("validate", "validate", (total + ranks - 1 - me) / ranks, 0, comm.size(), progress && comm.is_root());
+    Progress bar("validate", "validate", plan::strided_count(total, me, ranks), 0, comm.size(), progress && comm.is_root());
     for (std::uint64_t k = me; k < total; k += ranks) {
       const plan::DataFile file = layout.file_by_global_index(k);
       ++checked;

@@ -32,8 +32,8 @@ class TaskRef {
 // does: on the 2-core test machine NPZ generation of 4 MiB files into tmpfs took a median 146 ms
 // after against 162 ms beside (20 alternating runs). Where writes wait on a device or a network,
 // beside wins. So the way is chosen by what both measure end to end, file by file: each cycle of
-// kCycle files starts with 2 * kTrial files written each way in turn (in turn, so that a drift of
-// the storage's speed weighs on both alike), and the rest go the way that wrote a byte faster,
+// kCycle files starts with kTrial files written each way, the two ways in turn (so that a drift
+// of the storage's speed weighs on both alike), and the rest go the way that wrote a byte faster,
 // smoothed over the cycles' trials so that a lasting change of speed is followed. Until files are
 // recorded, pieces go beside.
 class OverlapChoice {

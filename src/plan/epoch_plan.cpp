@@ -57,7 +57,7 @@ FileStreams::FileStreams(const DatasetLayout& layout, Split split, const config:
   } else {
     first_ = r;
     stride_ = size;
-    count_ = n > r ? (n - r + size - 1) / size : 0;
+    count_ = strided_count(n, r, size);
   }
 }
 

@@ -12,7 +12,7 @@ FileShare::FileShare(const DatasetLayout& layout, int rank, int ranks) {
   if (!layout.sizes_vary() || ranks == 1 || total > kMaxFilesDealtByBytes) {
     first_ = me;
     stride_ = r;
-    count_ = total > me ? (total - me + r - 1) / r : 0;
+    count_ = strided_count(total, me, r);
     return;
   }
   dealt_by_bytes_ = true;

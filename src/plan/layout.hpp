@@ -18,6 +18,12 @@ namespace trainio::plan {
 enum class Split { train, eval };
 const char* split_folder(Split s);  // "train" / "valid"
 
+// How many of first, first + stride, first + 2 * stride, ... are below n: the files a rank
+// takes when files are dealt round robin.
+constexpr std::uint64_t strided_count(std::uint64_t n, std::uint64_t first, std::uint64_t stride) {
+  return n > first ? (n - first + stride - 1) / stride : 0;
+}
+
 // Shape of one sample. A fixed array, so computing a file's shape in the read loop allocates nothing.
 inline constexpr unsigned kMaxDims = 8;
 struct SampleShape {

@@ -53,6 +53,15 @@ class SafetyTest(TrainioTest):
         self.assertEqual(len(glob.glob(self.path("data/train/*.npz"))), 16)
         self.assertEqual(glob.glob(self.path("data/train/*_of_20.npz")), [])
 
+    def test_generation_for_new_settings_replaces_the_old_files_in_subfolders_too(self):
+        # The old files are removed as each folder is read (no listing of millions of names).
+        sub = [a for a in SMALL if not a.startswith("dataset.num_subfolders_train")] + ["dataset.num_subfolders_train=2"]
+        self.ok("generate", "default", *sub, "dataset.num_files_train=20")
+        self.assertEqual(len(glob.glob(self.path("data/train/*/*_of_20.npz"))), 20)
+        self.ok("generate", "default", *sub)
+        self.assertEqual(glob.glob(self.path("data/train/*/*_of_20.npz")), [])
+        self.assertEqual(len(glob.glob(self.path("data/train/*/*_of_16.npz"))), 16)
+
     def test_an_interrupted_generation_resumes(self):
         self.ok("generate", "default", *SMALL)
         files = sorted(glob.glob(self.path("data/train/*.npz")))
