@@ -72,6 +72,10 @@ class FileWriter {
   virtual std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const = 0;
   // Other files written with a data file (indexes), so that they are removed with it.
   virtual std::vector<std::string> companions(const plan::DataFile&) const { return {}; }
+  // Readies what writing files like `file` needs (write buffers at their size, memory touched,
+  // libraries initialised) before generation's clock starts, as a plain writer's buffer is
+  // ready before its clock: generation times writing files, not the first file's set-up.
+  virtual void prepare(const plan::DataFile&) {}
 
   // Whether all ranks can write one file together (used when there are fewer files than ranks).
   virtual bool writes_shared() const { return false; }
@@ -103,6 +107,8 @@ class ByteWriter : public FileWriter {
   void write(const plan::DataFile& file, storage::NewObject& out, ContentSource& content) final {
     write_bytes(file, out, content);
   }
+  // The buffer at the size StreamWriter grows it to for such a file (whole, up to its chunk).
+  void prepare(const plan::DataFile& file) override;
 
  protected:
   virtual void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) = 0;

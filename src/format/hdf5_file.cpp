@@ -1,9 +1,11 @@
 #include "format/hdf5_file.hpp"
 
 #include <fmt/format.h>
+#include <sys/time.h>
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 
 #include "format/hdf5_api.hpp"
@@ -46,6 +48,22 @@ hid_t file_type(ElementType t, h5::Id& owned) {
 }
 
 std::string dataset_name(int i) { return fmt::format("records_{}", i); }
+
+// Samples are written in slabs of whole chunks along the sample axis, about 8 MiB each.
+std::uint64_t slab_samples(const Hdf5Layout& l) {
+  std::uint64_t slab = std::max<std::uint64_t>(1, (8u << 20) / std::max<std::uint64_t>(1, l.sample_bytes_per_dataset()));
+  if (!l.chunk.empty()) slab = std::max<std::uint64_t>(l.chunk[0], slab / l.chunk[0] * l.chunk[0]);
+  return slab;
+}
+
+// The second libhdf5 stamps object headers with (H5_now: gettimeofday, or time() without it),
+// or -1 while the two clocks disagree (time() lags at a tick): no template is made or used then.
+std::int64_t wall_second() {
+  timeval now{};
+  ::gettimeofday(&now, nullptr);
+  const std::time_t coarse = std::time(nullptr);
+  return coarse == now.tv_sec ? static_cast<std::int64_t>(coarse) : -1;
+}
 
 }  // namespace
 
@@ -119,9 +137,39 @@ Hdf5Layout hdf5_layout(const Hdf5Settings& d, const plan::DataFile& f) {
 void Hdf5Writer::write(const plan::DataFile& f, storage::NewObject& out, ContentSource& content) {
   const std::string& path = out.local_path();
   if (path.empty()) throw internal_error("HDF5 files are written by libhdf5, which writes local files only");
+  const Hdf5Layout l = hdf5_layout(settings_, f);
+  if (template_ && template_layout_ == l && template_second_ == wall_second()) {
+    template_->write(path, content, buffer_, scratch_);
+    ++replayed_;
+    return;
+  }
+  write_through_hdf5(f, l, path, content);
+}
+
+void Hdf5Writer::write_through_hdf5(const plan::DataFile& f, const Hdf5Layout& l, const std::string& path,
+                                    ContentSource& content) {
   std::lock_guard lock(storage::hdf5_lock());
   if (fapl_.get() < 0) fapl_ = h5::Id(storage::trainio_fapl(), H5Pclose, "H5Pcreate", path);
-  write_file(f, path, fapl_, H5P_DEFAULT, {0, f.num_samples}, 0, 1, content);
+  template_.reset();
+  // Chunked datasets' addresses and compressed sizes follow from the data: no template.
+  if (!l.chunk.empty() || l.gzip_level >= 0) {
+    write_file(f, path, fapl_, H5P_DEFAULT, {0, f.num_samples}, 0, 1, content);
+    return;
+  }
+  storage::DriverRecording recording;
+  struct Stop {
+    ~Stop() { storage::record_driver_calls(nullptr); }
+  } stop;
+  std::vector<Hdf5RawExtent> raw;
+  const std::int64_t first = wall_second();
+  storage::record_driver_calls(&recording);
+  write_file(f, path, fapl_, H5P_DEFAULT, {0, f.num_samples}, 0, 1, content, &raw);
+  storage::record_driver_calls(nullptr);
+  // A file written across a second's tick may hold two times: it is no template.
+  if (first < 0 || wall_second() != first) return;
+  template_ = Hdf5WriteTemplate::learn(recording, raw);
+  template_layout_ = l;
+  template_second_ = first;
 }
 
 std::uint64_t Hdf5Writer::write_shared(const plan::DataFile& f, const std::string& path, SharedWriting& job,
@@ -135,8 +183,17 @@ std::uint64_t Hdf5Writer::write_shared(const plan::DataFile& f, const std::strin
   return (mine.last - mine.first) * l.sample_bytes_per_dataset() * static_cast<std::uint64_t>(l.datasets);
 }
 
+void Hdf5Writer::prepare(const plan::DataFile& f) {
+  const Hdf5Layout l = hdf5_layout(settings_, f);
+  const std::uint64_t bytes = std::min(slab_samples(l), std::max<std::uint64_t>(f.num_samples, 1)) * l.sample_bytes_per_dataset();
+  if (buffer_.size() < bytes) buffer_.resize(bytes);
+  std::lock_guard lock(storage::hdf5_lock());
+  if (fapl_.get() < 0) fapl_ = h5::Id(storage::trainio_fapl(), H5Pclose, "H5Pcreate", f.path);
+}
+
 void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl,
-                            SampleRange mine, int writer, int writers, ContentSource& content) {
+                            SampleRange mine, int writer, int writers, ContentSource& content,
+                            std::vector<Hdf5RawExtent>* raw) {
   const Hdf5Layout l = hdf5_layout(settings_, f);
   h5::check(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), "H5Pset_libver_bounds", path);
   h5::Id file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), H5Fclose, "H5Fcreate", path);
@@ -146,10 +203,8 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
   std::vector<hsize_t> dims(l.shape.begin(), l.shape.end());
   std::vector<hsize_t> maxdims = l.max_shape.empty() ? dims : std::vector<hsize_t>(l.max_shape.begin(), l.max_shape.end());
   const std::uint64_t per_sample = l.sample_bytes_per_dataset();
-  // Write in slabs of whole chunks along the sample axis, about 8 MiB each. With several
-  // writers every rank makes the same number of (collective) writes, some of them empty.
-  std::uint64_t slab = std::max<std::uint64_t>(1, (8u << 20) / std::max<std::uint64_t>(1, per_sample));
-  if (!l.chunk.empty()) slab = std::max<std::uint64_t>(l.chunk[0], slab / l.chunk[0] * l.chunk[0]);
+  // With several writers every rank makes the same number of (collective) writes, some empty.
+  const std::uint64_t slab = slab_samples(l);
   const std::uint64_t my_samples = mine.last - mine.first;
   const std::uint64_t rounds = (largest_share(f.num_samples, writers) + slab - 1) / slab;
   if (buffer_.size() < std::min(slab, std::max<std::uint64_t>(my_samples, 1)) * per_sample)
@@ -182,6 +237,7 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
       }
       h5::check(H5Dwrite(dset, type, memory, space, dxpl, buffer_.data()), "H5Dwrite", path);
     }
+    if (raw) raw->push_back({H5Dget_offset(dset), l.shape[0] * per_sample, false, static_cast<std::uint64_t>(i) * l.shape[0] * per_sample});
     dset.close("H5Dclose", path);
   }
   // labels: int64 zeros, one per sample (DLIO's [0] * num_samples), written by one rank, a
@@ -205,6 +261,7 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
     h5::check(H5Dwrite(labels, H5T_NATIVE_INT64, label_memory, label_space, dxpl, zeros.data()), "H5Dwrite", path);
     first += count;
   } while (first < n);
+  if (raw) raw->push_back({H5Dget_offset(labels), n * sizeof(std::int64_t), true, 0});
   labels.close("H5Dclose", path);
   file.close("H5Fclose", path);
 }

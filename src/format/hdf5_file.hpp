@@ -16,6 +16,7 @@
 #include "format/format.hpp"
 #include "format/hdf5_api.hpp"
 #include "format/hdf5_replay.hpp"
+#include "format/hdf5_write_template.hpp"
 #include "format/per_file_shape.hpp"
 #include "storage/file.hpp"
 #include "util/page_aligned.hpp"
@@ -30,6 +31,7 @@ struct Hdf5Layout {
   int gzip_level = -1;                   // -1: no compression
   config::ElementType dtype = config::ElementType::uint8;
   std::uint64_t sample_bytes_per_dataset() const;
+  bool operator==(const Hdf5Layout&) const = default;
 };
 
 // The workload's keys that shape HDF5 files, taken once: readers and writers keep these, not the
@@ -49,25 +51,43 @@ inline Hdf5Layout hdf5_layout(const config::Workload& w, const plan::DataFile& f
   return hdf5_layout(Hdf5Settings(w), file);
 }
 
+// Writes files through libhdf5, as h5py does. Files of contiguous datasets without filters are
+// written by libhdf5 once per layout and second, and the next files of that layout within the
+// same second by replaying its storage calls (hdf5_write_template.hpp): byte for byte the file
+// libhdf5 would write, without its CPU cost per file.
 class Hdf5Writer final : public FileWriter {
  public:
   explicit Hdf5Writer(const Hdf5Settings& settings) : settings_(settings) {}
   void write(const plan::DataFile& file, storage::NewObject& out, ContentSource& content) override;
   bool writes_by_name() const override { return true; }  // libhdf5 creates the file
+  // libhdf5 initialised, the access list made, the buffer sized for a slab of `file`.
+  void prepare(const plan::DataFile& file) override;
   std::optional<std::uint64_t> expected_size(const plan::DataFile&) const override { return std::nullopt; }
   // Parallel HDF5: all ranks create the file together and write their samples collectively.
   bool writes_shared() const override { return true; }
   std::uint64_t write_shared(const plan::DataFile& file, const std::string& path, SharedWriting& job,
                              ContentSource& content) override;
+  // Files written by replaying libhdf5's calls rather than through libhdf5.
+  std::uint64_t files_replayed() const { return replayed_; }
 
  private:
   // Writes samples `mine` of `f` as writer `writer` of `writers` (0 of 1 alone): every writer
-  // makes the same calls, as collective HDF5 I/O requires.
+  // makes the same calls, as collective HDF5 I/O requires. With `raw`, where the datasets'
+  // bytes lie in the file (contiguous datasets only).
   void write_file(const plan::DataFile& f, const std::string& path, hid_t fapl, hid_t dxpl, SampleRange mine,
-                  int writer, int writers, ContentSource& content);
+                  int writer, int writers, ContentSource& content, std::vector<Hdf5RawExtent>* raw = nullptr);
+  // Writes `f` through libhdf5, recording a template of its calls when the layout allows one.
+  void write_through_hdf5(const plan::DataFile& f, const Hdf5Layout& l, const std::string& path, ContentSource& content);
   const Hdf5Settings settings_;
   util::Bytes buffer_;
   h5::Id fapl_;  // the trainio driver's file access list, made once (a list per file cost 4%)
+  // The template of the last file written through libhdf5: its layout, and the second its
+  // object header times hold.
+  std::optional<Hdf5WriteTemplate> template_;
+  Hdf5Layout template_layout_;
+  std::int64_t template_second_ = -1;
+  std::vector<unsigned char> scratch_;
+  std::uint64_t replayed_ = 0;
 };
 
 // DLIO's HDF5Reader through h5py: h5py.File(path, 'r'), then f['records_i'][sample] for every

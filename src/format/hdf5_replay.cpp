@@ -88,6 +88,9 @@ std::optional<Hdf5Replay> Hdf5Replay::learn(const storage::DriverRecording& r, c
         break;
       case DriverCall::Kind::unlock: s.kind = Kind::unlock; break;
       case DriverCall::Kind::close: s.kind = Kind::close; break;
+      case DriverCall::Kind::open_missing:
+      case DriverCall::Kind::write:
+      case DriverCall::Kind::truncate: return std::nullopt;  // not a reading of an existing file
       case DriverCall::Kind::read:
         if (c.type != H5FD_MEM_SUPER && !stat_placed) {  // H5Fopen names the file once the superblock is read
           if (!opened) return std::nullopt;
@@ -188,7 +191,7 @@ std::optional<std::size_t> Hdf5Replay::run(std::span<const Hdf5Replay> candidate
         if (opening) file.unlock();
         break;
       case Kind::path_stat:
-        if (opening) storage::stat_link_as_hdf5(path);
+        if (opening) storage::name_file_as_hdf5(path);
         break;
       case Kind::metadata:
         if (!opening) break;

@@ -17,7 +17,8 @@
 //  - the raw-data read of dataset i for sample k is the contiguous dataset's: at base_i + k·S,
 //    of S bytes when S exceeds the sieve buffer V (64 KiB), else one sieve fill of
 //    min(V, (N − k)·S, file end − offset) bytes (H5D__contig_readvv_sieve_cb);
-//  - H5Fopen's lstat of the path (made outside the driver) comes after the superblock reads.
+//  - H5Fopen names the file outside the driver after the superblock reads (getcwd for a relative
+//    path, then lstat: storage::name_file_as_hdf5).
 // Chunked datasets without filters are replayed sample by sample (Model::this_sample): their
 // reads depend on the chunk index and the chunk cache, so a recording of sample k serves
 // sample k of files whose metadata agree. Compressed chunks need libhdf5's filters to become

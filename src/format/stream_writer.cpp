@@ -33,6 +33,12 @@ void fill_summed(ContentSource& content, char* at, std::size_t n, Checksum* sum)
 
 }  // namespace
 
+void ByteWriter::prepare(const plan::DataFile& file) {
+  const std::uint64_t size = expected_size(file).value_or(StreamWriter::kChunk);
+  const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(size, 1), StreamWriter::kChunk));
+  if (buffer_.size() < wanted) buffer_.resize(wanted);  // zeroed: every page touched now
+}
+
 StreamWriter::StreamWriter(storage::Output& out, util::Bytes& buffer, Overlap* beside, std::size_t chunk)
     : out_(out), buffer_(buffer), beside_(beside), chunk_(chunk) {}
 

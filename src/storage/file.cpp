@@ -111,6 +111,10 @@ File File::open(const std::string& path, OpenOptions options) {
 }
 
 void File::reopen(const std::string& path, OpenOptions options) {
+  if (!try_reopen(path, options)) throw call_failed("open", path, ENOENT);
+}
+
+bool File::try_reopen(const std::string& path, OpenOptions options) {
   close();
   const std::int64_t start = util::now_ns();
   int fd;
@@ -118,6 +122,7 @@ void File::reopen(const std::string& path, OpenOptions options) {
     const InFlightCall in_flight(Op::open, path, start);
     fd = ::open(path.c_str(), open_flags(options), 0644);
   }
+  if (fd < 0 && errno == ENOENT) return false;
   if (fd < 0) throw call_failed("open", path, errno);
   fd_ = fd;
   path_.assign(path);  // into the capacity the last path left: no allocation per file
@@ -134,6 +139,7 @@ void File::reopen(const std::string& path, OpenOptions options) {
     e.file = hash_;
     obs->on_op(e);
   }
+  return true;
 }
 
 File::~File() { close_quietly(); }

@@ -37,6 +37,9 @@ class File {
   // Closes this handle (reporting a failing close) and opens `path` in its place, keeping the
   // memory of the last path: readers that open a file per sample allocate nothing for it.
   void reopen(const std::string& path, OpenOptions options = {});
+  // reopen(), but a file that does not exist (ENOENT) leaves the handle closed and returns false:
+  // the probe libraries such as libhdf5 make before creating a file.
+  bool try_reopen(const std::string& path, OpenOptions options = {});
   ~File();
   File(File&& other) noexcept;
   File& operator=(File&& other) noexcept;

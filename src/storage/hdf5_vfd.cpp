@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <new>
 
+#include "storage/errno_hint.hpp"
 #include "storage/file.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
@@ -19,8 +21,15 @@ thread_local std::optional<Error> driver_error;
 thread_local DriverRecording* recording = nullptr;
 
 void note(DriverCall::Kind kind, H5FD_mem_t type = H5FD_MEM_DEFAULT, std::uint64_t offset = 0, std::uint64_t size = 0,
-          bool exclusive = false) {
-  if (recording) recording->calls.push_back({kind, type, exclusive, offset, size});
+          bool exclusive = false, bool create = false) {
+  if (recording) recording->calls.push_back({kind, type, exclusive, create, offset, size});
+}
+
+// Keeps the bytes of a metadata transfer (not raw data) in the recording.
+void keep_metadata(H5FD_mem_t type, const void* bytes, std::size_t size) {
+  if (!recording || type == H5FD_MEM_DRAW) return;
+  const auto* first = static_cast<const unsigned char*>(bytes);
+  recording->metadata.insert(recording->metadata.end(), first, first + size);
 }
 
 // HDF5 owns the H5FD_t at the start of this struct; the rest is ours.
@@ -58,13 +67,18 @@ H5FD_t* open_file(const char* name, unsigned flags, hid_t, haddr_t maxaddr) {
     if (flags & H5F_ACC_RDWR) access = (flags & H5F_ACC_CREAT) ? Access::read_write_new : Access::read_write;
     if ((flags & H5F_ACC_TRUNC) && !(flags & H5F_ACC_EXCL))
       throw usage_error(std::string("refusing to truncate '") + name + "' (trainio writes new files only)");
-    f->file = File::open(name, {.access = access, .close_on_exec = false});  // as sec2 opens
+    const bool create = access == Access::read_write_new;
+    if (!f->file.try_reopen(name, {.access = access, .close_on_exec = false})) {  // as sec2 opens
+      note(DriverCall::Kind::open_missing);
+      throw Error(ErrorKind::io, fmt::format("open('{}') failed: {}", name, std::strerror(ENOENT)),
+                  hint_for_errno("open", ENOENT));
+    }
     const auto st = f->file.stat();
     f->eof = st.size;
     f->device = st.device;
     f->inode = st.inode;
     f->fd = f->file.fd();
-    note(DriverCall::Kind::open);
+    note(DriverCall::Kind::open, H5FD_MEM_DEFAULT, 0, 0, false, create);
     if (recording) recording->file_size = st.size;
   });
   if (rc < 0) {
@@ -133,21 +147,24 @@ herr_t read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, voi
       addr += n;
       size -= n;
     }
-    if (recording && type != H5FD_MEM_DRAW) recording->metadata.insert(recording->metadata.end(), first, first + wanted);
+    keep_metadata(type, first, wanted);
   });
 }
 
-herr_t write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, const void* buffer) {
+herr_t write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, const void* buffer) {
   DriverFile* f = self(file);
+  note(DriverCall::Kind::write, type, addr, size);
   return guarded([&] {
     f->file.pwrite_all(buffer, size, addr);
     if (addr + size > f->eof) f->eof = addr + size;
+    keep_metadata(type, buffer, size);
   });
 }
 
 herr_t truncate(H5FD_t* file, hid_t, hbool_t) {
   DriverFile* f = self(file);
   if (f->eoa == f->eof) return 0;
+  note(DriverCall::Kind::truncate, H5FD_MEM_DEFAULT, f->eoa);
   return guarded([&] {
     f->file.truncate(f->eoa);
     f->eof = f->eoa;
@@ -216,7 +233,11 @@ hid_t trainio_fapl() {
 
 void record_driver_calls(DriverRecording* r) { recording = r; }
 
-void stat_link_as_hdf5(const std::string& path) {
+void name_file_as_hdf5(const std::string& path) {
+  if (!path.starts_with('/')) {
+    char cwd[1024];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) {}  // only the call matters: libhdf5 keeps the answer
+  }
   const auto start = util::now_ns();
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0)

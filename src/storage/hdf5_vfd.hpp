@@ -28,15 +28,17 @@ std::mutex& hdf5_lock();
 
 // One storage call the driver made for libhdf5 (open includes its fstat).
 struct DriverCall {
-  enum class Kind : std::uint8_t { open, lock, unlock, read, close };
+  // open_missing: an open without O_CREAT of a file that does not exist (H5Fcreate probes so).
+  enum class Kind : std::uint8_t { open, open_missing, lock, unlock, read, write, truncate, close };
   Kind kind = Kind::read;
-  H5FD_mem_t type = H5FD_MEM_DEFAULT;  // of a read: superblock, object header, raw data, ...
+  H5FD_mem_t type = H5FD_MEM_DEFAULT;  // of a read or write: superblock, object header, raw data, ...
   bool exclusive = false;              // of a lock
-  std::uint64_t offset = 0, size = 0;  // of a read
+  bool create = false;                 // of an open: O_CREAT | O_EXCL
+  std::uint64_t offset = 0, size = 0;  // of a read or write; of a truncate, the new size (offset)
 };
 
 // What the driver did on one thread while recording: the calls in order, the bytes of every
-// metadata read (everything but raw data), and the file's size at open.
+// metadata read and write (everything but raw data), and the file's size at open.
 struct DriverRecording {
   std::vector<DriverCall> calls;
   std::vector<unsigned char> metadata;
@@ -50,9 +52,10 @@ struct DriverRecording {
 // While `r` is set the driver appends the calls it makes on this thread to it; nullptr stops.
 void record_driver_calls(DriverRecording* r);
 
-// lstat(2) of the path, as H5Fopen makes it outside the driver (it resolves symbolic links to
-// name the file); checked and observed as a stat.
-void stat_link_as_hdf5(const std::string& path);
+// What H5Fopen and H5Fcreate do outside the driver to name the file: getcwd(2) when the path is
+// relative (H5_build_extpath, a 1 KiB buffer), then lstat(2) of the path (symbolic links are
+// resolved); the lstat is checked and observed as a stat.
+void name_file_as_hdf5(const std::string& path);
 
 // The storage error a driver callback met (HDF5 only sees "-1"), taken once.
 std::optional<Error> take_driver_error();

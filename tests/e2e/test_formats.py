@@ -2,6 +2,7 @@
 samples: TFRecord by a parser written for the tests from TensorFlow's format description."""
 import glob
 import os
+import re
 import shutil
 
 from harness import TrainioTest, corrupt
@@ -124,6 +125,41 @@ class OtherFormatsTest(TrainioTest):
         self.assertEqual(t["epochs"][0]["train"]["bytes_read"], 0)
 
 
+def hdf5_calls_of(lines, name):
+    """The system calls writing data file `name` (through its temporary name), from the first
+    open of the temporary to its rename, on the thread that opened it: names, descriptors,
+    buffers and stat structures elided."""
+    out, pid, fd = [], None, None
+    for line in lines:
+        m = re.match(r"(\d+)\s+(.*)$", line)
+        if not m:
+            continue
+        if pid is None:
+            if "." + name + ".trainio-tmp" in m.group(2) and m.group(2).startswith("openat("):
+                pid = m.group(1)
+            else:
+                continue
+        if m.group(1) != pid:
+            continue
+        call = m.group(2)
+        opened = re.match(r'openat\(AT_FDCWD, "[^"]*", [^)]*\) = (\d+)$', call)
+        if opened:
+            fd = opened.group(1)
+        if fd is not None:
+            call = re.sub(rf"\b{fd}\b(?=[,)])", "FD", call)
+            call = re.sub(rf"= {fd}$", "= FD", call)
+        call = call.replace(name, "NAME")
+        call = re.sub(r'"(?:[^"\\]|\\.)*"(\.\.\.)?', "BUF", call)
+        call = re.sub(r"\{st_mode=[^}]*\}", "STAT", call)
+        call = re.sub(r"\s+=", " =", call)  # strace aligns results with spaces
+        if call.startswith(("mmap", "munmap", "brk", "futex", "madvise", "mprotect")):
+            continue  # memory, not storage
+        out.append(call)
+        if call.startswith("rename("):
+            break
+    return out
+
+
 class Hdf5Test(TrainioTest):
     def generate(self, *args):
         self.ok("generate", "default", "dataset.format=hdf5", "dataset.data_folder=h", "dataset.num_files_eval=0",
@@ -174,6 +210,34 @@ class Hdf5Test(TrainioTest):
         for f in self.generate("dataset.record_dims=[8,8]", "dataset.record_element_type=float16"):
             with h5py.File(f, "r") as h:
                 self.assertEqual(h["records_0"].dtype, np.float16)
+
+    def test_files_after_the_first_make_libhdf5s_system_calls(self):
+        """The first file is written by libhdf5, the next ones of its layout replay its calls
+        (format/hdf5_write_template.hpp): under strace, every file's calls are the first one's,
+        from libhdf5's probe open to the rename, and every file reads back in h5py."""
+        import h5py
+        import numpy as np
+        strace = shutil.which("strace")
+        if not strace:
+            self.skipTest("strace is not installed")
+        trace = self.path("generate.trace")
+        self.ok("generate", "default", "dataset.format=hdf5", "dataset.data_folder=h", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.num_subfolders_train=0", "dataset.num_files_train=6",
+                "dataset.num_samples_per_file=3", "dataset.record_length_bytes=70000",
+                "dataset.hdf5.num_dset_per_record=2", wrapper=[strace, "-f", "-o", trace])
+        with open(trace) as f:
+            lines = f.read().splitlines()
+        per_file = [hdf5_calls_of(lines, f"img_{i}_of_6.hdf5") for i in range(6)]
+        self.assertIn("flock(FD, LOCK_EX|LOCK_NB) = 0", per_file[0])
+        self.assertGreaterEqual(sum(c.startswith("pwrite64") for c in per_file[0]), 4)
+        for i in range(1, 6):
+            self.assertEqual(per_file[i], per_file[0], f"file {i}")
+        for f in sorted(glob.glob(self.path("h/train/*.hdf5"))):
+            with h5py.File(f, "r") as h:
+                self.assertEqual(sorted(h.keys()), ["labels", "records_0", "records_1"])
+                self.assertEqual(h["records_1"].shape[0], 3)
+                self.assertGreater(len(np.unique(h["records_1"][2])), 200)
+                self.assertEqual(list(h["labels"][:]), [0] * 3)
 
     def test_impossible_layouts_are_config_errors(self):
         r = self.run_trainio("generate", "default", "dataset.format=hdf5", "dataset.data_folder=h",
