@@ -108,8 +108,8 @@ Existing prepare_folder(const config::Workload& w, const plan::DatasetLayout& la
 }
 
 bool complete_already(const format::FileWriter& writer, const plan::DataFile& file, Existing existing) {
-  // A file under its final name was renamed there complete; its size guards against anything
-  // else having put it there.
+  // A file under its final name was renamed there complete, or written there in one call
+  // (FileWriter::writes_in_one_call): its size says it is complete.
   if (existing == Existing::untrusted || existing == Existing::foreign) return false;
   const auto size = storage::file_size(file.path);
   if (!size) return false;
@@ -360,7 +360,13 @@ void generate_files(const plan::DatasetLayout& layout, const plan::FileShare& mi
 
 void write_data_file(format::FileWriter& writer, const plan::DataFile& file, format::ContentSource& content,
                      bool remove_leftover) {
-  storage::NewFile out(file.path, {.remove_leftover = remove_leftover, .opened_by_library = writer.writes_by_name()});
+  // Files written in one call go under their final name: one at its expected size is complete
+  // (complete_already), one cut short by a crash is rewritten when generation resumes, and one
+  // whose write fails is removed (NewFile). Others are renamed into place once complete.
+  const bool in_place = writer.writes_in_one_call(file);
+  if (in_place && remove_leftover) storage::remove_file(storage::temp_path_for(file.path));  // an earlier run's
+  storage::NewFile out(file.path, {.in_place = in_place, .remove_leftover = remove_leftover,
+                                   .opened_by_library = writer.writes_by_name()});
   writer.write(file, out, content);
   out.commit();
 }

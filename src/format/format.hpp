@@ -72,6 +72,10 @@ class FileWriter {
   virtual std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const = 0;
   // Other files written with a data file (indexes), so that they are removed with it.
   virtual std::vector<std::string> companions(const plan::DataFile&) const { return {}; }
+  // Whether `file` reaches storage in one write call, never written again after it: then a file
+  // of its expected size under its final name is complete, so generation writes it there
+  // directly (as DLIO does), without a temporary name and a rename per file.
+  virtual bool writes_in_one_call(const plan::DataFile&) const { return false; }
   // Readies what writing files like `file` needs (write buffers at their size, memory touched,
   // libraries initialised) before generation's clock starts, as a plain writer's buffer is
   // ready before its clock: generation times writing files, not the first file's set-up.
@@ -111,6 +115,9 @@ class ByteWriter : public FileWriter {
   void prepare(const plan::DataFile& file) override;
 
  protected:
+  // Whether the file, of a size known in advance, fits StreamWriter's buffer: a writer that
+  // appends all of it to one StreamWriter and flushes once then writes it in one call.
+  bool fits_stream_buffer(const plan::DataFile& file) const;
   virtual void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) = 0;
   util::Bytes buffer_;  // the write buffer (StreamWriter's), reused across files
 };

@@ -37,13 +37,17 @@ std::string data_file_header(const plan::DataFile& f) {
   return npy::header(f.sample.dtype, {shape, dims.size() + 1});
 }
 
+const std::string& NpyWriter::header_of(const plan::DataFile& f) const {
+  return header_.get(f.sample, f.num_samples, [&] { return data_file_header(f); });
+}
+
 std::optional<std::uint64_t> NpyWriter::expected_size(const plan::DataFile& f) const {
-  return data_file_header(f).size() + f.data_bytes();
+  return header_of(f).size() + f.data_bytes();
 }
 
 void NpyWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   StreamWriter w(out, buffer_, beside_);
-  w.append(data_file_header(f));
+  w.append(header_of(f));
   w.append_content(f.data_bytes(), content);
   w.flush();
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "format/per_file_shape.hpp"
 #include "format/python_io.hpp"
 #include "format/stdio_io.hpp"
 #include "util/page_aligned.hpp"
@@ -15,9 +16,15 @@ namespace trainio::format {
 class NpyWriter final : public ByteWriter {
  public:
   std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
+  bool writes_in_one_call(const plan::DataFile& file) const override { return fits_stream_buffer(file); }
 
  protected:
   void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
+
+ private:
+  // The header of files of the last sample shape and count (formatted once, not per file).
+  const std::string& header_of(const plan::DataFile& file) const;
+  mutable PerFileShape<std::string> header_;
 };
 
 class NpyReader final : public SampleReader {

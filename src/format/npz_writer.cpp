@@ -56,11 +56,32 @@ std::uint32_t zeros_crc(std::uint64_t n, std::uint32_t crc) {
 
 }  // namespace
 
+struct NpzWriter::Stored {
+  Layout layout;            // x's CRC left 0: each file has its own
+  std::string y_local;      // the labels' local header (their CRC follows from their count)
+  std::string y_central;    // and central entry
+  std::string end;          // the end records
+  std::uint64_t size = 0;   // of the whole file
+};
+
+const NpzWriter::Stored& NpzWriter::stored(const plan::DataFile& f) const {
+  return *stored_.get(f.sample, f.num_samples, [&] {
+    auto s = std::make_shared<Stored>();
+    Layout& l = s->layout;
+    l = layout_of(f);
+    l.y.crc32 = zeros_crc(8 * f.num_samples, zip::crc32(0, l.y_header.data(), l.y_header.size()));
+    s->y_local = zip::local_header(l.y);
+    s->y_central = zip::central_entry(l.y);
+    const std::uint64_t cd_size = zip::central_entry(l.x).size() + s->y_central.size();
+    s->end = zip::end_records(2, l.cd_offset, cd_size);
+    s->size = l.cd_offset + cd_size + s->end.size();
+    return std::shared_ptr<const Stored>(std::move(s));
+  });
+}
+
 std::optional<std::uint64_t> NpzWriter::expected_size(const plan::DataFile& f) const {
   if (deflate_level_ >= 0) return std::nullopt;  // compressed sizes are known only after writing
-  Layout l = layout_of(f);
-  const std::uint64_t cd_size = zip::central_entry(l.x).size() + zip::central_entry(l.y).size();
-  return l.cd_offset + cd_size + zip::end_records(2, l.cd_offset, cd_size).size();
+  return stored(f).size;
 }
 
 void NpzWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
@@ -68,25 +89,25 @@ void NpzWriter::write_bytes(const plan::DataFile& f, storage::Output& out, Conte
     write_deflated(f, out, content);
     return;
   }
-  Layout l = layout_of(f);
+  const Stored& s = stored(f);
+  zip::Member x = s.layout.x;
   StreamWriter w(out, buffer_, beside_);
   // The x local header needs the CRC of the data, known only at the end: write a placeholder
   // and patch it last, as Python's zipfile does.
-  w.append_zeros(zip::local_header_size(l.x));
+  w.append_zeros(zip::local_header_size(x));
   Checksum crc;
-  w.append(l.x_header, &crc);
+  w.append(s.layout.x_header, &crc);
   w.append_content(f.data_bytes(), content, &crc);
-  l.x.crc32 = crc.value;
+  x.crc32 = crc.value;
 
-  l.y.crc32 = zeros_crc(8 * f.num_samples, zip::crc32(0, l.y_header.data(), l.y_header.size()));
-  w.append(zip::local_header(l.y));
-  w.append(l.y_header);
+  w.append(s.y_local);
+  w.append(s.layout.y_header);
   w.append_zeros(8 * f.num_samples);
 
-  const std::string cd = zip::central_entry(l.x) + zip::central_entry(l.y);
-  w.append(cd);
-  w.append(zip::end_records(2, l.cd_offset, cd.size()));
-  const std::string x_local = zip::local_header(l.x);
+  w.append(zip::central_entry(x));
+  w.append(s.y_central);
+  w.append(s.end);
+  const std::string x_local = zip::local_header(x);
   const bool patched = w.overwrite_buffered(0, x_local);
   w.flush();
   if (!patched) out.write_at(x_local.data(), x_local.size(), 0);

@@ -39,6 +39,11 @@ void ByteWriter::prepare(const plan::DataFile& file) {
   if (buffer_.size() < wanted) buffer_.resize(wanted);  // zeroed: every page touched now
 }
 
+bool ByteWriter::fits_stream_buffer(const plan::DataFile& file) const {
+  const auto size = expected_size(file);
+  return size && *size <= StreamWriter::kChunk;
+}
+
 StreamWriter::StreamWriter(storage::Output& out, util::Bytes& buffer, Overlap* beside, std::size_t chunk)
     : out_(out), buffer_(buffer), beside_(beside), chunk_(chunk) {}
 

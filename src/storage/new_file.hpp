@@ -12,8 +12,8 @@
 namespace trainio::storage {
 
 struct NewFileOptions {
-  // Written under its final name, with no rename (DLIO's checkpoints with atomic_files off);
-  // dropped without commit() it is still removed.
+  // Written under its final name, with no rename (DLIO's checkpoints with atomic_files off, data
+  // files written in one call); dropped without commit() it is still removed.
   bool in_place = false;
   // Unlink a temporary an interrupted run may have left before creating the file (write_new
   // would refuse it; the generator skips the call when no temporary can be there).

@@ -6,6 +6,7 @@ import re
 import shutil
 import unittest
 
+import harness
 from harness import TrainioTest
 
 SMALL = ["dataset.data_folder=data", "dataset.num_files_train=16", "dataset.num_files_eval=0",
@@ -83,6 +84,34 @@ class SafetyTest(TrainioTest):
         self.assertEqual(os.path.getsize(files[3]), good_size)
         self.assertEqual(glob.glob(self.path("data/train/.*")), [])
 
+    def test_a_generation_killed_midway_resumes_into_a_valid_dataset(self):
+        """Small NPZ files go under their final names in one write (no rename): a generation
+        killed at any point leaves at most a file cut short, which the next generation rewrites."""
+        import signal
+        import subprocess
+        import time
+        args = ["dataset.data_folder=data", "dataset.num_files_train=3000", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", "dataset.num_subfolders_train=0", "dataset.record_length_bytes=20000",
+                "--no-progress"]
+        p = subprocess.Popen([harness.TRAINIO, "generate", "default", *args], cwd=self.dir,
+                             env=dict(os.environ, **harness.MPI_ENV), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while len(glob.glob(self.path("data/train/*.npz"))) < 300 and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        written = len(glob.glob(self.path("data/train/*.npz")))
+        self.assertGreater(written, 0)
+        if written < 3000:  # killed before the end: the marker says so
+            self.assertEqual(self.read_json("data/.trainio-dataset.json")["state"], "generating")
+        r = self.ok("generate", "default", *args)
+        m = re.search(r"([\d,]+) files written, ([\d,]+) kept", r.out)
+        rewritten, kept = (int(g.replace(",", "")) for g in m.groups())
+        self.assertEqual(rewritten + kept, 3000)
+        self.assertGreaterEqual(kept, written - 1)  # every file but the one being written when killed
+        self.ok("validate", "default", *args)
+        self.assertEqual(glob.glob(self.path("data/train/.*")), [])
+
     def test_a_truncated_file_fails_the_run_naming_the_file(self):
         self.ok("generate", "default", *SMALL)
         victim = self.path("data/train/img_05_of_16.npz")
@@ -138,22 +167,28 @@ class DurabilityTest(TrainioTest):
     def test_data_is_synced_before_the_marker_says_complete(self):
         trace = self.path("gen.strace")
         self.ok("generate", "default", *SMALL, wrapper=["strace", "-f", "-o", trace, "-e",
-                                                         "trace=rename,renameat,renameat2,syncfs,sync,fsync,fdatasync"])
+                                                         "trace=openat,pwrite64,rename,renameat,renameat2,syncfs,sync,"
+                                                         "fsync,fdatasync"])
         calls = [line for line in open(trace) if "resumed>" not in line or "rename" in line or "sync" in line]
         text = "".join(calls)
 
-        def last_index(pattern):
-            hits = [i for i, line in enumerate(calls) if re.search(pattern, line)]
+        def last_index(pattern, before=None):
+            hits = [i for i, line in enumerate(calls[:before]) if re.search(pattern, line)]
             return hits[-1] if hits else None
 
-        last_data_rename = last_index(r'rename.*img_\d+_of_\d+\.npz"')
+        # Small files are written under their final names in one write (no rename): the data is
+        # complete at the last write or data-file rename before the complete marker is opened.
+        marker_open = last_index(r'openat.*\.trainio-dataset\.json\.trainio-tmp"')
+        self.assertIsNotNone(marker_open, text[-2000:])
+        self.assertIsNotNone(last_index(r'openat.*img_\d+_of_\d+\.npz"'), text[-2000:])
+        last_data = last_index(r'pwrite64\(|rename.*img_\d+_of_\d+\.npz"', marker_open)
         data_sync = [i for i, line in enumerate(calls) if re.search(r"\b(syncfs|sync)\(", line)]
         marker_rename = last_index(r'rename.*\.trainio-dataset\.json"')
-        self.assertIsNotNone(last_data_rename, text[-2000:])
+        self.assertIsNotNone(last_data, text[-2000:])
         self.assertIsNotNone(marker_rename, text[-2000:])
         self.assertTrue(data_sync, "no syncfs or sync: the data files are never made durable\n" + text[-2000:])
-        self.assertTrue(any(last_data_rename < i < marker_rename for i in data_sync),
-                        "the data is not synced between the last data file's rename and the complete marker\n"
+        self.assertTrue(any(last_data < i < marker_rename for i in data_sync),
+                        "the data is not synced between the last data file's write and the complete marker\n"
                         + text[-3000:])
         # The marker's own rename is made durable by an fsync of its folder after it.
         self.assertTrue(any(re.search(r"\bfsync\(", line) for line in calls[marker_rename + 1:]),

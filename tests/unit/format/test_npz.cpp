@@ -90,6 +90,19 @@ TEST_CASE("the NPZ writer's size is known in advance") {
   }
 }
 
+TEST_CASE("one NPZ writer writes files of changing shapes at their own sizes") {
+  test::TempDir dir("npz-shapes");
+  format::NpzWriter writer;
+  int n = 0;
+  for (const std::uint64_t side : {64u, 1u, 64u, 300u}) {
+    const auto f = npz_file(dir / (std::to_string(n++) + fmt_name(side, 3)), side, 3);
+    Content content;
+    engine::write_data_file(writer, f, content);
+    CHECK(storage::File::open(f.path).size() == *format::NpzWriter().expected_size(f));
+    CHECK(format::validate_npz(f) == std::nullopt);
+  }
+}
+
 TEST_CASE("a small NPZ file reaches storage in one write; a large one has its header patched after") {
   test::TempDir dir("npz-writes");
   for (const int level : {-1, 6}) {
@@ -103,6 +116,11 @@ TEST_CASE("a small NPZ file reaches storage in one write; a large one has its he
       }
       INFO("deflate level " << level << ", side " << side);
       CHECK(trace.count(storage::Op::write) == (level < 0 || side == 16 ? writes : writes + 1));
+      // Written in one call, a file goes under its final name; otherwise under a temporary
+      // name, renamed once complete (a file cut short never carries the dataset's name).
+      const bool one_call = level < 0 && side == 16;
+      CHECK(format::NpzWriter(level).writes_in_one_call(f) == one_call);
+      CHECK(trace.count(storage::Op::rename) == (one_call ? 0 : 1));
       // The bytes are a valid archive either way: the reader takes them.
       if (level < 0) {
         format::NpzReader reader;
