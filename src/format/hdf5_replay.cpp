@@ -183,9 +183,7 @@ std::optional<std::size_t> Hdf5Replay::run(std::span<const Hdf5Replay> candidate
         break;
       }
       case Kind::lock:
-        if (opening && !file.try_lock(s.exclusive))
-          throw io_error("'" + path + "' is locked by another process (HDF5 file locking)",
-                         "close the other program, or set HDF5_USE_FILE_LOCKING=FALSE");
+        if (opening) storage::lock_as_hdf5(file, s.exclusive);
         break;
       case Kind::unlock:
         if (opening) file.unlock();

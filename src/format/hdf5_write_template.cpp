@@ -97,11 +97,7 @@ void Hdf5WriteTemplate::write(const std::string& path, ContentSource& content, u
         file.reopen(path, {.access = storage::Access::read_write_new, .close_on_exec = false});
         (void)file.stat();
         break;
-      case Kind::lock:
-        if (!file.try_lock(s.exclusive))
-          throw io_error("'" + path + "' is locked by another process (HDF5 file locking)",
-                         "close the other program, or set HDF5_USE_FILE_LOCKING=FALSE");
-        break;
+      case Kind::lock: storage::lock_as_hdf5(file, s.exclusive); break;
       case Kind::unlock: file.unlock(); break;
       case Kind::path_stat: storage::name_file_as_hdf5(path); break;
       case Kind::read:

@@ -12,10 +12,11 @@
 // the raw data, which is at fixed addresses (the datasets' offsets). So, within the second the
 // recorded file was written in, a file of the same layout is made by issuing the same calls:
 // metadata writes with the recorded bytes, raw-data writes with the file's own content at the
-// same offsets and sizes, and H5Fcreate's lstat of the path (made outside the driver) before
-// the first write. The result is the file libhdf5 would have written in that second; where
-// writing one file crosses into the next second, libhdf5 would have stamped the objects it
-// created after the tick with the later second, the replay stamps them all with the first.
+// same offsets and sizes, and H5Fcreate naming the file outside the driver (getcwd for a
+// relative path, then lstat: storage::name_file_as_hdf5) before the first write. The result is
+// the file libhdf5 would have written in that second; where writing one file crosses into the
+// next second, libhdf5 would have stamped the objects it created after the tick with the later
+// second, the replay stamps them all with the first.
 
 #include <cstdint>
 #include <optional>

@@ -174,11 +174,7 @@ herr_t truncate(H5FD_t* file, hid_t, hbool_t) {
 herr_t lock(H5FD_t* file, hbool_t rw) {
   DriverFile* f = self(file);
   note(DriverCall::Kind::lock, H5FD_MEM_DEFAULT, 0, 0, rw != 0);
-  return guarded([&] {
-    if (!f->file.try_lock(rw != 0))
-      throw io_error("'" + f->file.path() + "' is locked by another process (HDF5 file locking)",
-                     "close the other program, or set HDF5_USE_FILE_LOCKING=FALSE");
-  });
+  return guarded([&] { lock_as_hdf5(f->file, rw != 0); });
 }
 
 herr_t unlock(H5FD_t* file) {
@@ -232,6 +228,12 @@ hid_t trainio_fapl() {
 }
 
 void record_driver_calls(DriverRecording* r) { recording = r; }
+
+void lock_as_hdf5(File& file, bool exclusive) {
+  if (!file.try_lock(exclusive))
+    throw io_error("'" + file.path() + "' is locked by another process (HDF5 file locking)",
+                   "close the other program, or set HDF5_USE_FILE_LOCKING=FALSE");
+}
 
 void name_file_as_hdf5(const std::string& path) {
   if (!path.starts_with('/')) {

@@ -52,6 +52,10 @@ struct DriverRecording {
 // While `r` is set the driver appends the calls it makes on this thread to it; nullptr stops.
 void record_driver_calls(DriverRecording* r);
 
+// flock(2) without waiting, as libhdf5 locks a file it opens; a lock another process holds is an
+// error naming the file and the way around it.
+void lock_as_hdf5(File& file, bool exclusive);
+
 // What H5Fopen and H5Fcreate do outside the driver to name the file: getcwd(2) when the path is
 // relative (H5_build_extpath, a 1 KiB buffer), then lstat(2) of the path (symbolic links are
 // resolved); the lstat is checked and observed as a stat.
