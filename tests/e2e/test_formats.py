@@ -125,6 +125,10 @@ class OtherFormatsTest(TrainioTest):
         self.assertEqual(t["epochs"][0]["train"]["bytes_read"], 0)
 
 
+STORAGE_CALLS = ("openat(", "open(", "newfstatat(", "fstat(", "statx(", "lstat(", "flock(", "getcwd(", "pwrite64(",
+                 "write(", "pread64(", "read(", "ftruncate(", "lseek(", "close(", "rename(", "unlink(")
+
+
 def hdf5_calls_of(lines, name):
     """The system calls writing data file `name` (through its temporary name), from the first
     open of the temporary to its rename, on the thread that opened it: names, descriptors,
@@ -148,12 +152,14 @@ def hdf5_calls_of(lines, name):
         if fd is not None:
             call = re.sub(rf"\b{fd}\b(?=[,)])", "FD", call)
             call = re.sub(rf"= {fd}$", "= FD", call)
-        call = call.replace(name, "NAME")
+        call = re.sub(r'"[^"]*' + re.escape(name) + r'[^"]*"', "NAME", call)
         call = re.sub(r'"(?:[^"\\]|\\.)*"(\.\.\.)?', "BUF", call)
         call = re.sub(r"\{st_mode=[^}]*\}", "STAT", call)
         call = re.sub(r"\s+=", " =", call)  # strace aligns results with spaces
-        if call.startswith(("mmap", "munmap", "brk", "futex", "madvise", "mprotect")):
-            continue  # memory, not storage
+        if not call.startswith(STORAGE_CALLS):
+            continue  # memory, signals (a sanitizer's runtime makes its own): not storage
+        if not ("(FD" in call or "NAME" in call or call.startswith("getcwd(")):
+            continue  # another descriptor (a runtime's pipe): not this file
         out.append(call)
         if call.startswith("rename("):
             break
