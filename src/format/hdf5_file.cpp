@@ -56,6 +56,11 @@ std::uint64_t slab_samples(const Hdf5Layout& l) {
   return slab;
 }
 
+// The buffer a writer of `samples` samples of `l` fills a slab at a time.
+std::uint64_t slab_buffer_bytes(const Hdf5Layout& l, std::uint64_t samples) {
+  return std::min(slab_samples(l), std::max<std::uint64_t>(samples, 1)) * l.sample_bytes_per_dataset();
+}
+
 // The second libhdf5 stamps object headers with (H5_now: gettimeofday, or time() without it),
 // or -1 while the two clocks disagree (time() lags at a tick): no template is made or used then.
 std::int64_t wall_second() {
@@ -185,8 +190,7 @@ std::uint64_t Hdf5Writer::write_shared(const plan::DataFile& f, const std::strin
 
 void Hdf5Writer::prepare(const plan::DataFile& f) {
   const Hdf5Layout l = hdf5_layout(settings_, f);
-  const std::uint64_t bytes = std::min(slab_samples(l), std::max<std::uint64_t>(f.num_samples, 1)) * l.sample_bytes_per_dataset();
-  if (buffer_.size() < bytes) buffer_.resize(bytes);
+  if (buffer_.size() < slab_buffer_bytes(l, f.num_samples)) buffer_.resize(slab_buffer_bytes(l, f.num_samples));
   std::lock_guard lock(storage::hdf5_lock());
   if (fapl_.get() < 0) fapl_ = h5::Id(storage::trainio_fapl(), H5Pclose, "H5Pcreate", f.path);
 }
@@ -207,8 +211,7 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
   const std::uint64_t slab = slab_samples(l);
   const std::uint64_t my_samples = mine.last - mine.first;
   const std::uint64_t rounds = (largest_share(f.num_samples, writers) + slab - 1) / slab;
-  if (buffer_.size() < std::min(slab, std::max<std::uint64_t>(my_samples, 1)) * per_sample)
-    buffer_.resize(std::min(slab, std::max<std::uint64_t>(my_samples, 1)) * per_sample);
+  if (buffer_.size() < slab_buffer_bytes(l, my_samples)) buffer_.resize(slab_buffer_bytes(l, my_samples));
   for (int i = 0; i < l.datasets; ++i) {
     const std::string name = dataset_name(i);
     h5::Id space(H5Screate_simple(rank, dims.data(), maxdims.data()), H5Sclose, "H5Screate_simple", path);

@@ -21,7 +21,6 @@ struct Layout {
   std::string x_header, y_header;
   zip::Member x, y;
   std::uint64_t cd_offset = 0;
-  std::string central;  // both central entries
 };
 
 // x has shape (sample dims..., samples), as DLIO's generator writes it.

@@ -100,7 +100,6 @@ TEST_CASE("HDF5 writer: the next files of a layout replay libhdf5's calls, and a
     const Written replayed = write(replaying, w, 1, dir / fmt::format("b{}.hdf5", attempt));
     const Written reference = write(through_libhdf5, w, 1, dir / fmt::format("c{}.hdf5", attempt));
     if (std::time(nullptr) != second || replaying.files_replayed() != 1) continue;
-    CHECK(through_libhdf5.files_replayed() == 0);
     // Byte for byte libhdf5's file.
     CHECK(bytes_of(dir / fmt::format("b{}.hdf5", attempt)) == bytes_of(dir / fmt::format("c{}.hdf5", attempt)));
     // Through the same storage calls. H5Fcreate's lstat of the path, once the file is open and
