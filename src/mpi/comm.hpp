@@ -49,7 +49,7 @@ class Comm {
 
   // Collective error agreement: every rank says whether it is healthy; returns -1 when all are,
   // else the lowest failing rank. Polls only briefly, then yields and, through a long wait, sleeps
-  // (mpi/wait_policy.hpp): trainio's reader threads need the cores that a busy-polling MPI barrier
+  // (util/wait_policy.hpp): trainio's reader threads need the cores that a busy-polling MPI barrier
   // would take, and a sleep in a short wait would cost the step 100 us or more.
   int agree(bool ok) const;
 

@@ -9,9 +9,9 @@
 
 #include "mpi/comm.hpp"
 #include "mpi/comm_backend.hpp"
-#include "mpi/wait_policy.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
+#include "util/wait_policy.hpp"
 
 namespace trainio::mpi {
 
@@ -62,7 +62,7 @@ bool probe_mpi_yields_when_idle() {
 
 bool mpi_yields_when_idle = false;  // probed once, in Session
 
-// Waits for a non-blocking collective: polls, yields, then sleeps, as mpi/wait_policy.hpp decides
+// Waits for a non-blocking collective: polls, yields, then sleeps, as util/wait_policy.hpp decides
 // from how long the wait has lasted. Completion is only noticed at a poll (MPI_Test also drives the
 // collective's progress), so the policy's phases bound both latency and CPU.
 void wait_politely(MPI_Request& request) {
@@ -70,9 +70,9 @@ void wait_politely(MPI_Request& request) {
   check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
   const std::int64_t start = done ? 0 : util::now_ns();
   while (!done) {
-    const WaitStep step = wait_step(util::now_ns() - start, mpi_yields_when_idle);
-    if (step.mode == WaitMode::yield) sched_yield();
-    else if (step.mode == WaitMode::sleep) util::sleep_until_ns(util::now_ns() + step.sleep_ns);
+    const util::WaitStep step = util::wait_step(util::now_ns() - start, mpi_yields_when_idle);
+    if (step.mode == util::WaitMode::yield) sched_yield();
+    else if (step.mode == util::WaitMode::sleep) util::sleep_until_ns(util::now_ns() + step.sleep_ns);
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
   }
 }

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "mpi/wait_policy.hpp"
+#include "util/wait_policy.hpp"
 
-using namespace trainio::mpi;
+using namespace trainio::util;
 
 TEST_CASE("a short wait for a collective polls and never sleeps") {
   for (const bool mpi_yields : {false, true}) {

@@ -1,12 +1,14 @@
 #pragma once
-// How a rank waits for a collective it has started (the per-step barrier above all): poll, then
-// yield, then sleep. A pure function of how long the wait has lasted, so it is tested without MPI
-// or a clock; mpi/comm.cpp calls MPI_Test between the steps it returns.
+// How a thread waits for something another thread or rank will soon finish: poll, then yield, then
+// sleep. A pure function of how long the wait has lasted, so it is tested without MPI or a clock.
+// Two waits follow it: a rank's wait for a collective it has started (the per-step barrier above
+// all; mpi/comm_mpi.cpp calls MPI_Test between the steps it returns), and the training loop's wait
+// for its next batch (engine/batch_wait.hpp, which blocks where this policy would sleep).
 
 #include <algorithm>
 #include <cstdint>
 
-namespace trainio::mpi {
+namespace trainio::util {
 
 // Thresholds, measured with tests/bench/barrier_latency.cpp (docs/metrics.md, "The per-step
 // barrier") on a 2-core virtual machine, where a sleep lasts at least ~100 us whatever is asked.
@@ -48,4 +50,4 @@ constexpr WaitStep wait_step(std::int64_t waited_ns, bool mpi_yields) {
           std::clamp(waited_ns / WaitPolicy::sleep_fraction, WaitPolicy::min_sleep_ns, WaitPolicy::max_sleep_ns)};
 }
 
-}  // namespace trainio::mpi
+}  // namespace trainio::util
