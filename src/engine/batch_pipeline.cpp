@@ -69,7 +69,7 @@ void BatchPipeline::worker_main(std::size_t id) {
     slot.result.samples += result.samples;
     slot.result.bytes += result.bytes;
     if (error && !slot.error) slot.error = error;
-    if (--slot.parts_left == 0 || busy_ == 0) done_cv_.notify_all();  // next() or finish() waits
+    if (--slot.parts_left == 0 || busy_ == 0) batch_wait_.signal(done_cv_);  // next() or finish() waits
   }
 }
 
@@ -105,7 +105,7 @@ Batch BatchPipeline::next() {
     const std::uint64_t b = consumed_;
     if (b >= batches_) throw internal_error("the training loop asked for more batches than the epoch has");
     Slot& s = slots_[b % window_];
-    done_cv_.wait(lock, [&] { return s.batch == b && s.parts_left == 0; });
+    batch_wait_.wait(lock, done_cv_, [&] { return s.batch == b && s.parts_left == 0; });
     slot = std::move(s);
     s = Slot{};
     ++consumed_;

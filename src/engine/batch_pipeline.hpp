@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/batch_wait.hpp"
 #include "engine/loader.hpp"
 
 namespace trainio::engine {
@@ -45,6 +46,9 @@ class BatchPipeline {
   Batch next();
   // Ends the phase, also midway: no new reads start, and it returns when none is in flight.
   void finish();
+
+  // CPU time next() spent polling for batches (engine/batch_wait.hpp) since the last call.
+  std::int64_t take_polling_cpu_ns() { return batch_wait_.take_polling_cpu_ns(); }
 
   std::size_t workers() const { return threads_.size(); }
   std::size_t window() const { return window_; }
@@ -74,6 +78,7 @@ class BatchPipeline {
   // worker_per_batch: one condition per worker; shared_queue: all wait on the first.
   std::vector<std::unique_ptr<std::condition_variable>> work_cv_;
   std::condition_variable done_cv_;  // a batch completed, or the last read in flight returned
+  BatchWait batch_wait_;             // how next() waits on done_cv_
   bool active_ = false;              // reads may start
   bool stopping_ = false;
   std::uint64_t batches_ = 0, parts_ = 1;

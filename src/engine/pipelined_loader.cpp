@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/clock.hpp"
+
 namespace trainio::engine {
 
 PipelinedLoader::PipelinedLoader(const config::Workload& w, const plan::DatasetLayout& layout, const LoaderDesign& design,
@@ -39,6 +41,7 @@ void PipelinedLoader::finish() { pipeline_.finish(); }
 void PipelinedLoader::collect(metrics::ReadPhase& phase) {
   // After finish(): no worker reads, and the pipeline's lock ordered their writes before it returned.
   for (auto& r : readers_) r->collect(phase);
+  phase.cpu_polling += util::ns_to_s(pipeline_.take_polling_cpu_ns());
 }
 
 }  // namespace trainio::engine

@@ -62,7 +62,7 @@ void TensorflowLoader::halt_locked() {
   data_cv_.notify_all();
   window_cv_.notify_all();
   map_cv_.notify_all();
-  ready_cv_.notify_all();
+  wait_.signal(ready_cv_);
 }
 
 void TensorflowLoader::fail(std::exception_ptr error) {
@@ -219,7 +219,7 @@ bool TensorflowLoader::emit(std::uint64_t batch, const Batch& result) {
     to_map_.push_back(batch);
     map_cv_.notify_one();
   } else {
-    ready_cv_.notify_one();
+    wait_.signal(ready_cv_);
   }
   return true;
 }
@@ -240,7 +240,7 @@ void TensorflowLoader::map_main() {
     util::sleep_until_ns(util::now_ns() + static_cast<std::int64_t>(seconds * 1e9));
     lock.lock();
     ready_[batch % window_].done = true;
-    ready_cv_.notify_all();
+    wait_.signal(ready_cv_);
   }
 }
 
@@ -249,7 +249,7 @@ Batch TensorflowLoader::next() {
   const std::uint64_t b = consumed_;
   if (b >= steps_) throw internal_error("the training loop asked for more batches than the epoch has");
   Ready& r = ready_[b % window_];
-  ready_cv_.wait(lock, [&] { return error_ || (r.done && r.batch == b); });
+  wait_.wait(lock, ready_cv_, [&] { return error_ || (r.done && r.batch == b); });
   if (error_) std::rethrow_exception(error_);
   const Batch out = r.result;
   r = Ready{};
@@ -277,6 +277,7 @@ void TensorflowLoader::collect(metrics::ReadPhase& phase) {
   phase.samples += samples_;
   phase.sample_bytes += sample_bytes_;
   samples_ = sample_bytes_ = 0;
+  phase.cpu_polling += util::ns_to_s(wait_.take_polling_cpu_ns());
 }
 
 }  // namespace trainio::engine

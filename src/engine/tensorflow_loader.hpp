@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/batch_wait.hpp"
 #include "engine/loader.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/io_recorder.hpp"
@@ -92,6 +93,7 @@ class TensorflowLoader final : public Loader {
   std::condition_variable window_cv_; // pipeline: the training loop consumed a batch
   std::condition_variable map_cv_;    // map threads: a batch to map
   std::condition_variable ready_cv_;  // training loop: a batch is ready
+  BatchWait wait_;                    // how the training loop waits on ready_cv_
   bool halt_ = false;
   std::exception_ptr error_;
   std::vector<Slot> slots_;

@@ -49,6 +49,7 @@ struct ReadPhase {
   std::uint64_t device_read_bytes = 0;
   bool device_read_known = false;
   double cpu_user = 0, cpu_sys = 0;  // CPU seconds this process (all its threads) used in the phase
+  double cpu_polling = 0;  // of which the training loop polled for its next batch (engine/batch_wait.hpp)
   // The phase's steps in the run's step log (RankRecord::steps): [first_step, first_step + steps_logged).
   std::uint64_t first_step = 0, steps_logged = 0;
 };

@@ -120,11 +120,11 @@ TierStats reduce(const TierStats& t, const mpi::Comm& comm) {
 }
 
 void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) {
-  constexpr std::size_t kFields = 8;
+  constexpr std::size_t kFields = 9;
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // a figure without a value
   const auto all = comm.all_gather({p.block.duration, static_cast<double>(p.samples), static_cast<double>(p.io.bytes_read()),
                                     p.block.throughput_dlio.value_or(kNone), p.block.au.value_or(kNone), p.cpu_user, p.cpu_sys,
-                                    static_cast<double>(comm.host_index())});
+                                    static_cast<double>(comm.host_index()), p.cpu_polling});
   for (std::size_t r = 0; r * kFields < all.size(); ++r) {
     const double* f = &all[r * kFields];
     RankFigures rf;
@@ -139,6 +139,7 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
     rf.host = static_cast<int>(f[7]);
     s.cpu_user += rf.cpu_user;
     s.cpu_sys += rf.cpu_sys;
+    s.cpu_polling += f[8];
     s.ranks.push_back(rf);
   }
   double first = 1e300, last = 0;

@@ -57,6 +57,7 @@ struct PhaseSummary {
   int slowest_rank = 0, fastest_rank = 0;
   double first_done_bandwidth = 0, last_done_bandwidth = 0;
   double cpu_user = 0, cpu_sys = 0;   // all ranks
+  double cpu_polling = 0;             // all ranks: of cpu_user + cpu_sys, training loops polling for batches
 };
 
 struct EpochSummary {

@@ -151,13 +151,14 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                          100 * wait.sum() / step_total, 100 * compute.sum() / step_total, 100 * barrier.sum() / step_total);
     // The slowest rank over the run, and what reading cost the clients' CPUs.
     const metrics::PhaseSummary* worst = nullptr;
-    double cpu = 0, bytes = 0, seconds = 0;
+    double cpu = 0, polling = 0, bytes = 0, seconds = 0;
     auto slowest_time = [](const metrics::PhaseSummary& p) {
       return p.ranks[static_cast<std::size_t>(p.slowest_rank)].duration;
     };
     for (const auto& e : run.epochs) {
       if (!e.train.ranks.empty() && (!worst || slowest_time(e.train) > slowest_time(*worst))) worst = &e.train;
       cpu += e.train.cpu_user + e.train.cpu_sys;
+      polling += e.train.cpu_polling;
       bytes += static_cast<double>(e.train.bytes_read);
       seconds += e.train.duration;
     }
@@ -169,8 +170,10 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                          util::format_rate(worst->first_done_bandwidth), util::format_rate(worst->last_done_bandwidth));
     }
     if (bytes > 0 && seconds > 0)
-      out += fmt::format("  {:<22} {:.2f} CPU-seconds per GiB read; {:.2f} cores busy on average\n", "client CPU",
-                         cpu / (bytes / (1024.0 * 1024.0 * 1024.0)), cpu / seconds);
+      out += fmt::format("  {:<22} {:.2f} CPU-seconds per GiB read; {:.2f} cores busy on average, {:.2f} of them "
+                         "polling for batches\n",
+                         "client CPU", std::max(0.0, cpu - polling) / (bytes / (1024.0 * 1024.0 * 1024.0)), cpu / seconds,
+                         polling / seconds);
     if (w.cache.tier != config::CacheTier::none) out += tier_lines(w, run);
     std::size_t cached = 0;
     for (const auto& e : run.epochs) cached += metrics::served_from_cache(e.train) ? 1 : 0;

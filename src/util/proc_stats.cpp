@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -27,6 +28,12 @@ CpuTimes process_cpu_times() {
   ::getrusage(RUSAGE_SELF, &u);
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
   return {seconds(u.ru_utime), seconds(u.ru_stime)};
+}
+
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
 int cores_available() {

@@ -19,6 +19,8 @@ struct CpuTimes {
   double user = 0, sys = 0;
 };
 CpuTimes process_cpu_times();
+// CPU nanoseconds the calling thread has used so far (user and system).
+std::int64_t thread_cpu_ns();
 
 // CPUs this process may run on (its affinity mask; an MPI launcher may have bound it to fewer
 // than the machine has).

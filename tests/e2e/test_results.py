@@ -138,7 +138,15 @@ class ResultFilesTest(TrainioTest):
             self.assertGreaterEqual(st["slowest_rank_seconds"], st["fastest_rank_seconds"])
             self.assertGreaterEqual(st["first_done_read_bytes_per_second"], st["last_done_read_bytes_per_second"] * 0.999)
             self.assertEqual(sum(h["ranks"] for h in st["hosts"]), 2)
-            self.assertGreaterEqual(p["client_cost"]["cpu_user_seconds"], 0)
+            cost = p["client_cost"]
+            self.assertGreaterEqual(cost["cpu_user_seconds"], 0)
+            # Reading's cost leaves out the training loops' polling for batches, which the CPU
+            # seconds include.
+            cpu = cost["cpu_user_seconds"] + cost["cpu_sys_seconds"]
+            self.assertGreaterEqual(cost["cpu_polling_seconds"], 0)
+            self.assertLessEqual(cost["cpu_polling_seconds"], cpu)
+            self.assertAlmostEqual(cost["cpu_seconds_per_GiB_read"],
+                                   (cpu - cost["cpu_polling_seconds"]) / (p["bytes_read"] / 2**30), places=6)
         c = t["characterization"]["data_files"]
         self.assertEqual(c["distinct_files_estimate"], 20)  # 16 training + 4 evaluation files
         self.assertGreater(c["metadata_calls"], 0)
