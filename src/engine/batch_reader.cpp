@@ -63,10 +63,7 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
     }
   } else {
     for (std::uint64_t slot = first; slot < end; ++slot) {
-      const plan::SampleRef ref = work.sample(step, slot);
-      layout_.path_into(work.split, ref.file, path_);
-      const format::SampleRequest request{&path_, layout_.sample_shape(work.split, ref.file), layout_.samples_per_file(),
-                                         ref.sample, layout_.file_key(work.split, ref.file)};
+      const format::SampleRequest& request = request_for(work.split, work.sample(step, slot));
       const std::int64_t t0 = util::now_ns();
       out.bytes += tier_ ? read_through_tier(request) : reader_->read(request);
       const std::int64_t t1 = util::now_ns();
@@ -78,6 +75,18 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
   samples_ += out.samples;
   bytes_ += out.bytes;
   return out;
+}
+
+const format::SampleRequest& BatchReader::request_for(plan::Split split, const plan::SampleRef& ref) {
+  if (ref.file != request_file_ || split != request_split_) {
+    layout_.path_into(split, ref.file, path_);
+    request_ = {&path_, layout_.sample_shape(split, ref.file), layout_.samples_per_file(), 0,
+                layout_.file_key(split, ref.file)};
+    request_file_ = ref.file;
+    request_split_ = split;
+  }
+  request_.sample = ref.sample;
+  return request_;
 }
 
 std::uint64_t BatchReader::read_through_tier(const format::SampleRequest& request) {

@@ -30,7 +30,13 @@ class BatchReader {
   std::uint64_t read_batch_through_tier(std::span<format::SampleRequest> batch);
   const plan::DatasetLayout& layout_;
   std::unique_ptr<format::SampleReader> reader_;
+  // Built anew only when a sample is in another file than the one before (samples in file order
+  // come from one file for long runs): the path, shape and key of request_'s file.
+  const format::SampleRequest& request_for(plan::Split split, const plan::SampleRef& ref);
   std::string path_;                    // reused: no allocation per sample
+  format::SampleRequest request_;       // path_'s file; request_.sample is the last sample's
+  plan::Split request_split_ = plan::Split::train;
+  std::uint64_t request_file_ = ~0ULL;  // request_'s file in request_split_; none yet
   std::vector<std::string> paths_;      // for readers that take whole batches
   std::vector<format::SampleRequest> requests_;
   metrics::IoRecorder io_;
