@@ -35,10 +35,12 @@ struct PhaseSpec {
   metrics::BlockAccumulator::DlioFormula formula;
   std::string label;  // "epoch 2/5" or "evaluation 2/5", for progress lines
   bool progress;
-  // Called after each step unless the time limit ends the phase there (collective); returns
-  // whether it took a checkpoint. The time it spends is the checkpoint's, not the training's, and
-  // a checkpoint ends DLIO's block of steps.
-  std::function<bool()> after_step;
+  // Called after each step unless the time limit ends the phase there; returns whether a
+  // checkpoint is due now (the same answer on every rank).
+  std::function<bool()> checkpoint_due;
+  // Takes that checkpoint (collective). The time it spends is the checkpoint's, not the
+  // training's, and a checkpoint ends DLIO's block of steps.
+  std::function<void()> checkpoint;
 };
 
 // Runs the steps of one phase and fills `out`. Every step ends with an agreement among the ranks
@@ -172,19 +174,17 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     out.compute_ns.record(static_cast<std::uint64_t>(t_computed - t_batch));
     out.barrier_ns.record(static_cast<std::uint64_t>(t_done - t_computed));
     t_load = t_done;
-    if (spec.after_step && !vote.stop) {
+    if (spec.checkpoint_due && !vote.stop && spec.checkpoint_due()) {
+      // The checkpoint's time and CPU are its own, not the phase's.
       const util::CpuTimes cpu_at_step = util::process_cpu_times();
-      const bool checkpointed = spec.after_step();
+      spec.checkpoint();
       t_load = util::now_ns();
       block.pause(t_load - t_done);
-      if (checkpointed) {
-        // The checkpoint's time and CPU are its own, not the phase's.
-        const util::CpuTimes cpu_now = util::process_cpu_times();
-        checkpoint_cpu.user += cpu_now.user - cpu_at_step.user;
-        checkpoint_cpu.sys += cpu_now.sys - cpu_at_step.sys;
-        close_block(t_done, step + 1);
-        block_start = t_load;
-      }
+      const util::CpuTimes cpu_now = util::process_cpu_times();
+      checkpoint_cpu.user += cpu_now.user - cpu_at_step.user;
+      checkpoint_cpu.sys += cpu_now.sys - cpu_at_step.sys;
+      close_block(t_done, step + 1);
+      block_start = t_load;
     }
     if (vote.stop) {
       stopped = true;
@@ -269,11 +269,12 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
         metrics::BlockAccumulator::DlioFormula::train,
         fmt::format("epoch {}/{}", epoch, shape.epochs), options.progress,
         [&] {
-          ++run_step;
-          if (!by_steps || run_step != next_step) return false;
+          ++run_step;  // counted for checkpoints by epoch too, which name the step they follow
+          return by_steps && run_step == next_step;
+        },
+        [&] {
           save(epoch, ++blocks_ended);
           next_step += static_cast<std::uint64_t>(cw.steps_between_checkpoints);
-          return true;
         }};
     evict_dataset(w, layout, comm, plan::Split::train);
     if (tier) tier->evict_copies(w.reader.evict, comm);
@@ -291,7 +292,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           plan::TimeDraws(w.evaluation.eval_time, plan::time_seed(options.run_seed, plan::TimePhase::eval, epoch, comm.rank())),
           plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch + (1ULL << 32), comm.rank())),
           metrics::BlockAccumulator::DlioFormula::eval, fmt::format("evaluation {}/{}", epoch, shape.epochs),
-          options.progress, nullptr};
+          options.progress, nullptr, nullptr};
       evict_dataset(w, layout, comm, plan::Split::eval);
       if (tier) tier->evict_copies(w.reader.evict, comm);
       record.stopped_by_time_limit =
