@@ -6,8 +6,10 @@
 
 namespace trainio::engine {
 
-BatchPipeline::BatchPipeline(std::size_t workers, std::size_t window, Assignment assignment, ReadPart read)
-    : assignment_(assignment), read_(std::move(read)), window_(std::max<std::size_t>(1, window)) {
+BatchPipeline::BatchPipeline(std::size_t workers, std::size_t window, Assignment assignment, ReadPart read,
+                             std::int64_t polling_budget_ns)
+    : assignment_(assignment), read_(std::move(read)), window_(std::max<std::size_t>(1, window)),
+      batch_wait_(polling_budget_ns) {
   if (workers == 0) return;
   slots_.resize(window_);
   const std::size_t conditions = assignment == Assignment::worker_per_batch ? workers : 1;

@@ -35,7 +35,9 @@ class BatchPipeline {
   // when there are no workers). Called without the pipeline's lock.
   using ReadPart = std::function<Batch(std::size_t worker, std::uint64_t batch, std::uint64_t part, std::uint64_t parts)>;
 
-  BatchPipeline(std::size_t workers, std::size_t window, Assignment assignment, ReadPart read);
+  // `polling_budget_ns`: how next() waits for a batch (engine/batch_wait.hpp).
+  BatchPipeline(std::size_t workers, std::size_t window, Assignment assignment, ReadPart read,
+                std::int64_t polling_budget_ns = 0);
   ~BatchPipeline();
   BatchPipeline(const BatchPipeline&) = delete;
   BatchPipeline& operator=(const BatchPipeline&) = delete;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include "engine/batch_wait.hpp"
 #include "engine/cache_aware_order.hpp"
 #include "engine/pipelined_loader.hpp"
 #include "engine/tensorflow_loader.hpp"
+#include "util/host_info.hpp"
+#include "util/proc_stats.hpp"
 
 namespace trainio::engine {
 
@@ -60,19 +63,35 @@ plan::SampleRef PhaseWork::sample(std::uint64_t step, std::uint64_t slot) const 
   return order != nullptr ? order->sample(step, slot) : plan->sample(step, slot);
 }
 
-std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout, CacheTier* tier) {
+std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout, CacheTier* tier,
+                                    std::size_t cores) {
+  auto pipelined = [&](LoaderDesign d) {
+    if (d.workers > 0) d.polling_budget_ns = BatchWait::polling_budget_ns(d.workers, cores);
+    return std::make_unique<PipelinedLoader>(w, layout, d, tier);
+  };
   switch (w.reader.data_loader) {
     case config::DataLoader::tensorflow:
-      if (w.dataset.format == config::Format::tfrecord) return std::make_unique<TensorflowLoader>(w, layout);
-      return std::make_unique<PipelinedLoader>(w, layout, tensorflow_generator(w), tier);
+      if (w.dataset.format == config::Format::tfrecord) {
+        // Its busy threads: a reader per interleave slot and the pipeline thread that batches.
+        const std::size_t busy = std::max<std::size_t>(1, count(w.reader.read_threads)) + 1;
+        return std::make_unique<TensorflowLoader>(w, layout, BatchWait::polling_budget_ns(busy, cores));
+      }
+      return pipelined(tensorflow_generator(w));
     case config::DataLoader::dali:
     case config::DataLoader::native_dali:
-      return std::make_unique<PipelinedLoader>(w, layout, dali(w), tier);
+      return pipelined(dali(w));
     case config::DataLoader::pytorch:
     case config::DataLoader::synthetic:
       break;
   }
-  return std::make_unique<PipelinedLoader>(w, layout, pytorch(w, count(w.reader.read_threads)), tier);
+  return pipelined(pytorch(w, count(w.reader.read_threads)));
+}
+
+std::size_t cores_of_rank(int node_ranks) {
+  const int mine = util::cores_available();
+  const int machine = util::host_info().cpu_count;
+  if (mine > 0 && mine < machine) return static_cast<std::size_t>(mine);
+  return static_cast<std::size_t>(std::max(1, machine / std::max(1, node_ranks)));
 }
 
 }  // namespace trainio::engine

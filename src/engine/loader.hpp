@@ -50,8 +50,13 @@ class Loader {
 };
 
 // The loader for the workload's reader.data_loader; its reader threads read through `tier` when
-// the workload has one.
+// the workload has one. `cores`: the cores this rank's threads can count on (cores_of_rank); the
+// training loop polls for its batches only when one is left for it (engine/batch_wait.hpp).
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout,
-                                    CacheTier* tier = nullptr);
+                                    CacheTier* tier = nullptr, std::size_t cores = 1);
+
+// The cores this rank's threads can count on: its CPU affinity when the launcher bound it to part
+// of the machine, else the machine's cores shared evenly among the node's `node_ranks` ranks.
+std::size_t cores_of_rank(int node_ranks);
 
 }  // namespace trainio::engine

@@ -18,7 +18,8 @@ PipelinedLoader::PipelinedLoader(const config::Workload& w, const plan::DatasetL
       pipeline_(design.workers, design.window, design.assignment,
                 [this](std::size_t worker, std::uint64_t batch, std::uint64_t part, std::uint64_t parts) {
                   return read(worker, batch, part, parts);
-                }) {}
+                },
+                design.polling_budget_ns) {}
 
 Batch PipelinedLoader::read(std::size_t worker, std::uint64_t batch, std::uint64_t part, std::uint64_t parts) {
   const plan::EpochPlan& plan = *work_.plan;

@@ -23,6 +23,7 @@ struct LoaderDesign {
   // worker walks a contiguous slice of the rank's steps (DLIO's TensorFlow generator threads).
   bool thread_slices = false;
   format::ReaderUse use = format::ReaderUse::by_index;
+  std::int64_t polling_budget_ns = 0;  // how the training loop waits for a batch (engine/batch_wait.hpp)
 };
 
 class PipelinedLoader final : public Loader {

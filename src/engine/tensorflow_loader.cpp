@@ -16,12 +16,14 @@ namespace {
 constexpr std::size_t kChunkRecords = 128;
 }  // namespace
 
-TensorflowLoader::TensorflowLoader(const config::Workload& w, const plan::DatasetLayout& layout)
+TensorflowLoader::TensorflowLoader(const config::Workload& w, const plan::DatasetLayout& layout,
+                                   std::int64_t polling_budget_ns)
     : w_(w),
       layout_(layout),
       cycle_(static_cast<std::size_t>(std::max<std::int64_t>(1, w.reader.read_threads))),
       map_threads_(static_cast<std::size_t>(std::max<std::int64_t>(1, w.reader.computation_threads))),
-      buffer_bytes_(static_cast<std::size_t>(w.reader.transfer_size)) {}
+      buffer_bytes_(static_cast<std::size_t>(w.reader.transfer_size)),
+      wait_(polling_budget_ns) {}
 
 TensorflowLoader::~TensorflowLoader() { finish(); }
 

@@ -34,7 +34,8 @@ namespace trainio::engine {
 
 class TensorflowLoader final : public Loader {
  public:
-  TensorflowLoader(const config::Workload& w, const plan::DatasetLayout& layout);
+  // `polling_budget_ns`: how next() waits for a batch (engine/batch_wait.hpp).
+  TensorflowLoader(const config::Workload& w, const plan::DatasetLayout& layout, std::int64_t polling_budget_ns = 0);
   ~TensorflowLoader() override;
 
   void start(const PhaseWork& work) override;

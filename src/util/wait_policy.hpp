@@ -3,7 +3,8 @@
 // sleep. A pure function of how long the wait has lasted, so it is tested without MPI or a clock.
 // Two waits follow it: a rank's wait for a collective it has started (the per-step barrier above
 // all; mpi/comm_mpi.cpp calls MPI_Test between the steps it returns), and the training loop's wait
-// for its next batch (engine/batch_wait.hpp, which blocks where this policy would sleep).
+// for its next batch (engine/batch_wait.hpp: with a core to spare it polls, yielding, as long as
+// this policy's yield phase lasts, then blocks).
 
 #include <algorithm>
 #include <cstdint>

@@ -401,7 +401,9 @@ def bench_hot_read(table, work, gib, repeat):
     of trainio's workers may hold one batch (PyTorch's prefetch_factor rule) and waits for the
     training loop to take it before reading the next, so the comparison gives the workers room
     (prefetch_size 8: 4 batches each), and a line of its own shows what the default's hand-overs
-    cost."""
+    cost. With 2 readers on this 2-core machine the training loop has no core of its own: it is
+    woken once per batch and takes turns on the readers' cores (with 1 reader it polls on the spare
+    core, and the reader pays nothing for its batches' hand-over)."""
     files, per_file = 8, 128 * gib
     shape = ["dataset.format=indexed_binary", f"dataset.num_files_train={files}",
              f"dataset.num_samples_per_file={per_file}", f"dataset.record_length_bytes={MIB}"]
@@ -429,7 +431,8 @@ def bench_hot_read(table, work, gib, repeat):
               statistics.median(ours[("memory", 8)]), "MiB/s", None)
     # One reader thread against one fio job: with as many readers as this machine has cores,
     # trainio's training loop (a third thread, woken once per batch) shares their cores, which
-    # fio's jobs do not have to; with one reader it has a core of its own, as on a training node.
+    # fio's jobs do not have to; with one reader it has a core of its own, as on a training node,
+    # and polls for its batches there.
     ours1, theirs1, plain_kept = [], [], []
     for _ in range(repeat):
         _, sample_bytes, seconds = trainio_read(work, data, shape + [

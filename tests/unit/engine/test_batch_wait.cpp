@@ -7,7 +7,10 @@
 #include <thread>
 
 #include "engine/batch_wait.hpp"
+#include "engine/loader.hpp"
 #include "util/clock.hpp"
+#include "util/host_info.hpp"
+#include "util/wait_policy.hpp"
 
 using namespace trainio;
 using engine::BatchWait;
@@ -117,4 +120,36 @@ TEST_CASE("a long wait stops polling at its budget and blocks until notified", "
   const std::int64_t polled = wait.take_polling_cpu_ns();
   CHECK(polled > 0);
   CHECK(polled < waited_ns / 4);
+}
+
+TEST_CASE("the training loop polls only with a core to spare for it", "[pipeline]") {
+  CHECK(BatchWait::polling_budget_ns(1, 2) == util::WaitPolicy::yield_ns);  // a reader and the loop
+  CHECK(BatchWait::polling_budget_ns(2, 2) == 0);  // readers on every core: the loop blocks
+  CHECK(BatchWait::polling_budget_ns(7, 8) == util::WaitPolicy::yield_ns);
+  CHECK(BatchWait::polling_budget_ns(1, 1) == 0);
+}
+
+TEST_CASE("without a budget the training loop blocks at once and polls nothing", "[pipeline]") {
+  Loader l;
+  BatchWait wait;
+  std::thread waiter([&] {
+    std::unique_lock lock(l.mutex);
+    wait.wait(lock, l.cv, [&] { return l.ready; });
+  });
+  std::this_thread::sleep_for(20ms);
+  {
+    std::lock_guard lock(l.mutex);
+    l.ready = true;
+    wait.signal(l.cv);
+  }
+  waiter.join();
+  CHECK(wait.take_polling_cpu_ns() == 0);
+}
+
+TEST_CASE("a rank counts the cores of its binding, or its share of the machine's", "[pipeline]") {
+  const std::size_t alone = engine::cores_of_rank(1);
+  CHECK(alone >= 1);
+  CHECK(alone <= static_cast<std::size_t>(util::host_info().cpu_count));
+  CHECK(engine::cores_of_rank(2) <= alone);
+  CHECK(engine::cores_of_rank(100000) >= 1);
 }
