@@ -11,9 +11,9 @@
 // is polling when its batch completes costs the reader nothing (its notify finds no sleeper).
 // But where the reader threads need every core, a polling loop only notices its batch when the
 // scheduler gives it a turn, later than a woken loop would be (2 readers on 2 cores, 0.5 ms of
-// compute per step: 4% less read rate, a lower AU), so loaders poll only with a core to spare (polling_budget_ns). Polling costs
-// CPU, so it is bounded and measured: take_polling_cpu_ns() is the waiting thread's CPU time spent
-// polling, which the phase reports apart from the reading cost.
+// compute per step: 4% less read rate, a lower AU), so loaders poll only with a core to spare
+// (polling_budget_ns). Polling costs CPU, so it is bounded and measured: take_polling_cpu_ns() is
+// the waiting thread's CPU time spent polling, which the phase reports apart from the reading cost.
 
 #include <sched.h>
 

@@ -170,10 +170,9 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                          util::format_rate(worst->first_done_bandwidth), util::format_rate(worst->last_done_bandwidth));
     }
     if (bytes > 0 && seconds > 0)
-      out += fmt::format("  {:<22} {:.2f} CPU-seconds per GiB read; {:.2f} cores busy on average, {:.2f} of them "
-                         "polling for batches\n",
-                         "client CPU", std::max(0.0, cpu - polling) / (bytes / (1024.0 * 1024.0 * 1024.0)), cpu / seconds,
-                         polling / seconds);
+      out += fmt::format("  {:<22} {:.2f} CPU-seconds per GiB read; {:.2f} cores busy on average{}\n", "client CPU",
+                         std::max(0.0, cpu - polling) / (bytes / (1024.0 * 1024.0 * 1024.0)), cpu / seconds,
+                         polling > 0 ? fmt::format(", {:.2f} of them polling for batches", polling / seconds) : "");
     if (w.cache.tier != config::CacheTier::none) out += tier_lines(w, run);
     std::size_t cached = 0;
     for (const auto& e : run.epochs) cached += metrics::served_from_cache(e.train) ? 1 : 0;
