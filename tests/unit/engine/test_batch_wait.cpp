@@ -153,3 +153,31 @@ TEST_CASE("a rank counts the cores of its binding, or its share of the machine's
   CHECK(engine::cores_of_rank(2) <= alone);
   CHECK(engine::cores_of_rank(100000) >= 1);
 }
+
+TEST_CASE("a wait that outlasted half the budget makes the next one block, and a short one polls again", "[pipeline]") {
+  // Budget 1 s: a batch after 600 ms is a long wait (polled, then seen), the next wait blocks at
+  // once (batches take longer than polling covers) and is short, so the one after polls again.
+  Loader l;
+  BatchWait wait(std::chrono::nanoseconds(1s).count());
+  auto one_wait = [&](std::chrono::milliseconds batch_after) {
+    {
+      std::lock_guard lock(l.mutex);
+      l.ready = false;
+    }
+    std::thread reader([&] {
+      std::this_thread::sleep_for(batch_after);
+      std::lock_guard lock(l.mutex);
+      l.ready = true;
+      wait.signal(l.cv);
+    });
+    {
+      std::unique_lock lock(l.mutex);
+      wait.wait(lock, l.cv, [&] { return l.ready; });
+    }
+    reader.join();
+    return wait.take_polling_cpu_ns();
+  };
+  CHECK(one_wait(600ms) > 0);
+  CHECK(one_wait(50ms) == 0);
+  CHECK(one_wait(50ms) > 0);
+}
