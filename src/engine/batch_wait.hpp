@@ -9,15 +9,17 @@
 // reader 30-45 us per batch: 7-10% of a 1 MiB x 8 batch read from the page cache, a quarter of a
 // 4 KiB x 64 one; fio, which has no training loop, pays nothing of the kind. A training loop that
 // is polling when its batch completes costs the reader nothing (its notify finds no sleeper).
-// Nor where batches take longer than the budget (storage-bound reads: O_DIRECT, io_uring): a
-// wait that outlasted half the budget makes the next one block at once, since polling would only
-// delay the wake it cannot avoid and take CPU the readers' completions need (4 KiB io_uring
-// O_DIRECT at depth 32: 10% fewer IOPS when it polled).
-// But where the reader threads need every core, a polling loop only notices its batch when the
-// scheduler gives it a turn, later than a woken loop would be (2 readers on 2 cores, 0.5 ms of
-// compute per step: 4% less read rate, a lower AU), so loaders poll only with a core to spare
-// (polling_budget_ns). Polling costs CPU, so it is bounded and measured: take_polling_cpu_ns() is
-// the waiting thread's CPU time spent polling, which the phase reports apart from the reading cost.
+//
+// Polling does not pay everywhere, so a loader polls only where it measured better:
+//  - with a core to spare for the training loop (polling_budget_ns): where the reader threads
+//    need every core, a polling loop only notices its batch when the scheduler gives it a turn,
+//    later than a woken loop would (2 readers on 2 cores, 0.5 ms of compute per step: 4% less
+//    read rate, a lower AU);
+//  - while batches come within half the budget: a longer wait makes the next one block at once
+//    (storage-bound reads, O_DIRECT or io_uring, gain nothing from polling, which then cost 4 KiB
+//    io_uring O_DIRECT reads at depth 32 a tenth of their IOPS), and a short one polls again.
+// Polling costs CPU, so it is bounded and measured: take_polling_cpu_ns() is the waiting thread's
+// CPU time spent polling, which the phase reports apart from the reading cost.
 
 #include <sched.h>
 
