@@ -122,9 +122,9 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         // itself. (The training thread sleeps through the emulated compute; it needs no core of its
         // own. A machine that simply has few cores is not a binding and is not warned about.)
         const int readers = static_cast<int>(std::max<std::int64_t>(1, w.reader.read_threads));
-        const int mine = util::cores_available();
-        const bool bound = mine > 0 && mine < util::host_info().cpu_count && mine < readers;
-        if (const int cores = static_cast<int>(comm.min(static_cast<std::int64_t>(bound ? mine : readers)));
+        const std::optional<int> binding = util::bound_cores();
+        const bool bound = binding && *binding < readers;
+        if (const int cores = static_cast<int>(comm.min(static_cast<std::int64_t>(bound ? *binding : readers)));
             comm.is_root() && cores < readers && w.workflow.train && !cmd.generate_only)
           spdlog::warn("a rank may run on only {} core{} (its CPU binding) but runs {} reader threads; bind ranks to "
                        "more cores (OpenMPI: --bind-to none or --map-by slot:PE=<n>; Slurm: --cpus-per-task=<n>)",

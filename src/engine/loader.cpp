@@ -88,10 +88,8 @@ std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::Datas
 }
 
 std::size_t cores_of_rank(int node_ranks) {
-  const int mine = util::cores_available();
-  const int machine = util::host_info().cpu_count;
-  if (mine > 0 && mine < machine) return static_cast<std::size_t>(mine);
-  return static_cast<std::size_t>(std::max(1, machine / std::max(1, node_ranks)));
+  if (const std::optional<int> binding = util::bound_cores()) return static_cast<std::size_t>(*binding);
+  return static_cast<std::size_t>(std::max(1, util::host_info().cpu_count / std::max(1, node_ranks)));
 }
 
 }  // namespace trainio::engine

@@ -190,7 +190,7 @@ std::uint64_t Hdf5Writer::write_shared(const plan::DataFile& f, const std::strin
 
 void Hdf5Writer::prepare(const plan::DataFile& f) {
   const Hdf5Layout l = hdf5_layout(settings_, f);
-  if (buffer_.size() < slab_buffer_bytes(l, f.num_samples)) buffer_.resize(slab_buffer_bytes(l, f.num_samples));
+  buffer_.resize(std::max<std::size_t>(buffer_.size(), slab_buffer_bytes(l, f.num_samples)));
   std::lock_guard lock(storage::hdf5_lock());
   if (fapl_.get() < 0) fapl_ = h5::Id(storage::trainio_fapl(), H5Pclose, "H5Pcreate", f.path);
 }
@@ -211,7 +211,7 @@ void Hdf5Writer::write_file(const plan::DataFile& f, const std::string& path, hi
   const std::uint64_t slab = slab_samples(l);
   const std::uint64_t my_samples = mine.last - mine.first;
   const std::uint64_t rounds = (largest_share(f.num_samples, writers) + slab - 1) / slab;
-  if (buffer_.size() < slab_buffer_bytes(l, my_samples)) buffer_.resize(slab_buffer_bytes(l, my_samples));
+  buffer_.resize(std::max<std::size_t>(buffer_.size(), slab_buffer_bytes(l, my_samples)));
   for (int i = 0; i < l.datasets; ++i) {
     const std::string name = dataset_name(i);
     h5::Id space(H5Screate_simple(rank, dims.data(), maxdims.data()), H5Sclose, "H5Screate_simple", path);

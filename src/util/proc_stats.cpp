@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/host_info.hpp"
 #include "util/paths.hpp"
 
 namespace trainio::util {
@@ -34,6 +35,12 @@ std::int64_t thread_cpu_ns() {
   timespec t{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+std::optional<int> bound_cores() {
+  const int mine = cores_available();
+  if (mine > 0 && mine < host_info().cpu_count) return mine;
+  return std::nullopt;
 }
 
 int cores_available() {

@@ -25,6 +25,9 @@ std::int64_t thread_cpu_ns();
 // CPUs this process may run on (its affinity mask; an MPI launcher may have bound it to fewer
 // than the machine has).
 int cores_available();
+// cores_available() when the process is bound to fewer CPUs than the machine has (a launcher's
+// binding), else nothing.
+std::optional<int> bound_cores();
 
 // A /proc file of "key : value" lines (cpuinfo, meminfo) as DLIO reads it: lines with exactly one
 // ':', key and value stripped; a later key overwrites an earlier one (cpuinfo's last CPU wins).

@@ -40,7 +40,8 @@ TEST_CASE("a batch that is ready costs the training loop no polling", "[pipeline
 
 TEST_CASE("a polling training loop sees its batch without being woken", "[pipeline]") {
   // The reader makes the batch ready and says so, but the condition it notifies is not the one the
-  // waiter blocks on: a waiter that had blocked would stay asleep; a polling one returns. The budget is long enough for any load.
+  // waiter blocks on: a waiter that had blocked would stay asleep; a polling one returns. The
+  // budget is long enough for any load.
   Loader l;
   BatchWait wait(std::chrono::nanoseconds(60s).count());
   std::atomic<bool> asked{false};
