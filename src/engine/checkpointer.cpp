@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <spdlog/spdlog.h>
 
@@ -27,10 +28,15 @@
 namespace trainio::engine {
 
 namespace {
-// Two pieces of 64 MiB (and a page each): the largest single write or read of tensor bytes is
-// one piece; the other is generated meanwhile.
-constexpr std::size_t kScratch = 2 * ((64u << 20) + 4096);
+// The staging buffer is two pieces and a page each: the largest single write or read of tensor
+// bytes is one piece; the other is generated meanwhile. A piece is 64 MiB, or less when this
+// rank's largest file is smaller: no call splits then, and a small model costs no 128 MiB.
+std::size_t scratch_bytes(std::uint64_t largest_file) {
+  constexpr std::uint64_t kPiece = 64u << 20, kPage = 4096;
+  const std::uint64_t piece = std::min(kPiece, (largest_file + kPage - 1) / kPage * kPage);
+  return static_cast<std::size_t>(2 * (piece + kPage));
 }
+}  // namespace
 
 Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress)
     : w_(w),
@@ -49,7 +55,10 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
   else if (w.checkpoint.recovery_rank_shift && comm.is_root())
     spdlog::warn("checkpoint.recovery_rank_shift has no effect on a single host: every rank reads its own files");
   source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
-  if (!mine_.empty() || !source_.empty()) scratch_.resize(kScratch);
+  std::uint64_t largest = 0;
+  for (const auto* parts : {&mine_, &source_})
+    for (const Part& p : *parts) largest = std::max(largest, p.archive.file_size());
+  if (!mine_.empty() || !source_.empty()) scratch_.resize(scratch_bytes(largest));
 }
 
 std::vector<Checkpointer::Part> Checkpointer::parts_of(int rank) const {

@@ -1,8 +1,8 @@
 #pragma once
 // Saving and loading checkpoints as a training job does: every writing rank writes its files of
 // the checkpoint (CheckpointPlan) in parallel, each as torch.save writes it, streaming the
-// tensors' bytes through one reusable buffer (2 x 64 MiB), so memory stays bounded whatever the
-// model.
+// tensors' bytes through one reusable buffer (2 x 64 MiB at most, less for small files), so
+// memory stays bounded whatever the model.
 // A save that fails on any rank removes every rank's files of that checkpoint, then all ranks
 // stop with the first error.
 
