@@ -151,8 +151,9 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         options.force = cmd.force;
         options.progress = cmd.progress;
         options.step_log_folder = out_dir;
+        metrics::RunSummarizer summarizer(comm);
         options.on_epoch = [&](const metrics::EpochRecord& e) {
-          const auto s = metrics::summarize_epoch(e, comm);
+          const auto& s = summarizer.add(e);
           if (comm.is_root()) {
             print_result(report::epoch_line(s, shape.epochs, layout.nominal_record_bytes()) + "\n");
           }
@@ -162,7 +163,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         const std::uint64_t planned_loads =
             w.workflow.train ? 0 : static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.checkpoint.num_checkpoints_read));
         options.on_checkpoint = [&](const metrics::CheckpointRecord& c) {
-          const auto s = metrics::summarize_checkpoint(c, comm);
+          const auto& s = summarizer.add(c);
           if (comm.is_root()) {
             const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
             print_result(report::checkpoint_line(s, save ? planned_saves : planned_loads) + "\n");
@@ -181,7 +182,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         });
         const metrics::RankRecord record = engine::run_workflow(w, comm, options);
         engine::together(comm, [] { metrics::trace::finish(); });  // a trace that did not fit fails every rank
-        const metrics::RunSummary summary = metrics::summarize(record, comm);
+        const metrics::RunSummary summary = summarizer.finish(record);
 
         // A run that only generates data writes no summary and no per-rank files, as DLIO: tools
         // that list runs by their summary.json (mlpstorage) must not count it as one.

@@ -248,9 +248,10 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   std::uint64_t next_step = by_steps ? static_cast<std::uint64_t>(cw.steps_between_checkpoints) : 0;
   std::uint64_t next_epoch = static_cast<std::uint64_t>(cw.checkpoint_after_epoch);
   auto save = [&](std::uint64_t epoch, std::uint64_t block) {
-    record.checkpoints.push_back(checkpointer->save(epoch, run_step, ++saves));
-    record.checkpoints.back().block = block;
-    if (options.on_checkpoint) options.on_checkpoint(record.checkpoints.back());
+    metrics::CheckpointRecord c = checkpointer->save(epoch, run_step, ++saves);
+    c.block = block;
+    if (options.on_checkpoint) options.on_checkpoint(c);
+    record.checkpoints.push_back(c);  // its timeline: its storage calls are summarised
   };
 
   for (std::uint64_t epoch = 1; epoch <= shape.epochs && !record.stopped_by_time_limit; ++epoch) {
@@ -300,8 +301,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
       er.evaluated = true;
     }
     er.end = util::wall_time_iso();
-    record.epochs.push_back(std::move(er));
-    if (options.on_epoch) options.on_epoch(record.epochs.back());
+    if (options.on_epoch) options.on_epoch(er);
+    record.epochs.push_back(metrics::timeline_of(er));  // its measurements are summarised
   }
   loader.reset();  // its reader threads hold the tier's files
   if (tier) tier->close(comm);

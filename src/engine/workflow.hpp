@@ -18,11 +18,13 @@ struct WorkflowOptions {
   bool progress = true;
   // Where training spills its step log (the results folder); empty: the log stays in memory.
   std::string step_log_folder;
+  // Each epoch's and checkpoint's measurements, as it ends (TrainOptions): summarise them there.
   std::function<void(const metrics::EpochRecord&)> on_epoch;
   std::function<void(const metrics::CheckpointRecord&)> on_checkpoint;
 };
 
-// Collective. Returns this rank's measurements.
+// Collective. Returns this rank's record: its epochs' and checkpoints' timelines, its
+// generation and staging (their measurements went to on_epoch and on_checkpoint).
 metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& comm, const WorkflowOptions& options);
 
 // The seed of a run: train.seed, or a fresh random seed (the same on all ranks) when a shuffle

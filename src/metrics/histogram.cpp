@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace trainio::metrics {
 
@@ -23,9 +25,20 @@ std::uint64_t Histogram::bucket_upper(int bucket) {
   return base + ((1ULL << shift) - 1);
 }
 
+void Histogram::allocate() {
+  require_buckets("record a value in");
+  counts_ = std::make_unique<Buckets>();
+}
+
+// A histogram that kept only its reported quantiles cannot say more: a caller that asks is a bug.
+void Histogram::require_buckets(const char* what) const {
+  if (reported_) throw std::logic_error(std::string("cannot ") + what + " a histogram that kept only its reported quantiles");
+}
+
 Histogram& Histogram::operator=(const Histogram& other) {
   if (this == &other) return *this;
   counts_ = other.counts_ ? std::make_unique<Buckets>(*other.counts_) : nullptr;
+  reported_ = other.reported_ ? std::make_unique<std::array<std::uint64_t, kReported.size()>>(*other.reported_) : nullptr;
   count_ = other.count_;
   sum_ = other.sum_;
   min_ = other.min_;
@@ -34,6 +47,8 @@ Histogram& Histogram::operator=(const Histogram& other) {
 }
 
 void Histogram::merge(const Histogram& other) {
+  require_buckets("merge into");
+  other.require_buckets("merge");
   if (other.counts_) {
     if (!counts_) allocate();
     for (std::size_t i = 0; i < kBuckets; ++i) (*counts_)[i] += (*other.counts_)[i];
@@ -44,7 +59,22 @@ void Histogram::merge(const Histogram& other) {
   max_ = std::max(max_, other.max_);
 }
 
+void Histogram::keep_reported_quantiles() {
+  if (reported_) return;
+  auto kept = std::make_unique<std::array<std::uint64_t, kReported.size()>>();
+  for (std::size_t i = 0; i < kReported.size(); ++i) (*kept)[i] = quantile_of_buckets(kReported[i]);
+  reported_ = std::move(kept);
+  counts_.reset();
+}
+
 std::uint64_t Histogram::quantile(double q) const {
+  if (!reported_) return quantile_of_buckets(q);
+  for (std::size_t i = 0; i < kReported.size(); ++i)
+    if (kReported[i] == q) return (*reported_)[i];
+  throw std::logic_error("a histogram that kept only its reported quantiles was asked for another one");
+}
+
+std::uint64_t Histogram::quantile_of_buckets(double q) const {
   if (count_ == 0) return 0;
   q = std::clamp(q, 0.0, 1.0);
   const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
@@ -58,6 +88,7 @@ std::uint64_t Histogram::quantile(double q) const {
 }
 
 std::vector<std::uint64_t> Histogram::to_words() const {
+  require_buckets("reduce");
   std::vector<std::uint64_t> w = counts_ ? std::vector<std::uint64_t>(counts_->begin(), counts_->end())
                                          : std::vector<std::uint64_t>(kBuckets, 0);
   w.push_back(count_);

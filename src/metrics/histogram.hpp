@@ -3,7 +3,9 @@
 // and, within it, by the next 6 bits, so any recorded value is known to within 1/64 (~1.6%).
 // Fixed memory, O(1) insert, exact merge across threads and ranks (bucket counts add up). The
 // 30 KiB of buckets are allocated at the first value: a run keeps a histogram per storage call
-// kind, phase and checkpoint, and most of them stay empty.
+// kind, phase and checkpoint, and most of them stay empty. A finished phase's histograms keep
+// only the quantiles the reports print (keep_reported_quantiles), so that a long run's memory
+// does not grow by their buckets with every epoch.
 
 #include <array>
 #include <cstdint>
@@ -34,7 +36,14 @@ class Histogram {
     if (value > max_) max_ = value;
   }
 
+  // Merging needs the buckets of both: not after keep_reported_quantiles.
   void merge(const Histogram& other);
+
+  // The quantiles the reports print (p50, p90, p99, p99.9); quantile() answers them alone after
+  // keep_reported_quantiles, which frees the buckets and keeps count, sum, min, max and these.
+  static constexpr std::array<double, 4> kReported = {0.50, 0.90, 0.99, 0.999};
+  void keep_reported_quantiles();
+  bool buckets_kept() const { return !reported_; }
 
   std::uint64_t count() const { return count_; }
   std::uint64_t min() const { return count_ ? min_ : 0; }
@@ -42,6 +51,7 @@ class Histogram {
   double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
   double sum() const { return static_cast<double>(sum_); }
   // The value at quantile q in [0, 1] (upper edge of its bucket, clamped to the true max).
+  // After keep_reported_quantiles, q must be one of kReported.
   std::uint64_t quantile(double q) const;
 
   // Raw state, for MPI reduction: counts then count, sum, min, max.
@@ -54,8 +64,12 @@ class Histogram {
 
  private:
   using Buckets = std::array<std::uint64_t, kBuckets>;
-  void allocate() { counts_ = std::make_unique<Buckets>(); }
+  void allocate();
+  std::uint64_t quantile_of_buckets(double q) const;
+  void require_buckets(const char* what) const;
   std::unique_ptr<Buckets> counts_;  // none until the first value
+  // After keep_reported_quantiles: the value at each of kReported.
+  std::unique_ptr<std::array<std::uint64_t, kReported.size()>> reported_;
   std::uint64_t count_ = 0;
   std::uint64_t sum_ = 0;
   std::uint64_t min_ = ~0ULL;

@@ -17,7 +17,6 @@
 
 namespace trainio::metrics {
 
-// A phase of reading (one epoch's training, or one evaluation) on one rank.
 // DLIO's block: a run of training steps that a checkpoint ends (or the epoch does), with DLIO's
 // AU and throughput over it (the first exclude_start_steps of every block left out).
 struct DlioBlock {
@@ -27,12 +26,22 @@ struct DlioBlock {
   std::optional<double> throughput;  // samples/s, DLIO's formula; absent: no value
 };
 
-struct ReadPhase {
+// What a rank keeps of a read phase (one epoch's training, or one evaluation) for the whole
+// run: its times and DLIO's figures per block, which DLIO's per-rank files list.
+struct PhaseTimeline {
   std::string start, end;    // wall time, ISO 8601 (local, as DLIO writes it)
   // The whole phase, checkpoint time left out. Its `au` and `throughput_dlio` are DLIO's epoch
   // values: the step-weighted mean over `blocks` (the same thing when there is one block).
   BlockResult block;
   std::vector<DlioBlock> blocks;
+  // The phase's steps in the run's step log (RankRecord::steps): [first_step, first_step + steps_logged).
+  std::uint64_t first_step = 0, steps_logged = 0;
+};
+
+// A read phase as it ends: its timeline and all it measured. The measurements are summarised
+// across the ranks as the epoch ends (metrics::RunSummarizer), then dropped: the run keeps the
+// timeline only, so that a rank's memory does not grow by a phase's histograms every epoch.
+struct ReadPhase : PhaseTimeline {
   Histogram wait_ns;         // per step: time the training loop waited for its batch
   Histogram compute_ns;      // per step: the emulated compute
   Histogram barrier_ns;      // per step: waiting for the other ranks after compute
@@ -50,22 +59,28 @@ struct ReadPhase {
   bool device_read_known = false;
   double cpu_user = 0, cpu_sys = 0;  // CPU seconds this process (all its threads) used in the phase
   double cpu_polling = 0;  // of which the training loop polled for its next batch (engine/batch_wait.hpp)
-  // The phase's steps in the run's step log (RankRecord::steps): [first_step, first_step + steps_logged).
-  std::uint64_t first_step = 0, steps_logged = 0;
 };
 
-struct EpochRecord {
+// An epoch's training and evaluation: EpochRecord as it ends, EpochTimeline as the run keeps it.
+template <typename Phase>
+struct Epoch {
   std::uint64_t epoch = 0;  // 1-based
   std::string start, end;   // wall time, ISO 8601
   // /proc/meminfo as the epoch started, which DLIO keeps per epoch in <rank>_output.json.
   std::vector<std::pair<std::string, std::string>> host_meminfo;
-  ReadPhase train;
+  Phase train;
   bool evaluated = false;
-  ReadPhase eval;
+  Phase eval;
 };
+using EpochRecord = Epoch<ReadPhase>;
+using EpochTimeline = Epoch<PhaseTimeline>;
 
-// One checkpoint saved or loaded, as one rank did its part.
-struct CheckpointRecord {
+inline EpochTimeline timeline_of(const EpochRecord& e) {
+  return {e.epoch, e.start, e.end, e.host_meminfo, e.train, e.evaluated, e.eval};
+}
+
+// What the run keeps of one checkpoint saved or loaded, as one rank did its part.
+struct CheckpointTimeline {
   enum class Kind { save, load };
   Kind kind = Kind::save;
   std::uint64_t index = 0;  // 1-based, per kind, over the run
@@ -81,6 +96,10 @@ struct CheckpointRecord {
   // whether the page cache was really emptied.
   std::uint64_t storage_read_bytes = 0;
   bool storage_read_known = false;
+};
+
+// A checkpoint as it ends, with its storage calls (summarised, then dropped, as a read phase's).
+struct CheckpointRecord : CheckpointTimeline {
   IoRecorder io;
 };
 
@@ -102,8 +121,8 @@ struct RankRecord {
   TierStats staging;
   double staging_seconds = 0;
   IoRecorder staging_io;
-  std::vector<EpochRecord> epochs;
-  std::vector<CheckpointRecord> checkpoints;  // in the order they happened
+  std::vector<EpochTimeline> epochs;
+  std::vector<CheckpointTimeline> checkpoints;  // in the order they happened
 };
 
 }  // namespace trainio::metrics

@@ -73,12 +73,15 @@ RequestStats reduce(const RequestStats& r, const mpi::Comm& comm) {
   RequestStats out;
   if (comm.max(r.requests()) == 0) return out;  // no object store in this run: one reduction, not four
   std::vector<std::uint64_t> counts(r.by_kind.begin(), r.by_kind.end());
-  counts.insert(counts.end(), r.by_status.begin(), r.by_status.end());
+  std::vector<std::uint64_t> statuses = r.by_status;
+  statuses.resize(RequestStats::kStatuses);  // a rank without requests has none
+  counts.insert(counts.end(), statuses.begin(), statuses.end());
   counts.push_back(r.retries);
   counts.push_back(r.bytes);
   counts = comm.sum(counts);
   std::size_t i = 0;
   for (auto& c : out.by_kind) c = counts[i++];
+  out.by_status.resize(RequestStats::kStatuses);
   for (auto& c : out.by_status) c = counts[i++];
   out.retries = counts[i++];
   out.bytes = counts[i++];
@@ -196,40 +199,68 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
   return s;
 }
 
+// What stays of a phase once the run's totals have taken what they need of it.
+void keep_figures_only(PhaseSummary& p) {
+  for (Histogram* h : {&p.wait_ns, &p.sample_ns, &p.compute_ns, &p.barrier_ns}) h->keep_reported_quantiles();
+  p.io.keep_reported_quantiles();
+}
+
 }  // namespace
 
-RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm) {
-  RunSummary out;
-  out.ranks = comm.size();
-  out.hosts = comm.num_hosts();
+const EpochSummary& RunSummarizer::add(const EpochRecord& mine) {
+  EpochSummary s = summarize_epoch(mine, comm_);
+  run_.io.merge(s.train.io);
+  run_.train_wait_ns.merge(s.train.wait_ns);
+  run_.train_sample_ns.merge(s.train.sample_ns);
+  run_.train_compute_ns.merge(s.train.compute_ns);
+  run_.train_barrier_ns.merge(s.train.barrier_ns);
+  keep_figures_only(s.train);
+  if (s.evaluated) {
+    run_.io.merge(s.eval.io);
+    keep_figures_only(s.eval);
+  }
+  if (!comm_.is_root()) run_.epochs.clear();  // only the latest, to hand back
+  run_.epochs.push_back(std::move(s));
+  return run_.epochs.back();
+}
+
+const CheckpointSummary& RunSummarizer::add(const CheckpointRecord& mine) {
+  CheckpointSummary s = summarize_checkpoint(mine, comm_);
+  run_.io.merge(s.io);
+  s.io.keep_reported_quantiles();
+  if (!comm_.is_root()) run_.checkpoints.clear();
+  run_.checkpoints.push_back(std::move(s));
+  return run_.checkpoints.back();
+}
+
+RunSummary RunSummarizer::finish(const RankRecord& mine) {
+  RunSummary out = std::move(run_);
+  run_ = RunSummary();
+  if (!comm_.is_root()) {
+    out.epochs.clear();
+    out.checkpoints.clear();
+  }
+  out.ranks = comm_.size();
+  out.hosts = comm_.num_hosts();
   out.stopped_by_time_limit = mine.stopped_by_time_limit;  // the same on every rank (agreed)
   out.start = mine.start;
   out.end = mine.end;
   const GenerateRecord& g = mine.generate;
-  out.generate.ran = comm.max(static_cast<std::uint64_t>(g.ran)) > 0;
+  out.generate.ran = comm_.max(static_cast<std::uint64_t>(g.ran)) > 0;
   if (out.generate.ran) {
-    out.generate.seconds = comm.max(g.seconds);
-    const auto sums = comm.sum(std::vector<std::uint64_t>{g.files_written, g.files_kept, g.io.bytes_written()});
+    out.generate.seconds = comm_.max(g.seconds);
+    const auto sums = comm_.sum(std::vector<std::uint64_t>{g.files_written, g.files_kept, g.io.bytes_written()});
     out.generate.files_written = sums[0];
     out.generate.files_kept = sums[1];
     out.generate.bytes_written = sums[2];
     out.generate.write_bandwidth =
         out.generate.seconds > 0 ? static_cast<double>(out.generate.bytes_written) / out.generate.seconds : 0;
-    out.generate.io = reduce(g.io, comm);
+    out.generate.io = reduce(g.io, comm_);
     out.io.merge(out.generate.io);
   }
-  out.staging = reduce(mine.staging, comm);
-  out.staging_seconds = comm.max(mine.staging_seconds);
-  out.io.merge(reduce(mine.staging_io, comm));
-  for (const EpochRecord& e : mine.epochs) {
-    out.epochs.push_back(summarize_epoch(e, comm));
-    out.io.merge(out.epochs.back().train.io);
-    if (out.epochs.back().evaluated) out.io.merge(out.epochs.back().eval.io);
-  }
-  for (const CheckpointRecord& c : mine.checkpoints) {
-    out.checkpoints.push_back(summarize_checkpoint(c, comm));
-    out.io.merge(out.checkpoints.back().io);
-  }
+  out.staging = reduce(mine.staging, comm_);
+  out.staging_seconds = comm_.max(mine.staging_seconds);
+  out.io.merge(reduce(mine.staging_io, comm_));
   return out;
 }
 

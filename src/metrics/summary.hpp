@@ -110,10 +110,29 @@ struct RunSummary {
   std::vector<CheckpointSummary> checkpoints;
   // Every storage call of the run (generation, training, evaluation, checkpoints) together.
   IoRecorder io;
+  // Every epoch's training together: its per-step and per-sample latencies.
+  Histogram train_wait_ns, train_sample_ns, train_compute_ns, train_barrier_ns;
+};
+
+// The run's figures, summarised phase by phase as each ends, so that no rank holds a phase's
+// measurements past its end. Collective: every rank adds each epoch and checkpoint as it ends
+// and gets the same figures for it. What stays of a phase is its figures: latencies keep the
+// quantiles the reports print, and only rank 0, which writes the reports, keeps every epoch and
+// checkpoint; the other ranks keep the run's totals.
+class RunSummarizer {
+ public:
+  explicit RunSummarizer(const mpi::Comm& comm) : comm_(comm) {}
+  const EpochSummary& add(const EpochRecord& mine);
+  const CheckpointSummary& add(const CheckpointRecord& mine);
+  // The whole run, with its generation and staging.
+  RunSummary finish(const RankRecord& mine);
+
+ private:
+  const mpi::Comm& comm_;
+  RunSummary run_;
 };
 
 // Collective: every rank calls it with its own record; every rank gets the same summary.
-RunSummary summarize(const RankRecord& mine, const mpi::Comm& comm);
 EpochSummary summarize_epoch(const EpochRecord& mine, const mpi::Comm& comm);
 CheckpointSummary summarize_checkpoint(const CheckpointRecord& mine, const mpi::Comm& comm);
 

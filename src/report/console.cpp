@@ -115,15 +115,10 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                        util::format_duration(run.generate.seconds), util::format_rate(run.generate.write_bandwidth));
   if (!run.epochs.empty()) {
     std::vector<double> bw, exact;
-    metrics::Histogram wait, sample, compute, barrier;
     bool degenerate = false;
     for (const auto& e : run.epochs) {
       exact.push_back(e.train.throughput);
       bw.push_back(e.train.read_bandwidth);
-      wait.merge(e.train.wait_ns);
-      sample.merge(e.train.sample_ns);
-      compute.merge(e.train.compute_ns);
-      barrier.merge(e.train.barrier_ns);
       degenerate = degenerate || e.train.degenerate;
     }
     // DLIO's figures, and MLPerf's verdict only where there is a result to judge.
@@ -142,13 +137,14 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
     out += fmt::format("  {:<22} {} nominal (DLIO's MB/s); {} measured reads\n", "I/O",
                        f.throughput_mean ? util::format_rate(*f.throughput_mean * layout.nominal_record_bytes()) : "-",
                        util::format_rate(metrics::mean_of(bw)));
-    out += latency_row("sample read", sample);
-    out += latency_row("batch wait", wait);
+    out += latency_row("sample read", run.train_sample_ns);
+    out += latency_row("batch wait", run.train_wait_ns);
     // Where the steps' time went: waiting for data, computing, waiting for the other ranks.
-    const double step_total = wait.sum() + compute.sum() + barrier.sum();
+    const double wait = run.train_wait_ns.sum(), compute = run.train_compute_ns.sum(), barrier = run.train_barrier_ns.sum();
+    const double step_total = wait + compute + barrier;
     if (step_total > 0)
       out += fmt::format("  {:<22} batch wait {:.1f}%, compute {:.1f}%, barrier {:.1f}%\n", "step time",
-                         100 * wait.sum() / step_total, 100 * compute.sum() / step_total, 100 * barrier.sum() / step_total);
+                         100 * wait / step_total, 100 * compute / step_total, 100 * barrier / step_total);
     // The slowest rank over the run, and what reading cost the clients' CPUs.
     const metrics::PhaseSummary* worst = nullptr;
     double cpu = 0, polling = 0, bytes = 0, seconds = 0;

@@ -27,7 +27,7 @@ json maybe(const std::optional<double>& v, double scale = 1) { return v ? json(*
 
 // A phase's values per block ("block1", ...), then the evaluation's ("eval") if it ran.
 template <typename OfBlock>
-json per_block(const metrics::EpochRecord& e, OfBlock of_block, const json& eval) {
+json per_block(const metrics::EpochTimeline& e, OfBlock of_block, const json& eval) {
   json o = json::object();
   for (std::size_t b = 0; b < e.train.blocks.size(); ++b) o[fmt::format("block{}", b + 1)] = of_block(e.train.blocks[b]);
   if (e.evaluated) o["eval"] = eval;
@@ -40,7 +40,7 @@ class StepLists {
   explicit StepLists(metrics::StepLog& log) : log_(log), chunk_(4096) {}
 
   // {"block1": [...], ..., "eval": [...]}: one field of the epoch's steps.
-  void write_phase(const metrics::EpochRecord& e, float metrics::StepTimes::*field, JsonStream& out) {
+  void write_phase(const metrics::EpochTimeline& e, float metrics::StepTimes::*field, JsonStream& out) {
     out.begin_object();
     std::uint64_t first = e.train.first_step;
     const std::uint64_t train_end = e.train.first_step + e.train.steps_logged;
@@ -82,14 +82,14 @@ json span(const std::string& start, const std::string& end) {
   return {{"start", start}, {"end", end}, {"duration", duration_text(start, end)}};
 }
 
-json checkpoint_entry(const metrics::CheckpointRecord& c, double checkpoint_gib) {
+json checkpoint_entry(const metrics::CheckpointTimeline& c, double checkpoint_gib) {
   return {{"start", c.start},
           {"end", c.end},
           {"duration", c.seconds},
           {"throughput", c.seconds > 0 ? checkpoint_gib / c.seconds : 0.0}};
 }
 
-std::string checkpoint_key(const metrics::CheckpointRecord& c) {
+std::string checkpoint_key(const metrics::CheckpointTimeline& c) {
   return fmt::format("{}_ckpt{}", c.kind == metrics::CheckpointRecord::Kind::save ? "save" : "load", c.block);
 }
 

@@ -121,8 +121,8 @@ json requests_json(const metrics::RequestStats& r) {
   json kinds = json::object(), statuses = json::object();
   for (int k = 0; k < storage::kRequestKinds; ++k)
     if (r.by_kind[static_cast<std::size_t>(k)] > 0) kinds[storage::request_name(static_cast<storage::Request>(k))] = r.by_kind[static_cast<std::size_t>(k)];
-  for (int s = 0; s < metrics::RequestStats::kStatuses; ++s)
-    if (r.by_status[static_cast<std::size_t>(s)] > 0) statuses[s == 0 ? "no_answer" : std::to_string(s)] = r.by_status[static_cast<std::size_t>(s)];
+  for (std::size_t s = 0; s < r.by_status.size(); ++s)
+    if (r.by_status[s] > 0) statuses[s == 0 ? "no_answer" : std::to_string(s)] = r.by_status[s];
   return {{"count", r.requests()},
           {"by_kind", kinds},
           {"by_status", statuses},

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <stdexcept>
 
 #include "config/load.hpp"
 #include "engine/together.hpp"
@@ -70,16 +71,14 @@ TEST_CASE("a failure on one rank stops every rank at the same point, reported on
 
 TEST_CASE("a DLIO figure that some rank lacks has no value across ranks") {
   const auto& c = world();
-  metrics::RankRecord rec;
   metrics::EpochRecord e;
   e.epoch = 1;
   e.train.block.steps = 2;
   e.train.block.duration = 1.0;
   e.train.block.au = 0.5;
   if (c.rank() != 0) e.train.block.throughput_dlio = 100;  // rank 0's has no value
-  rec.epochs.push_back(e);
-  const auto s = metrics::summarize(rec, c);
-  const auto& t = s.epochs[0].train;
+  metrics::RunSummarizer summarizer(c);
+  const auto& t = summarizer.add(e).train;
   CHECK_FALSE(t.throughput_dlio);  // not a sum over some of the ranks
   REQUIRE(t.au);
   CHECK(*t.au == Approx(0.5));
@@ -106,11 +105,9 @@ TEST_CASE("run figures combine across ranks as DLIO combines them") {
   read.ns = 1000 * (c.rank() + 1);
   e.train.io.on_op(read);
   e.train.sample_ns.record(static_cast<std::uint64_t>(1000 * (c.rank() + 1)));
-  rec.epochs.push_back(e);
-  const auto s = metrics::summarize(rec, c);
+  metrics::RunSummarizer summarizer(c);
   const int n = c.size();
-  REQUIRE(s.epochs.size() == 1);
-  const auto& t = s.epochs[0].train;
+  const auto& t = summarizer.add(e).train;
   CHECK(t.au == Approx(0.5 + 0.1 * (n - 1) / 2.0));  // mean over ranks
   CHECK(t.au_min == Approx(0.5));
   CHECK(t.au_max == Approx(0.5 + 0.1 * (n - 1)));
@@ -123,6 +120,52 @@ TEST_CASE("run figures combine across ranks as DLIO combines them") {
   CHECK(t.sample_ns.count() == static_cast<std::uint64_t>(n));
   CHECK(t.sample_ns.min() == 1000);
   CHECK(t.sample_ns.max() == static_cast<std::uint64_t>(1000 * n));
+}
+
+TEST_CASE("the run keeps each epoch's figures on rank 0 only, and its totals on every rank") {
+  const auto& c = world();
+  const int n = c.size();
+  metrics::RunSummarizer summarizer(c);
+  for (std::uint64_t epoch = 1; epoch <= 3; ++epoch) {
+    metrics::EpochRecord e;
+    e.epoch = epoch;
+    e.train.block.steps = 1;
+    e.train.block.duration = 1.0;
+    storage::OpEvent read;
+    read.op = storage::Op::read;
+    read.bytes = 10;
+    read.ns = 1000 * static_cast<std::int64_t>(epoch);
+    e.train.io.on_op(read);
+    for (std::uint64_t v = 1; v <= 20; ++v) e.train.wait_ns.record(v * epoch);  // below 64: exact buckets
+    const auto& s = summarizer.add(e);
+    CHECK(s.epoch == epoch);
+    // An epoch's latencies keep what the reports print, not their buckets.
+    CHECK(s.train.wait_ns.count() == static_cast<std::uint64_t>(20 * n));
+    CHECK(s.train.wait_ns.quantile(0.5) == 10 * epoch);
+    CHECK(s.train.wait_ns.quantile(0.99) == 20 * epoch);
+    CHECK(s.train.wait_ns.max() == 20 * epoch);
+    CHECK_FALSE(s.train.wait_ns.buckets_kept());
+    CHECK_FALSE(s.train.io.op(storage::Op::read).latency.buckets_kept());
+    CHECK_THROWS_AS(s.train.wait_ns.quantile(0.3), std::logic_error);
+  }
+  metrics::CheckpointRecord ck;
+  ck.seconds = 1;
+  storage::OpEvent write;
+  write.op = storage::Op::write;
+  write.bytes = 100;
+  write.ns = 500;
+  ck.io.on_op(write);
+  CHECK(summarizer.add(ck).io.op(storage::Op::write).count == static_cast<std::uint64_t>(n));
+  const metrics::RunSummary run = summarizer.finish(metrics::RankRecord{});
+  CHECK(run.ranks == n);
+  CHECK(run.epochs.size() == (c.is_root() ? 3u : 0u));
+  CHECK(run.checkpoints.size() == (c.is_root() ? 1u : 0u));
+  // The run's totals keep their buckets: every epoch's calls and waits together.
+  CHECK(run.io.op(storage::Op::read).count == static_cast<std::uint64_t>(3 * n));
+  CHECK(run.io.op(storage::Op::write).count == static_cast<std::uint64_t>(n));
+  CHECK(run.train_wait_ns.count() == static_cast<std::uint64_t>(60 * n));
+  CHECK(run.train_wait_ns.max() == 60);
+  CHECK(run.train_wait_ns.quantile(0.3) > 0);
 }
 
 TEST_CASE("across real ranks, an epoch reads every sample exactly once") {

@@ -25,7 +25,7 @@ config::Workload synthetic(const std::vector<std::string>& overrides) {
 
 struct Run {
   metrics::RankRecord record;
-  std::vector<std::uint64_t> epochs_reported;
+  std::vector<metrics::EpochRecord> epochs_reported;  // each epoch's measurements, handed over as it ends
   plan::RunShape shape;
 };
 
@@ -34,7 +34,7 @@ Run train(const config::Workload& w) {
   Run run;
   run.shape = plan::shape_run(w, layout, 1);
   engine::TrainOptions options;
-  options.on_epoch = [&](const metrics::EpochRecord& e) { run.epochs_reported.push_back(e.epoch); };
+  options.on_epoch = [&](const metrics::EpochRecord& e) { run.epochs_reported.push_back(e); };
   engine::train(w, layout, run.shape, mpi::Comm::solo(), options, run.record);
   return run;
 }
@@ -45,13 +45,17 @@ TEST_CASE("the trainer runs every planned step of every epoch and reports each e
   const Run run = train(synthetic({"train.epochs=3"}));
   REQUIRE(run.shape.train_steps_per_epoch == 8);  // 32 samples in batches of 4
   REQUIRE(run.record.epochs.size() == 3);
-  CHECK(run.epochs_reported == std::vector<std::uint64_t>{1, 2, 3});
-  for (const auto& e : run.record.epochs) {
+  REQUIRE(run.epochs_reported.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& e = run.epochs_reported[i];
+    CHECK(e.epoch == i + 1);
     CHECK(e.train.samples == 32);
     CHECK(e.train.sample_bytes == 32 * 1024);
     CHECK(e.train.steps_logged == 8);
     CHECK(e.train.compute_ns.count() == 8);
     CHECK_FALSE(e.evaluated);
+    CHECK(run.record.epochs[i].epoch == e.epoch);  // the record keeps the epoch's timeline
+    CHECK(run.record.epochs[i].train.steps_logged == 8);
   }
   CHECK(run.record.steps->size() == 24);
   CHECK(run.record.epochs[1].train.first_step == 8);
@@ -62,7 +66,7 @@ TEST_CASE("the run's step cap ends the run mid-epoch", "[trainer]") {
   REQUIRE(run.record.epochs.size() == 2);  // 8 steps, then 3
   CHECK(run.record.epochs[0].train.steps_logged == 8);
   CHECK(run.record.epochs[1].train.steps_logged == 3);
-  CHECK(run.record.epochs[1].train.samples == 12);
+  CHECK(run.epochs_reported[1].train.samples == 12);
 }
 
 TEST_CASE("evaluation runs after the epochs DLIO schedules it for", "[trainer]") {
@@ -71,7 +75,7 @@ TEST_CASE("evaluation runs after the epochs DLIO schedules it for", "[trainer]")
                                    "evaluation.eval_after_epoch=1", "evaluation.epochs_between_evals=2"}));
   REQUIRE(run.record.epochs.size() == 4);
   std::vector<std::uint64_t> evaluated;
-  for (const auto& e : run.record.epochs)
+  for (const auto& e : run.epochs_reported)
     if (e.evaluated) {
       evaluated.push_back(e.epoch);
       CHECK(e.eval.samples == 16);  // 4 files of 4 samples, every one read

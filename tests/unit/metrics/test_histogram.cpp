@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "metrics/histogram.hpp"
@@ -77,4 +78,31 @@ TEST_CASE("histograms allocate their buckets at the first value and copy deeply"
   const Histogram back = Histogram::from_words(empty.to_words());
   CHECK(back.count() == 0);
   CHECK(Histogram::from_words(filled.to_words()).quantile(0.99) == filled.quantile(0.99));
+}
+
+TEST_CASE("a histogram that keeps only its reported quantiles answers them as before, and nothing else") {
+  Histogram h;
+  for (std::uint64_t v = 1; v <= 10000; ++v) h.record(v * 37);
+  const Histogram full = h;
+  h.keep_reported_quantiles();
+  CHECK_FALSE(h.buckets_kept());
+  CHECK(full.buckets_kept());
+  for (const double q : Histogram::kReported) CHECK(h.quantile(q) == full.quantile(q));
+  CHECK(h.count() == full.count());
+  CHECK(h.sum() == full.sum());
+  CHECK(h.min() == full.min());
+  CHECK(h.max() == full.max());
+  const Histogram copy = h;  // copies keep the quantiles
+  CHECK(copy.quantile(0.99) == full.quantile(0.99));
+  // What the buckets alone could answer is a bug to ask for, not a wrong figure.
+  CHECK_THROWS_AS(h.quantile(0.75), std::logic_error);
+  Histogram other;
+  other.record(5);
+  CHECK_THROWS_AS(other.merge(h), std::logic_error);
+  CHECK_THROWS_AS(h.merge(other), std::logic_error);
+  CHECK_THROWS_AS(h.to_words(), std::logic_error);
+  Histogram empty;
+  empty.keep_reported_quantiles();
+  CHECK(empty.quantile(0.5) == 0);
+  CHECK_THROWS_AS(empty.record(1), std::logic_error);
 }
