@@ -106,6 +106,7 @@ struct RunSummary {
   // slowest rank's time.
   TierStats staging;
   double staging_seconds = 0;
+  // Rank 0's only (RunSummarizer): the other ranks write no report and keep none.
   std::vector<EpochSummary> epochs;
   std::vector<CheckpointSummary> checkpoints;
   // Every storage call of the run (generation, training, evaluation, checkpoints) together.
