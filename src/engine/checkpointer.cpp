@@ -27,17 +27,6 @@
 
 namespace trainio::engine {
 
-namespace {
-// The staging buffer is two pieces and a page each: the largest single write or read of tensor
-// bytes is one piece; the other is generated meanwhile. A piece is 64 MiB, or less when this
-// rank's largest file is smaller: no call splits then, and a small model costs no 128 MiB.
-std::size_t scratch_bytes(std::uint64_t largest_file) {
-  constexpr std::uint64_t kPiece = 64u << 20, kPage = 4096;
-  const std::uint64_t piece = std::min(kPiece, (largest_file + kPage - 1) / kPage * kPage);
-  return static_cast<std::size_t>(2 * (piece + kPage));
-}
-}  // namespace
-
 Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress)
     : w_(w),
       comm_(comm),
@@ -55,10 +44,15 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
   else if (w.checkpoint.recovery_rank_shift && comm.is_root())
     spdlog::warn("checkpoint.recovery_rank_shift has no effect on a single host: every rank reads its own files");
   source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
-  std::uint64_t largest = 0;
   for (const auto* parts : {&mine_, &source_})
-    for (const Part& p : *parts) largest = std::max(largest, p.archive.file_size());
-  if (!mine_.empty() || !source_.empty()) scratch_.resize(scratch_bytes(largest));
+    for (const Part& p : *parts) largest_file_ = std::max(largest_file_, p.archive.file_size());
+  if (!mine_.empty() || !source_.empty()) scratch_.resize(staging_bytes(largest_file_, alignment_));
+}
+
+std::size_t Checkpointer::staging_bytes(std::uint64_t largest_file, std::size_t alignment) {
+  const std::uint64_t unit = std::max<std::uint64_t>(alignment, 4096);
+  const std::uint64_t piece = std::min<std::uint64_t>(64u << 20, (largest_file + unit - 1) / unit * unit);
+  return static_cast<std::size_t>(2 * (std::max(piece, unit) + unit));
 }
 
 std::vector<Checkpointer::Part> Checkpointer::parts_of(int rank) const {
@@ -174,7 +168,10 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
     const LiveLine live(fmt::format("checkpoint save {}", index), LiveLine::Direction::write, comm_.size(), progress_);
     try {
       if (!s3_) storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
-      if (w_.checkpoint.odirect && alignment_ == 4096) alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
+      if (w_.checkpoint.odirect && alignment_ == 4096) {
+        alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
+        if (alignment_ != 4096) scratch_.resize(staging_bytes(largest_file_, alignment_));  // whole aligned pieces
+      }
       for (std::size_t i = 0; i < mine_.size(); ++i) {
         const std::string path = util::join(dir, mine_[i].file.name);
         written.push_back(path);

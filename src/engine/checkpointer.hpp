@@ -33,6 +33,11 @@ class Checkpointer {
   // Collective. Reads the files this rank wrote for (epoch, step), or with recovery_rank_shift
   // those of the rank one node further on.
   metrics::CheckpointRecord load(std::uint64_t epoch, std::uint64_t step, std::uint64_t index);
+  // The staging buffer's size: two pieces and a unit each, the unit being a page or the O_DIRECT
+  // alignment if larger. The largest single write or read of tensor bytes is one piece; the
+  // other is generated meanwhile. A piece is 64 MiB, or the largest file rounded up to the unit
+  // when smaller: no call splits then, and a small model costs no 128 MiB.
+  static std::size_t staging_bytes(std::uint64_t largest_file, std::size_t alignment);
   // Collective: empties the page cache of every file saved so far (checkpoint.evict).
   void evict_saved();
 
@@ -65,6 +70,7 @@ class Checkpointer {
   std::unique_ptr<storage::s3::Client> s3_;
   OverlapThread overlap_;  // generates the next piece of a tensor while the last one is written
   std::size_t alignment_ = 4096;
+  std::uint64_t largest_file_ = 0;  // of those this rank writes or reads
 };
 
 // Checkpoint-only mode (workflow.checkpoint without train), as DLIO runs it: before each save

@@ -105,3 +105,19 @@ TEST_CASE("a checkpoint whose save fails leaves nothing behind, written in place
     CHECK(files_under(dir / "ck").empty());  // the files written before the failing one are gone too
   }
 }
+
+TEST_CASE("the checkpoint staging buffer holds a whole piece, in units of the O_DIRECT alignment", "[checkpointer]") {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  // A large model: two 64 MiB pieces and a page each, as before.
+  CHECK(engine::Checkpointer::staging_bytes(10 * 1024 * kMiB, 4096) == 2 * (64 * kMiB + 4096));
+  for (const std::size_t alignment : {std::size_t{512}, std::size_t{4096}, std::size_t{8192}, std::size_t{65536}})
+    for (const std::uint64_t largest : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{4843}, 3 * kMiB + 5, 64 * kMiB, 1024 * kMiB}) {
+      INFO("alignment " << alignment << ", largest file " << largest);
+      const std::size_t bytes = engine::Checkpointer::staging_bytes(largest, alignment);
+      const std::size_t unit = std::max<std::size_t>(alignment, 4096);
+      CHECK(bytes % (2 * unit) == 0);  // O_DIRECT writes whole aligned pieces of half the buffer
+      CHECK(bytes / 2 >= std::min<std::uint64_t>(largest, 64 * kMiB));  // a file up to 64 MiB is one piece
+      CHECK(bytes <= 2 * (64 * kMiB + unit));
+      if (largest <= kMiB) CHECK(bytes <= 2 * (kMiB + 2 * unit));  // a small model, a small buffer
+    }
+}
