@@ -1,6 +1,7 @@
 #include "engine/loader.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "engine/batch_wait.hpp"
 #include "engine/cache_aware_order.hpp"
@@ -87,9 +88,15 @@ std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::Datas
   return pipelined(pytorch(w, count(w.reader.read_threads)));
 }
 
-std::size_t cores_of_rank(int node_ranks) {
-  if (const std::optional<int> binding = util::bound_cores()) return static_cast<std::size_t>(*binding);
-  return static_cast<std::size_t>(std::max(1, util::host_info().cpu_count / std::max(1, node_ranks)));
+std::size_t cores_of_rank(const mpi::Comm& comm) {
+  const auto host = static_cast<double>(comm.host_index());
+  const auto key = static_cast<double>(util::affinity_key());
+  const std::vector<double> all = comm.all_gather({host, key});
+  int sharing = 0;
+  for (std::size_t r = 0; r + 1 < all.size(); r += 2) sharing += all[r] == host && all[r + 1] == key ? 1 : 0;
+  const int mine = util::cores_available();
+  const int cpus = mine > 0 ? mine : util::host_info().cpu_count;
+  return static_cast<std::size_t>(std::max(1, cpus / std::max(1, sharing)));
 }
 
 }  // namespace trainio::engine

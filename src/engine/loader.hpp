@@ -9,6 +9,7 @@
 
 #include "config/workload.hpp"
 #include "metrics/run_record.hpp"
+#include "mpi/comm.hpp"
 #include "plan/epoch_plan.hpp"
 #include "plan/layout.hpp"
 #include "plan/time_draws.hpp"
@@ -55,8 +56,10 @@ class Loader {
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout,
                                     CacheTier* tier = nullptr, std::size_t cores = 1);
 
-// The cores this rank's threads can count on: its CPU affinity when the launcher bound it to part
-// of the machine, else the machine's cores shared evenly among the node's `node_ranks` ranks.
-std::size_t cores_of_rank(int node_ranks);
+// The cores this rank's threads can count on: the CPUs of its affinity, shared evenly among the
+// ranks of its host that have the same set (all of them when no launcher bound them: the
+// machine's cores shared; several per set when bound by socket). Ranks whose sets overlap
+// without being equal count as not sharing. Collective.
+std::size_t cores_of_rank(const mpi::Comm& comm);
 
 }  // namespace trainio::engine

@@ -224,7 +224,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   // The cache tier first (collective): the loader's reader threads read through it.
   const std::unique_ptr<CacheTier> tier = CacheTier::make(w, layout, comm);
   std::unique_ptr<Loader> loader;
-  together(comm, [&] { loader = make_loader(w, layout, tier.get(), cores_of_rank(comm.node_size())); });
+  const std::size_t cores = cores_of_rank(comm);
+  together(comm, [&] { loader = make_loader(w, layout, tier.get(), cores); });
   if (tier && w.cache.staging == config::CacheStaging::before_first_epoch) {
     CacheTier::Staged staged = tier->stage(comm);
     record.staging = staged.stats;

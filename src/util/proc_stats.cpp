@@ -8,7 +8,9 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
+#include "util/fnv.hpp"
 #include "util/host_info.hpp"
 #include "util/paths.hpp"
 
@@ -41,6 +43,14 @@ std::optional<int> bound_cores() {
   const int mine = cores_available();
   if (mine > 0 && mine < host_info().cpu_count) return mine;
   return std::nullopt;
+}
+
+std::uint64_t affinity_key() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  const std::string_view bytes(reinterpret_cast<const char*>(&set), sizeof set);
+  return fnv1a(kFnvOffset, bytes) & ((1ULL << 52) - 1);
 }
 
 int cores_available() {

@@ -28,6 +28,9 @@ int cores_available();
 // cores_available() when the process is bound to fewer CPUs than the machine has (a launcher's
 // binding), else nothing.
 std::optional<int> bound_cores();
+// A number that stands for this process's set of CPUs (its affinity mask), the same for equal
+// sets; 52 bits, so that it travels exactly as a double. 0 when the set is unknown.
+std::uint64_t affinity_key();
 
 // A /proc file of "key : value" lines (cpuinfo, meminfo) as DLIO reads it: lines with exactly one
 // ':', key and value stripped; a later key overwrites an earlier one (cpuinfo's last CPU wins).

@@ -1,14 +1,20 @@
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 #include "config/load.hpp"
+#include "engine/loader.hpp"
 #include "engine/together.hpp"
 #include "metrics/summary.hpp"
 #include "mpi/comm.hpp"
 #include "plan/epoch_plan.hpp"
 #include "util/error.hpp"
+#include "util/host_info.hpp"
 
 using namespace trainio;
 
@@ -190,4 +196,51 @@ TEST_CASE("across real ranks, an epoch reads every sample exactly once") {
   }
   CHECK(read == p.steps() * 3 * static_cast<std::uint64_t>(c.size()));
   CHECK(c.max(p.steps()) == c.min(p.steps()));
+}
+
+namespace {
+// Binds this process to `cpus` (of the machine's first ones) for the test's scope.
+class Bound {
+ public:
+  explicit Bound(const std::vector<int>& cpus) {
+    ::sched_getaffinity(0, sizeof before_, &before_);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (const int c : cpus) CPU_SET(c, &set);
+    REQUIRE(::sched_setaffinity(0, sizeof set, &set) == 0);
+  }
+  ~Bound() { ::sched_setaffinity(0, sizeof before_, &before_); }
+  Bound(const Bound&) = delete;
+  Bound& operator=(const Bound&) = delete;
+
+ private:
+  cpu_set_t before_;
+};
+}  // namespace
+
+TEST_CASE("ranks bound to the same CPUs share them; ranks bound apart count their own") {
+  const auto& c = world();
+  const int cpus = util::host_info().cpu_count;
+  std::vector<int> all(static_cast<std::size_t>(cpus));
+  std::iota(all.begin(), all.end(), 0);
+  {
+    // Every rank on every CPU, as unbound ranks are: the machine's cores shared among the host's ranks.
+    const Bound bound(all);
+    CHECK(engine::cores_of_rank(c) == static_cast<std::size_t>(std::max(1, cpus / c.node_size())));
+  }
+  {
+    // Rank r on CPU r mod cpus (by core, or by socket on a one-core "socket"): one CPU, shared
+    // by the ranks bound to it, and never less than one core.
+    const Bound bound({c.node_rank() % cpus});
+    CHECK(engine::cores_of_rank(c) == 1);
+  }
+  if (cpus >= 2) {
+    // Two "sockets", each half the CPUs, the host's ranks bound to them in turn (OpenMPI's
+    // --bind-to socket): each rank gets its socket's CPUs shared among the ranks bound to it.
+    const int socket = c.node_rank() % 2;
+    const int first = socket == 0 ? 0 : cpus / 2, last = socket == 0 ? cpus / 2 : cpus;
+    const Bound bound(std::vector<int>(all.begin() + first, all.begin() + last));
+    const int on_socket = socket == 0 ? (c.node_size() + 1) / 2 : c.node_size() / 2;
+    CHECK(engine::cores_of_rank(c) == static_cast<std::size_t>(std::max(1, (last - first) / on_socket)));
+  }
 }
