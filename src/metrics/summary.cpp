@@ -142,7 +142,8 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
     rf.host = static_cast<int>(f[7]);
     s.cpu_user += rf.cpu_user;
     s.cpu_sys += rf.cpu_sys;
-    s.cpu_polling += f[8];
+    rf.cpu_polling = f[8];
+    s.cpu_polling += rf.cpu_polling;
     s.ranks.push_back(rf);
   }
   double first = 1e300, last = 0;

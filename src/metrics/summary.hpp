@@ -27,6 +27,7 @@ struct RankFigures {
   std::optional<double> throughput;  // samples/s, DLIO's formula; absent: no value
   std::optional<double> au;          // fraction; absent: no value
   double cpu_user = 0, cpu_sys = 0;
+  double cpu_polling = 0;  // of cpu_user + cpu_sys: the training loop polling for its batches
 };
 
 struct PhaseSummary {

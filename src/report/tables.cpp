@@ -28,10 +28,11 @@ std::string per_epoch_csv(const metrics::RunSummary& run) {
       "epoch,phase,steps_per_rank,duration_seconds,au_percentage,throughput_samples_per_second,"
       "dlio_throughput_samples_per_second,samples,sample_bytes,bytes_read,read_bytes_per_second,"
       "storage_read_bytes,served_from_page_cache,page_cache,page_cache_resident_fraction,batch_wait_p50_seconds,batch_wait_p99_seconds,"
-      "sample_read_p50_seconds,sample_read_p99_seconds,slowest_rank,fastest_rank,cpu_user_seconds,cpu_sys_seconds\n";
+      "sample_read_p50_seconds,sample_read_p99_seconds,slowest_rank,fastest_rank,cpu_user_seconds,cpu_sys_seconds,"
+      "cpu_polling_seconds\n";
   each_phase(run, [&](std::uint64_t epoch, const char* phase, const metrics::PhaseSummary& p) {
     const metrics::PageCacheVerdict cache = metrics::page_cache_verdict(p.io.page_cache());
-    out += fmt::format("{},{},{},{:.6f},{},{:.4f},{},{},{},{},{:.1f},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{:.3f},{:.3f}\n",
+    out += fmt::format("{},{},{},{:.6f},{},{:.4f},{},{},{},{},{:.1f},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{:.3f},{:.3f},{:.3f}\n",
                        epoch, phase, p.steps, p.duration, cell(p.au, 100), p.throughput, cell(p.throughput_dlio), p.samples,
                        p.sample_bytes, p.bytes_read, p.read_bandwidth,
                        p.storage_read_known ? std::to_string(p.storage_read_bytes) : std::string(),
@@ -39,7 +40,7 @@ std::string per_epoch_csv(const metrics::RunSummary& run) {
                        cache.resident_fraction ? fmt::format("{:.4f}", *cache.resident_fraction) : std::string(),
                        seconds(p.wait_ns.quantile(0.5)),
                        seconds(p.wait_ns.quantile(0.99)), seconds(p.sample_ns.quantile(0.5)),
-                       seconds(p.sample_ns.quantile(0.99)), p.slowest_rank, p.fastest_rank, p.cpu_user, p.cpu_sys);
+                       seconds(p.sample_ns.quantile(0.99)), p.slowest_rank, p.fastest_rank, p.cpu_user, p.cpu_sys, p.cpu_polling);
   });
   return out;
 }
@@ -47,15 +48,15 @@ std::string per_epoch_csv(const metrics::RunSummary& run) {
 std::string per_rank_csv(const metrics::RunSummary& run, const RunContext& context) {
   std::string out =
       "epoch,phase,rank,host,duration_seconds,samples,bytes_read,read_bytes_per_second,"
-      "throughput_samples_per_second,au_percentage,cpu_user_seconds,cpu_sys_seconds\n";
+      "throughput_samples_per_second,au_percentage,cpu_user_seconds,cpu_sys_seconds,cpu_polling_seconds\n";
   each_phase(run, [&](std::uint64_t epoch, const char* phase, const metrics::PhaseSummary& p) {
     for (const auto& r : p.ranks) {
       const auto h = static_cast<std::size_t>(r.host);
       const std::string host = h < context.hosts.size() ? context.hosts[h].hostname : std::to_string(r.host);
-      out += fmt::format("{},{},{},{},{:.6f},{},{},{:.1f},{},{},{:.3f},{:.3f}\n", epoch, phase, r.rank, host,
+      out += fmt::format("{},{},{},{},{:.6f},{},{},{:.1f},{},{},{:.3f},{:.3f},{:.3f}\n", epoch, phase, r.rank, host,
                          r.duration, r.samples, r.bytes_read,
                          r.duration > 0 ? static_cast<double>(r.bytes_read) / r.duration : 0.0, cell(r.throughput),
-                         cell(r.au, 100), r.cpu_user, r.cpu_sys);
+                         cell(r.au, 100), r.cpu_user, r.cpu_sys, r.cpu_polling);
     }
   });
   return out;

@@ -111,6 +111,12 @@ class ResultFilesTest(TrainioTest):
         self.assertEqual({r["rank"] for r in ranks}, {"0", "1"})
         train = [r for r in ranks if r["phase"] == "train" and r["epoch"] == "1"]
         self.assertEqual(sum(int(r["samples"]) for r in train), 16)
+        # Each rank's polling for batches, part of its CPU seconds; the ranks' add up to the phase's.
+        for r in ranks:
+            self.assertLessEqual(float(r["cpu_polling_seconds"]), float(r["cpu_user_seconds"]) + float(r["cpu_sys_seconds"]) + 0.001)
+        polling = self.summary("o")["trainio"]["epochs"][0]["train"]["client_cost"]["cpu_polling_seconds"]
+        self.assertAlmostEqual(sum(float(r["cpu_polling_seconds"]) for r in train), polling, places=2)
+        self.assertAlmostEqual(float(rows[0]["cpu_polling_seconds"]), polling, places=2)
 
     def test_summary_shape(self):
         self.ok("run", "default", *RUN, "--output", "o", ranks=2)
