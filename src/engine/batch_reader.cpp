@@ -62,14 +62,21 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
       util::sleep_until_ns(at);
     }
   } else {
+    // A sample's time runs from the end of the one before (the first: from here), so that its
+    // plan lookup and request count in it, as in a framework's __getitem__, and one clock
+    // reading per sample serves as the end of one and the start of the next.
+    std::int64_t t0 = util::now_ns();
     for (std::uint64_t slot = first; slot < end; ++slot) {
       const format::SampleRequest& request = request_for(work.split, work.sample(step, slot));
-      const std::int64_t t0 = util::now_ns();
       out.bytes += tier_ ? read_through_tier(request) : reader_->read(request);
       const std::int64_t t1 = util::now_ns();
       sample_ns_.record(static_cast<std::uint64_t>(t1 - t0));
       ++out.samples;
-      if (!work.preprocess.is_zero()) util::sleep_until_ns(preprocess(t1, slot));
+      t0 = t1;
+      if (!work.preprocess.is_zero()) {
+        util::sleep_until_ns(preprocess(t1, slot));
+        t0 = util::now_ns();  // the emulated preprocessing is not the next sample's reading
+      }
     }
   }
   samples_ += out.samples;
