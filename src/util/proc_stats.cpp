@@ -45,19 +45,26 @@ std::optional<int> bound_cores() {
   return std::nullopt;
 }
 
-std::uint64_t affinity_key() {
+namespace {
+// The CPUs this process may run on; none when the kernel does not say.
+std::optional<cpu_set_t> affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 0;
-  const std::string_view bytes(reinterpret_cast<const char*>(&set), sizeof set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return std::nullopt;
+  return set;
+}
+}  // namespace
+
+std::uint64_t affinity_key() {
+  const std::optional<cpu_set_t> set = affinity();
+  if (!set) return 0;
+  const std::string_view bytes(reinterpret_cast<const char*>(&*set), sizeof *set);
   return fnv1a(kFnvOffset, bytes) & ((1ULL << 52) - 1);
 }
 
 int cores_available() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 0;
-  return CPU_COUNT(&set);
+  const std::optional<cpu_set_t> set = affinity();
+  return set ? CPU_COUNT(&*set) : 0;
 }
 
 std::vector<std::pair<std::string, std::string>> proc_key_values(const std::string& path) {

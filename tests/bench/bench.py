@@ -117,11 +117,23 @@ class Table:
         self.rows = []
 
     def add(self, case, ours, theirs, unit, target):
-        ratio = ours / theirs if theirs else float("nan")
+        """`ours` and `theirs` are a figure each, or the figures of the rounds, run in turn: then
+        each side shows its median and the ratio is the median of the rounds' own ratios. This
+        machine's speed shifts for seconds at a time, so a round's two runs, taken one after the
+        other, are comparable where the medians of the two sides may come from different phases."""
+        rounds = ""
+        if isinstance(ours, list):
+            pairs = [o / t for o, t in zip(ours, theirs) if t]
+            ours, theirs = statistics.median(ours), statistics.median(theirs)
+            ratio = statistics.median(pairs) if pairs else float("nan")
+            rounds = f" (rounds {min(pairs):.2f}-{max(pairs):.2f})" if len(pairs) > 1 else ""
+        else:
+            ratio = ours / theirs if theirs else float("nan")
         verdict = "" if target is None else ("meets" if ratio >= target else "BELOW")
         self.rows.append((case, f"{ours:,.1f} {unit}", f"{theirs:,.1f} {unit}", f"{ratio:.2f}",
                           "" if target is None else f">= {target:.2f}", verdict))
-        print(f"  {case}: trainio {ours:,.1f} {unit}, reference {theirs:,.1f} {unit}, ratio {ratio:.2f}", flush=True)
+        print(f"  {case}: trainio {ours:,.1f} {unit}, reference {theirs:,.1f} {unit}, ratio {ratio:.2f}{rounds}",
+              flush=True)
 
     def add_absolute(self, case, ours, unit, target, higher_is_better=True):
         """A figure with an absolute target and no fio counterpart."""
@@ -200,9 +212,9 @@ def bench_generate(table, work, ranks, files_per_rank, size_mib, repeat, fmt):
             side()
     settle()
     title = f"generate {fmt}, {ranks} ranks x {files_per_rank} files x {size_mib} MiB"
-    table.add(f"{title} (reference: plain writer + rename)", statistics.median(ours), statistics.median(plain),
+    table.add(f"{title} (reference: plain writer + rename)", ours, plain,
               "MiB/s", 0.70)
-    table.add(f"{title} (reference: fio)", statistics.median(ours), statistics.median(theirs), "MiB/s", None)
+    table.add(f"{title} (reference: fio)", ours, theirs, "MiB/s", None)
 
 
 PLAIN_WRITER = os.path.join(ROOT, "build", "tests", "bench", "trainio_plain_writer")
@@ -270,13 +282,13 @@ def bench_generate_plain(table, work, repeat):
                     seconds = float(run([PLAIN_HDF5_WRITER, p, str(len(files)), *hdf5_shape[title]]).stdout)
                     libhdf5.append(sum(os.path.getsize(os.path.join(p, f)) for f in os.listdir(p)) / seconds / MIB)
                     shutil.rmtree(p, ignore_errors=True)
-            table.add(f"generate {title}, tmpfs (reference: plain writer)", statistics.median(ours),
-                      statistics.median(theirs), "MiB/s", 0.70)
-            table.add(f"generate {title}, tmpfs (reference: plain writer + rename)", statistics.median(ours),
-                      statistics.median(renamed), "MiB/s", None)
+            table.add(f"generate {title}, tmpfs (reference: plain writer)", ours,
+                      theirs, "MiB/s", 0.70)
+            table.add(f"generate {title}, tmpfs (reference: plain writer + rename)", ours,
+                      renamed, "MiB/s", None)
             if libhdf5:
-                table.add(f"generate {title}, tmpfs (reference: plain libhdf5 writer)", statistics.median(ours),
-                          statistics.median(libhdf5), "MiB/s", 0.70)
+                table.add(f"generate {title}, tmpfs (reference: plain libhdf5 writer)", ours,
+                          libhdf5, "MiB/s", 0.70)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -331,8 +343,8 @@ def bench_validate(table, work, repeat, files=2000):
             run([TRAINIO, "validate", *args])
             validated.append(files / (time.monotonic() - start))
         shutil.rmtree(d, ignore_errors=True)
-        table.add(f"validate {fmt}, {files} files x 1 KiB (reference: generate)", statistics.median(validated),
-                  statistics.median(generated), "files/s", 0.50)
+        table.add(f"validate {fmt}, {files} files x 1 KiB (reference: generate)", validated,
+                  generated, "files/s", 0.50)
 
 
 MALLOC_COUNT = os.path.join(ROOT, "build", "tests", "bench", "libtrainio_malloc_count.so")
@@ -423,12 +435,12 @@ def bench_hot_read(table, work, gib, repeat):
                    f"--size={files * per_file}m", "--file_service_type=sequential", "--invalidate=0",
                    "--iomem=mmap"])
         theirs.append(job["read"]["bw_bytes"] / MIB)
-    table.add("hot cache, access sample, 1 MiB, 2 threads, prefetch 8", statistics.median(ours[("memory", 8)]),
-              statistics.median(theirs), "MiB/s", 0.95)
+    table.add("hot cache, access sample, 1 MiB, 2 threads, prefetch 8", ours[("memory", 8)],
+              theirs, "MiB/s", 0.95)
     table.add("  the same, opened per sample (on_demand), vs the plain reader",
-              statistics.median(ours[("on_demand", 8)]), statistics.median(plain_opened), "MiB/s", 0.95)
-    table.add("  the same with prefetch 2 (a batch per worker) vs prefetch 8", statistics.median(ours[("memory", 2)]),
-              statistics.median(ours[("memory", 8)]), "MiB/s", None)
+              ours[("on_demand", 8)], plain_opened, "MiB/s", 0.95)
+    table.add("  the same with prefetch 2 (a batch per worker) vs prefetch 8", ours[("memory", 2)],
+              ours[("memory", 8)], "MiB/s", None)
     # One reader thread against one fio job: with as many readers as this machine has cores,
     # trainio's training loop (a third thread, woken once per batch) shares their cores, which
     # fio's jobs do not have to; with one reader it has a core of its own, as on a training node,
@@ -443,10 +455,10 @@ def bench_hot_read(table, work, gib, repeat):
         job = fio(["--name=hot", f"--filename={names}", "--rw=read", "--bs=1m", "--ioengine=psync", "--numjobs=1",
                    f"--size={files * per_file}m", "--file_service_type=sequential", "--invalidate=0", "--iomem=mmap"])
         theirs1.append(job["read"]["bw_bytes"] / MIB)
-    table.add("hot cache, access sample, 1 MiB, 1 thread", statistics.median(ours1), statistics.median(theirs1),
+    table.add("hot cache, access sample, 1 MiB, 1 thread", ours1, theirs1,
               "MiB/s", 0.95)
-    table.add("  the same vs the plain reader (a batch's 8 buffers)", statistics.median(ours1),
-              statistics.median(plain_kept), "MiB/s", None)
+    table.add("  the same vs the plain reader (a batch's 8 buffers)", ours1,
+              plain_kept, "MiB/s", None)
     return data, shape
 
 
@@ -474,10 +486,10 @@ def bench_hot_read_4k(table, work, gib, repeat):
             job = fio(["--name=hot4k", f"--filename={name}", "--rw=read", "--bs=4k", "--ioengine=psync",
                        f"--size={samples * 4}k", "--invalidate=0", "--iomem=mmap", "--loops=2", *clock])
             rates.append(job["read"]["iops"])
-    table.add("hot cache, access sample, 4 KiB, 1 thread", statistics.median(ours), statistics.median(theirs),
+    table.add("hot cache, access sample, 4 KiB, 1 thread", ours, theirs,
               "reads/s", 0.95)
-    table.add("  the same vs fio timing with the kernel's clock, as trainio", statistics.median(ours),
-              statistics.median(theirs_kernel_clock), "reads/s", None)
+    table.add("  the same vs fio timing with the kernel's clock, as trainio", ours,
+              theirs_kernel_clock, "reads/s", None)
 
 
 def bench_direct_read(table, work, data, shape, repeat):
@@ -503,8 +515,8 @@ def bench_direct_read(table, work, data, shape, repeat):
                         "--name=second", f"--filename={':'.join(files[half:])}", f"--size={total_mib // 2}m"]
             job = fio(common + jobs)
             theirs.append(job["read"]["bw_bytes"] / MIB)
-        table.add(f"O_DIRECT, access sample, 1 MiB, {threads} thread(s)", statistics.median(ours),
-                  statistics.median(theirs), "MiB/s", 0.95)
+        table.add(f"O_DIRECT, access sample, 1 MiB, {threads} thread(s)", ours,
+                  theirs, "MiB/s", 0.95)
 
 
 def bench_random_4k(table, work, gib, repeat):
@@ -525,7 +537,7 @@ def bench_random_4k(table, work, gib, repeat):
         job = fio(["--name=rand4k", f"--filename={name}", "--rw=randread", "--bs=4k", "--ioengine=io_uring",
                    "--iodepth=32", "--direct=1", "--iomem=mmap", "--runtime=5", "--time_based"])
         theirs.append(job["read"]["iops"])
-    table.add("4 KiB random, O_DIRECT, io_uring depth 32", statistics.median(ours), statistics.median(theirs),
+    table.add("4 KiB random, O_DIRECT, io_uring depth 32", ours, theirs,
               "IOPS", 0.90)
 
 
@@ -548,8 +560,8 @@ def bench_page_cache_probes(table, work, gib, repeat):
             ours.append(n / seconds)
             n, _, seconds = trainio_read(work, data, reading, extra_env={"TRAINIO_PAGE_CACHE_PROBES": "off"})
             theirs.append(n / seconds)
-        table.add(f"hot {title} random reads: page-cache probes on / off", statistics.median(ours),
-                  statistics.median(theirs), "reads/s", 0.97)
+        table.add(f"hot {title} random reads: page-cache probes on / off", ours,
+                  theirs, "reads/s", 0.97)
 
 
 def bench_small_samples(table, work, repeat):
@@ -619,7 +631,7 @@ def bench_h5py(table, work, repeat):
                 f"reader.read_type={read_type}"])
             ours.append(n / seconds)
             theirs.append(float(run([python, "-c", H5PY_RATE, data, read_type]).stdout))
-        table.add(f"HDF5 128 KiB, 1 thread, {what}, vs h5py", statistics.median(ours), statistics.median(theirs),
+        table.add(f"HDF5 128 KiB, 1 thread, {what}, vs h5py", ours, theirs,
                   "samples/s", None)
 
 
@@ -703,9 +715,9 @@ def bench_checkpoint(table, work, gib, repeat):
         for side in ((ours, theirs) if round % 2 == 0 else (theirs, ours)):
             side()
     settle()
-    table.add(f"checkpoint save, 2 ranks x {gib} GiB, fsync", statistics.median(saves), statistics.median(fio_write),
+    table.add(f"checkpoint save, 2 ranks x {gib} GiB, fsync", saves, fio_write,
               "MiB/s", 0.90)
-    table.add(f"checkpoint load after eviction, 2 ranks", statistics.median(loads), statistics.median(fio_read),
+    table.add(f"checkpoint load after eviction, 2 ranks", loads, fio_read,
               "MiB/s", 0.90)
 
 
