@@ -76,10 +76,13 @@ class IoRecorder final : public storage::IoObserver {
   std::uint64_t bytes_read() const { return op(storage::Op::read).bytes + op(storage::Op::touch).bytes; }
   std::uint64_t bytes_written() const { return op(storage::Op::write).bytes; }
   void clear() { *this = IoRecorder(); }
-  // Once the phase is summarised: latencies keep only their reported quantiles.
-  void keep_reported_quantiles() {
+  // Once the phase is summarised: latencies keep only their reported quantiles, the counts of
+  // distinct files only their estimates.
+  void keep_figures_only() {
     for (OpStats& s : ops_) s.latency.keep_reported_quantiles();
     requests_.keep_reported_quantiles();
+    data_.files.keep_estimate_only();
+    other_.files.keep_estimate_only();
   }
 
  private:

@@ -203,7 +203,7 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
 // What stays of a phase once the run's totals have taken what they need of it.
 void keep_figures_only(PhaseSummary& p) {
   for (Histogram* h : {&p.wait_ns, &p.sample_ns, &p.compute_ns, &p.barrier_ns}) h->keep_reported_quantiles();
-  p.io.keep_reported_quantiles();
+  p.io.keep_figures_only();
 }
 
 }  // namespace
@@ -228,7 +228,7 @@ const EpochSummary& RunSummarizer::add(const EpochRecord& mine) {
 const CheckpointSummary& RunSummarizer::add(const CheckpointRecord& mine) {
   CheckpointSummary s = summarize_checkpoint(mine, comm_);
   run_.io.merge(s.io);
-  s.io.keep_reported_quantiles();
+  s.io.keep_figures_only();
   if (!comm_.is_root()) run_.checkpoints.clear();
   run_.checkpoints.push_back(std::move(s));
   return run_.checkpoints.back();

@@ -1,17 +1,20 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "metrics/access_profile.hpp"
 #include "storage/fs.hpp"
 #include "storage/io_observer.hpp"
+#include "util/distinct_count.hpp"
 
 using trainio::metrics::AccessProfile;
 using trainio::metrics::size_bucket;
 using trainio::metrics::size_bucket_name;
 using trainio::storage::Op;
 using trainio::storage::OpEvent;
+using trainio::util::DistinctCount;
 using trainio::storage::path_hash;
 
 namespace {
@@ -98,4 +101,23 @@ TEST_CASE("a new access size never reallocates the common sizes on the read path
   CHECK(p.common.data() == table);
   CHECK(p.common.size() == AccessProfile::kCommonSlots);
   CHECK(p.other_sizes == AccessProfile::kCommonSlots);  // sizes 32..63 (4096 took the first slot)
+}
+
+TEST_CASE("a count of distinct files keeps its estimate once its phase is summarised, and nothing else") {
+  DistinctCount none;
+  CHECK(none.estimate() == 0);
+  CHECK(none.registers()[0] == 0);  // nothing allocated, all zero
+  DistinctCount counted;
+  for (std::uint64_t f = 1; f <= 300; ++f) counted.add(f * 0x9e3779b97f4a7c15ULL);
+  counted.merge(none);
+  const double estimate = counted.estimate();
+  CHECK(std::abs(estimate - 300.0) < 300 * 0.05);
+  DistinctCount kept = counted;
+  kept.keep_estimate_only();
+  CHECK(kept.estimate() == estimate);
+  const DistinctCount copy = kept;  // copies keep it
+  CHECK(copy.estimate() == estimate);
+  CHECK_THROWS_AS(kept.add(1), std::logic_error);
+  CHECK_THROWS_AS(counted.merge(kept), std::logic_error);
+  CHECK_THROWS_AS(kept.merge(counted), std::logic_error);
 }
