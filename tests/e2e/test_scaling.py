@@ -1,6 +1,8 @@
 """Per-rank memory must not grow with the run's steps (docs/scaling.md): the per-step lists of
 DLIO's <rank>_output.json are spilled and streamed, never held whole."""
 import os
+import shutil
+import unittest
 
 from harness import TrainioTest
 
@@ -74,3 +76,20 @@ class PhaseMemoryTest(TrainioTest):
         # large model, a page or two for a 4 KiB one (it took 128 MiB whatever the model).
         peak, _ = self.run_epochs(1)
         self.assertLess(peak, 60, f"peak RSS {peak:.0f} MiB for a run with a 4 KiB checkpoint")
+
+
+@unittest.skipUnless(shutil.which("strace"), "strace is not installed")
+class StepCostTest(TrainioTest):
+    def test_a_step_reads_no_cpu_times(self):
+        # The training loop reads the process's CPU times (getrusage) around each phase and each
+        # checkpoint only: it read them after every step (4,098 calls for 4,096 steps), in case a
+        # checkpoint had to be taken out of the phase's CPU.
+        trace = self.path("getrusage.trace")
+        r = self.run_trainio("run", "default", f"dataset.data_folder={self.path('data')}",
+                             "dataset.num_samples_per_file=500", *MANY_STEPS, "--no-progress", "-o", self.path("out"),
+                             wrapper=[shutil.which("strace"), "-f", "-e", "trace=getrusage", "-o", trace])
+        self.assertEqual(r.code, 0, r)
+        self.assertEqual(self.read_json("out", "summary.json")["trainio"]["epochs"][0]["train"]["steps_per_rank"], 2000)
+        with open(trace) as f:
+            calls = sum(1 for line in f if "getrusage(" in line)
+        self.assertLess(calls, 20, f"{calls} getrusage calls for 2,000 steps")
