@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "storage/aligned_buffer.hpp"
 #include "storage/read_engine_parts.hpp"
 #include "util/error.hpp"
@@ -23,6 +25,14 @@ File& FileOpener::open(const SampleRead& r, File& fresh, bool may_keep) {
   if (keep_open_ && may_keep) return kept_.get_or_insert(r.file, [&] { return File::open(*r.path, options); });
   fresh.reopen(*r.path, options);
   return fresh;
+}
+
+bool FileOpener::may_keep_all(std::span<const SampleRead> reads) {
+  if (reads.size() <= kMaxKeptFiles) return true;
+  distinct_.clear();
+  for (const SampleRead& r : reads) distinct_.push_back(r.file);
+  std::sort(distinct_.begin(), distinct_.end());
+  return static_cast<std::size_t>(std::unique(distinct_.begin(), distinct_.end()) - distinct_.begin()) <= kMaxKeptFiles;
 }
 
 ByteRange FileOpener::range_of(const SampleRead& r) const {

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "storage/file.hpp"
 #include "storage/read_engine.hpp"
@@ -27,6 +29,9 @@ class FileOpener {
   // on it (reusing the handle's memory), which the caller closes when done with it.
   File& open(const SampleRead& r, File& fresh, bool may_keep = true);
   bool keeps_open() const { return keep_open_; }
+  // Whether the files of reads all in flight at once may be kept: when they are no more than
+  // the kept files' bound, keeping one never closes another the batch is still reading.
+  bool may_keep_all(std::span<const SampleRead> reads);
   ByteRange range_of(const SampleRead& r) const;
   // O_DIRECT's offset and buffer alignment (1 without O_DIRECT), learned on the first file.
   std::size_t alignment() const { return alignment_; }
@@ -35,6 +40,7 @@ class FileOpener {
   bool direct_, keep_open_;
   std::size_t alignment_ = 1;
   util::FileCache<File> kept_{kMaxKeptFiles};
+  std::vector<std::uint64_t> distinct_;  // may_keep_all's scratch, reused
 };
 
 // A dataset error when fewer than the sample's bytes were read (the file ends early).

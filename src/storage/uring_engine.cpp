@@ -18,8 +18,8 @@ class UringEngine final : public ReadEngine {
   bool overlaps_reads() const override { return true; }
 
   void read(std::span<SampleRead> reads, Locator& where) override {
-    // Kept files serve a batch only when the batch fits in what is kept.
-    const bool may_keep = reads.size() <= kMaxKeptFiles;
+    // Kept files serve a batch only when the batch's files fit in what is kept.
+    const bool may_keep = opener_.keeps_open() && opener_.may_keep_all(reads);
     if (fresh_.size() < reads.size()) fresh_.resize(reads.size());  // handles for this batch only, reused
     // Each read's file and byte range first; the buffer, once its size is known.
     ranges_.clear();

@@ -105,6 +105,50 @@ TEST_CASE("with files kept open an engine opens each file once, and keeps at mos
   }
 }
 
+TEST_CASE("the io_uring engine keeps a batch's files open however many samples the batch has", "[storage]") {
+  // A batch of more reads than the engine keeps files, all from 2 files: the files stay open
+  // (read_type: memory), where each read once opened and closed its file.
+  constexpr std::size_t kReads = storage::kMaxKeptFiles + 44;
+  Dataset data(2, kReads * 64);
+  auto engine = storage::make_read_engine({.kind = EngineKind::io_uring, .keep_open = true, .depth = 8});
+  FixedRecords where;
+  where.size = 64;
+  std::vector<SampleRead> reads;
+  for (std::size_t i = 0; i < kReads; ++i) {
+    reads.push_back({.file = i % 2, .path = &data.paths[i % 2]});
+    where.samples.push_back(i);
+  }
+  where.reads = reads;
+  test::Calls calls;
+  {
+    const storage::ScopedObserver observe(&calls);
+    engine->read(reads, where);
+    engine->read(reads, where);
+  }
+  CHECK(calls.count(Op::open) == 2);
+  CHECK(calls.count(Op::read) == 2 * kReads);
+  CHECK(calls.count(Op::close) == 0);
+}
+
+TEST_CASE("a batch of more files than the engine keeps opens them for the batch and closes them", "[storage]") {
+  // Keeping them would close files whose reads are still in flight.
+  constexpr int kFiles = static_cast<int>(storage::kMaxKeptFiles) + 4;
+  Dataset data(kFiles, 4096);
+  auto engine = storage::make_read_engine({.kind = EngineKind::io_uring, .keep_open = true, .depth = 8});
+  FixedRecords where;
+  where.size = 4096;
+  std::vector<int> files;
+  for (int f = 0; f < kFiles; ++f) files.push_back(f);
+  test::Calls calls;
+  {
+    const storage::ScopedObserver observe(&calls);
+    data.read(*engine, files, 0, where);
+  }
+  CHECK(calls.count(Op::open) == kFiles);
+  CHECK(calls.count(Op::read) == kFiles);
+  CHECK(calls.count(Op::close) == kFiles);
+}
+
 TEST_CASE("a file that ends before its sample is a dataset error naming it, for every engine", "[storage]") {
   Dataset data(1, 5000);
   for (EngineKind kind : {EngineKind::posix, EngineKind::mmap, EngineKind::io_uring}) {
