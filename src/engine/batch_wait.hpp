@@ -15,9 +15,12 @@
 //    need every core, a polling loop only notices its batch when the scheduler gives it a turn,
 //    later than a woken loop would (2 readers on 2 cores, 0.5 ms of compute per step: 4% less
 //    read rate, a lower AU);
+//  - not for O_DIRECT reads: their readers wait on the device, so waking the loop takes nothing
+//    from them, while a polling loop holds a core the kernel wants for the reads' completions
+//    (on the 2-core VM, whose disk interrupts one core, 4 KiB io_uring reads at depth 32 ran at
+//    0.71 of fio with the loop polling and 0.93-0.98 with it blocking);
 //  - while batches come within half the budget: a longer wait makes the next one block at once
-//    (storage-bound reads, O_DIRECT or io_uring, gain nothing from polling, which then cost 4 KiB
-//    io_uring O_DIRECT reads at depth 32 a tenth of their IOPS), and a short one polls again.
+//    (storage-bound reads gain nothing from polling), and a short one polls again.
 // Polling costs CPU, so it is bounded and measured: take_polling_cpu_ns() is the waiting thread's
 // CPU time spent polling, which the phase reports apart from the reading cost.
 
@@ -41,9 +44,9 @@ class BatchWait {
   explicit BatchWait(std::int64_t budget_ns = 0) : budget_ns_(budget_ns) {}
 
   // The budget for a rank whose loader keeps `busy_threads` threads reading, on `cores` cores: a
-  // core for each of them and one for the training loop, or no polling.
-  static std::int64_t polling_budget_ns(std::size_t busy_threads, std::size_t cores) {
-    return busy_threads + 1 <= cores ? util::WaitPolicy::yield_ns : 0;
+  // core for each of them and one for the training loop, or no polling; none for O_DIRECT reads.
+  static std::int64_t polling_budget_ns(std::size_t busy_threads, std::size_t cores, bool direct_reads) {
+    return !direct_reads && busy_threads + 1 <= cores ? util::WaitPolicy::yield_ns : 0;
   }
 
   // A reader thread changed what the waiter waits for: tells a polling waiter and wakes a blocked

@@ -67,7 +67,7 @@ plan::SampleRef PhaseWork::sample(std::uint64_t step, std::uint64_t slot) const 
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout, CacheTier* tier,
                                     std::size_t cores) {
   auto pipelined = [&](LoaderDesign d) {
-    if (d.workers > 0) d.polling_budget_ns = BatchWait::polling_budget_ns(d.workers, cores);
+    if (d.workers > 0) d.polling_budget_ns = BatchWait::polling_budget_ns(d.workers, cores, w.reader.odirect);
     return std::make_unique<PipelinedLoader>(w, layout, d, tier);
   };
   switch (w.reader.data_loader) {
@@ -75,7 +75,7 @@ std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::Datas
       if (w.dataset.format == config::Format::tfrecord) {
         // Its busy threads: a reader per interleave slot and the pipeline thread that batches.
         const std::size_t busy = std::max<std::size_t>(1, count(w.reader.read_threads)) + 1;
-        return std::make_unique<TensorflowLoader>(w, layout, BatchWait::polling_budget_ns(busy, cores));
+        return std::make_unique<TensorflowLoader>(w, layout, BatchWait::polling_budget_ns(busy, cores, w.reader.odirect));
       }
       return pipelined(tensorflow_generator(w));
     case config::DataLoader::dali:

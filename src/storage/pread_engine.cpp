@@ -2,8 +2,6 @@
 // the size, pread until the sample's bytes are in, close. With O_DIRECT, the aligned range around
 // the sample into an aligned buffer.
 
-#include <algorithm>
-
 #include "storage/aligned_buffer.hpp"
 #include "storage/read_engine_parts.hpp"
 
@@ -19,7 +17,7 @@ class PreadEngine final : public ReadEngine {
       File& f = opener_.open(reads[i], fresh_);
       where.locate(i, where.needs_file_size() ? f.size() : 0);
       const ByteRange range = opener_.range_of(reads[i]);
-      char* buffer = buffer_.reserve(range.length, std::max<std::size_t>(opener_.alignment(), 64));
+      char* buffer = buffer_.reserve(range.length, opener_.buffer_alignment());
       std::size_t got = 0;
       while (got < range.length) {
         const std::size_t n = f.pread_some(buffer + got, range.length - got, range.offset + got);

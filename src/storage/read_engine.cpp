@@ -20,7 +20,11 @@ std::unique_ptr<ReadEngine> make_read_engine(const EngineOptions& options) {
 }
 
 File& FileOpener::open(const SampleRead& r, File& fresh, bool may_keep) {
-  if (direct_ && alignment_ == 1) alignment_ = direct_alignment(*r.path).offset;
+  if (direct_ && alignment_ == 1) {
+    const DirectAlignment a = direct_alignment(*r.path);
+    alignment_ = a.offset;
+    buffer_alignment_ = std::max(buffer_alignment_, a.memory);
+  }
   const OpenOptions options{.direct = direct_};
   if (keep_open_ && may_keep) return kept_.get_or_insert(r.file, [&] { return File::open(*r.path, options); });
   fresh.reopen(*r.path, options);

@@ -33,12 +33,18 @@ class FileOpener {
   // the kept files' bound, keeping one never closes another the batch is still reading.
   bool may_keep_all(std::span<const SampleRead> reads);
   ByteRange range_of(const SampleRead& r) const;
-  // O_DIRECT's offset and buffer alignment (1 without O_DIRECT), learned on the first file.
+  // O_DIRECT's offset alignment (1 without O_DIRECT), learned on the first file.
   std::size_t alignment() const { return alignment_; }
+  // Where a read's buffer starts: a page, as fio's (iomem=mmap) and a framework's, or what
+  // O_DIRECT needs of memory where that is more. Aligned to the offsets only, a 4 KiB O_DIRECT
+  // read spans two pages (two segments for the device), and a copy from the page cache into
+  // unaligned memory is slow on some virtual machines.
+  std::size_t buffer_alignment() const { return buffer_alignment_; }
 
  private:
   bool direct_, keep_open_;
   std::size_t alignment_ = 1;
+  std::size_t buffer_alignment_ = 4096;
   util::FileCache<File> kept_{kMaxKeptFiles};
   std::vector<std::uint64_t> distinct_;  // may_keep_all's scratch, reused
 };

@@ -1,7 +1,6 @@
 // The io_uring read engine: every file of the batch opened (or found kept), then all of its reads
 // in flight at once, up to the ring's depth.
 
-#include <algorithm>
 #include <vector>
 
 #include "storage/aligned_buffer.hpp"
@@ -32,7 +31,7 @@ class UringEngine final : public ReadEngine {
       async_.push_back({&f, nullptr, range.length, range.offset, 0});
       total += padded(range.length);
     }
-    char* buffer = buffer_.reserve(total, std::max<std::size_t>(opener_.alignment(), 64));
+    char* buffer = buffer_.reserve(total, opener_.buffer_alignment());
     for (AsyncRead& a : async_) {
       a.buffer = buffer;
       buffer += padded(a.length);
@@ -43,9 +42,9 @@ class UringEngine final : public ReadEngine {
   }
 
  private:
-  // Each read's buffer starts aligned for O_DIRECT.
+  // Each read's buffer starts where the first does: on a page, or what O_DIRECT needs.
   std::size_t padded(std::size_t length) const {
-    const std::size_t a = opener_.alignment();
+    const std::size_t a = opener_.buffer_alignment();
     return (length + a - 1) / a * a;
   }
 

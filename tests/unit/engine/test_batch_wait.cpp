@@ -126,10 +126,16 @@ TEST_CASE("a long wait stops polling at its budget and blocks until notified", "
 }
 
 TEST_CASE("the training loop polls only with a core to spare for it", "[pipeline]") {
-  CHECK(BatchWait::polling_budget_ns(1, 2) == util::WaitPolicy::yield_ns);  // a reader and the loop
-  CHECK(BatchWait::polling_budget_ns(2, 2) == 0);  // readers on every core: the loop blocks
-  CHECK(BatchWait::polling_budget_ns(7, 8) == util::WaitPolicy::yield_ns);
-  CHECK(BatchWait::polling_budget_ns(1, 1) == 0);
+  CHECK(BatchWait::polling_budget_ns(1, 2, false) == util::WaitPolicy::yield_ns);  // a reader and the loop
+  CHECK(BatchWait::polling_budget_ns(2, 2, false) == 0);  // readers on every core: the loop blocks
+  CHECK(BatchWait::polling_budget_ns(7, 8, false) == util::WaitPolicy::yield_ns);
+  CHECK(BatchWait::polling_budget_ns(1, 1, false) == 0);
+}
+
+TEST_CASE("the training loop never polls for O_DIRECT reads", "[pipeline]") {
+  // Their readers wait on the device, so waking the loop costs them nothing they would use.
+  CHECK(BatchWait::polling_budget_ns(1, 2, true) == 0);
+  CHECK(BatchWait::polling_budget_ns(7, 64, true) == 0);
 }
 
 TEST_CASE("without a budget the training loop blocks at once and polls nothing", "[pipeline]") {
