@@ -18,6 +18,8 @@ struct Uring::Ring {
   io_uring ring{};
   std::vector<std::int64_t> started;  // when each read was (last) submitted
   std::vector<ProbeTicket> probes;
+  std::vector<unsigned> free_slots;  // shared buffers not in use
+  std::vector<unsigned> slot_of;     // each read's shared buffer, while in flight
 };
 
 Uring::Uring(unsigned depth) : ring_(std::make_unique<Ring>()), depth_(depth) {}
@@ -39,18 +41,29 @@ Uring::~Uring() {
   if (ready_) io_uring_queue_exit(&ring_->ring);
 }
 
-void Uring::read_all(std::span<AsyncRead> reads) {
+void Uring::read_all(std::span<AsyncRead> reads, char* slots, std::size_t slot_bytes) {
   if (!ready_) set_up();
   // Reused from batch to batch: the hot path allocates nothing once the batch size is reached.
   std::vector<std::int64_t>& started = ring_->started;
   std::vector<ProbeTicket>& probes = ring_->probes;  // page-cache residency, taken before the first submission
   started.assign(reads.size(), 0);
   probes.assign(reads.size(), ProbeTicket{});
+  std::vector<unsigned>& free_slots = ring_->free_slots;
+  std::vector<unsigned>& slot_of = ring_->slot_of;
+  free_slots.clear();
+  for (unsigned s = depth_; s > 0; --s) free_slots.push_back(s - 1);
+  slot_of.assign(reads.size(), 0);
   std::size_t next = 0, in_flight = 0, finished = 0;
   auto submit = [&](std::size_t i) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
     if (!sqe) throw internal_error("io_uring: no free submission entry below the ring's depth");
     AsyncRead& r = reads[i];
+    if (r.buffer == nullptr) {  // a shared buffer, held until the read is complete
+      if (slots == nullptr || r.length > slot_bytes) throw internal_error("io_uring: a read without a buffer that fits");
+      slot_of[i] = free_slots.back();
+      free_slots.pop_back();
+      r.buffer = slots + slot_of[i] * slot_bytes;
+    }
     if (r.done == 0) probes[i] = r.file->probe_before(r.offset, r.length);
     io_uring_prep_read(sqe, r.file->fd(), r.buffer + r.done, static_cast<unsigned>(r.length - r.done), r.offset + r.done);
     io_uring_sqe_set_data64(sqe, i);
@@ -64,6 +77,12 @@ void Uring::read_all(std::span<AsyncRead> reads) {
   // On a failed read, stop submitting but reap what is in flight before throwing: the kernel
   // must not write into buffers after their owner has moved on.
   std::string failure;
+  auto release = [&](std::size_t i) {
+    if (slots != nullptr && reads[i].buffer == slots + slot_of[i] * slot_bytes) {
+      free_slots.push_back(slot_of[i]);
+      reads[i].buffer = nullptr;
+    }
+  };
   while (in_flight > 0 || (failure.empty() && finished < reads.size())) {
     while (failure.empty() && next < reads.size() && in_flight < depth_) submit(next++);
     io_uring_cqe* cqe = nullptr;
@@ -80,13 +99,20 @@ void Uring::read_all(std::span<AsyncRead> reads) {
         if (failure.empty())
           failure = fmt::format("read('{}', {} bytes at {}) failed: {}", r.file->path(),
                                 r.length - r.done, r.offset + r.done, std::strerror(-cqe->res));
+        release(i);
         continue;
       }
       r.file->report_transfer(Op::read, static_cast<std::uint64_t>(cqe->res), r.offset + r.done, started[i], probes[i]);
       probes[i] = {};  // a short read's continuation is not probed again
       r.done += static_cast<std::size_t>(cqe->res);
-      if (cqe->res == 0 || r.done == r.length) ++finished;
-      else if (failure.empty()) submit(i);  // a short read: continue from where it stopped
+      if (cqe->res == 0 || r.done == r.length) {
+        ++finished;
+        release(i);
+      } else if (failure.empty()) {
+        submit(i);  // a short read: continue from where it stopped, into the same buffer
+      } else {
+        release(i);
+      }
     }
     io_uring_cq_advance(&ring_->ring, count);
   }

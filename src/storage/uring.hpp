@@ -15,7 +15,7 @@ class File;
 
 struct AsyncRead {
   File* file = nullptr;  // read from its descriptor; the read is reported as this file's
-  char* buffer = nullptr;
+  char* buffer = nullptr;  // null: one of read_all's shared buffers
   std::size_t length = 0;
   std::uint64_t offset = 0;
   std::size_t done = 0;  // bytes read (less than length only at end of file)
@@ -30,8 +30,11 @@ class Uring {
   Uring(const Uring&) = delete;
   Uring& operator=(const Uring&) = delete;
 
-  // Reads every request to completion (short reads are continued; end of file stops one).
-  void read_all(std::span<AsyncRead> reads);
+  // Reads every request to completion (short reads are continued; end of file stops one). A
+  // request without a buffer reads into one of `depth` buffers of `slot_bytes` at `slots`, each
+  // reused once its read is complete: for bytes nobody keeps, a reader's memory is then the
+  // reads in flight, not the batch.
+  void read_all(std::span<AsyncRead> reads, char* slots = nullptr, std::size_t slot_bytes = 0);
 
  private:
   struct Ring;

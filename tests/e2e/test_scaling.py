@@ -93,3 +93,18 @@ class StepCostTest(TrainioTest):
         with open(trace) as f:
             calls = sum(1 for line in f if "getrusage(" in line)
         self.assertLess(calls, 20, f"{calls} getrusage calls for 2,000 steps")
+
+
+class ReadBufferMemoryTest(TrainioTest):
+    def test_io_uring_holds_io_depth_buffers_not_a_batch(self):
+        # A batch of 128 samples of 1 MiB through io_uring at depth 2: the reader needs 2 buffers
+        # of a sample in flight, not one per sample of the batch (128 MiB, touched by the reads).
+        data = ["dataset.format=indexed_binary", "dataset.num_files_train=2", "dataset.num_samples_per_file=64",
+                "dataset.record_length_bytes=1048576", "dataset.record_length_bytes_stdev=0",
+                "dataset.num_files_eval=0", "workflow.evaluation=False", f"dataset.data_folder={self.path('data')}"]
+        self.ok("generate", "default", *data, "--no-progress")
+        peak = self.peak_rss_mib("run", "default", *data, "workflow.generate_data=False", "reader.access=sample",
+                                 "reader.io_engine=io_uring", "reader.io_depth=2", "reader.batch_size=128",
+                                 "reader.read_threads=1", "train.computation_time=0", "train.epochs=1",
+                                 "--no-progress", "-o", self.path("out"))
+        self.assertLess(peak, 64, f"peak RSS {peak:.0f} MiB")
