@@ -396,10 +396,20 @@ def bench_mallocs(table, work):
 def plain_read(files, per_file, threads, mode, epochs=3):
     """MiB/s of the plain reader (tests/bench/plain_reader.cpp) reading 1 MiB samples of `files`
     in file order, batches of 8 round robin over `threads` workers, each file opened per sample
-    (mode "open") or kept open ("keep")."""
+    (mode "open"), kept open ("keep"), kept open with O_DIRECT ("direct"), or kept open with a
+    training loop taking the batches ("loop:PREFETCH")."""
     seconds = float(run([PLAIN_READER, str(MIB), str(per_file), str(threads), "8", str(epochs), mode,
                          *files]).stdout)
     return len(files) * per_file * epochs / seconds
+
+
+def hot_data(work, gib):
+    """The 1 MiB samples the hot-read cases read (generated once per bench run): the folder, its
+    shape, and the samples per file."""
+    per_file = 128 * gib
+    shape = ["dataset.format=indexed_binary", "dataset.num_files_train=8",
+             f"dataset.num_samples_per_file={per_file}", f"dataset.record_length_bytes={MIB}"]
+    return generate(work, "hot", shape), shape, per_file
 
 
 def bench_hot_read(table, work, gib, repeat):
@@ -415,15 +425,16 @@ def bench_hot_read(table, work, gib, repeat):
     (prefetch_size 8: 4 batches each), and a line of its own shows what the default's hand-overs
     cost. With 2 readers on this 2-core machine the training loop has no core of its own: it is
     woken once per batch and takes turns on the readers' cores (with 1 reader it polls on the spare
-    core, and the reader pays nothing for its batches' hand-over)."""
-    files, per_file = 8, 128 * gib
-    shape = ["dataset.format=indexed_binary", f"dataset.num_files_train={files}",
-             f"dataset.num_samples_per_file={per_file}", f"dataset.record_length_bytes={MIB}"]
-    data = generate(work, "hot", shape)
+    core, and the reader pays nothing for its batches' hand-over). fio has no training loop, so a
+    line of its own holds trainio against the plain reader with one ("loop:8": the workers read
+    each sample into one buffer, as trainio's do, and hand each batch to a main thread that blocks
+    until the next is done): what is left is trainio's own cost."""
+    data, shape, per_file = hot_data(work, gib)
+    files = len(data_files(data))
     names = ":".join(data_files(data))
     subprocess.run(["cat"] + data_files(data), stdout=subprocess.DEVNULL, check=True)  # warm the cache
     ours = {("memory", 8): [], ("on_demand", 8): [], ("memory", 2): []}
-    theirs, plain_opened = [], []
+    theirs, plain_opened, plain_loop = [], [], []
     for _ in range(repeat):
         for (read_type, prefetch), rates in ours.items():
             _, sample_bytes, seconds = trainio_read(work, data, shape + [
@@ -431,12 +442,15 @@ def bench_hot_read(table, work, gib, repeat):
                 f"reader.read_type={read_type}", f"reader.prefetch_size={prefetch}", "train.epochs=3"])
             rates.append(sample_bytes / seconds / MIB)
         plain_opened.append(plain_read(data_files(data), per_file, 2, "open"))
+        plain_loop.append(plain_read(data_files(data), per_file, 2, "loop:8"))
         job = fio(["--name=hot", f"--filename={names}", "--rw=read", "--bs=1m", "--ioengine=psync", "--numjobs=2",
                    f"--size={files * per_file}m", "--file_service_type=sequential", "--invalidate=0",
                    "--iomem=mmap"])
         theirs.append(job["read"]["bw_bytes"] / MIB)
     table.add("hot cache, access sample, 1 MiB, 2 threads, prefetch 8", ours[("memory", 8)],
               theirs, "MiB/s", 0.95)
+    table.add("  the same vs the plain reader with a training loop woken per batch", ours[("memory", 8)],
+              plain_loop, "MiB/s", 0.95)
     table.add("  the same, opened per sample (on_demand), vs the plain reader",
               ours[("on_demand", 8)], plain_opened, "MiB/s", 0.95)
     table.add("  the same with prefetch 2 (a batch per worker) vs prefetch 8", ours[("memory", 2)],
@@ -492,20 +506,36 @@ def bench_hot_read_4k(table, work, gib, repeat):
               theirs_kernel_clock, "reads/s", None)
 
 
+def alternate(repeat, *sides):
+    """Runs `repeat` rounds of every side, the order rotating by one each round: this machine's
+    virtual disk reads and writes faster for a while after a quiet spell and reads a file faster
+    while its writing is recent, which favours whichever side goes first."""
+    for round in range(repeat):
+        first = round % len(sides)
+        for side in sides[first:] + sides[:first]:
+            side()
+
+
 def bench_direct_read(table, work, data, shape, repeat):
     """O_DIRECT, 1 MiB samples in file order, files kept open: one reader thread against one fio
-    psync job, then two threads against two jobs (each job its half of the files; trainio's
-    threads share them batch by batch, as PyTorch's workers do)."""
+    psync job, then two threads against two jobs, each its half of the files. trainio's threads
+    share the files batch by batch instead, as PyTorch's workers do, which fio's jobs cannot: with
+    2 threads the like-for-like reference is the plain reader doing that with O_DIRECT (mode
+    "direct"), and fio's line is informative. Sides alternate (alternate())."""
     files = data_files(data)
     total_mib = sum(os.path.getsize(f) for f in files) // MIB
     half = len(files) // 2
+    per_file = total_mib // len(files)
     for threads in (1, 2):
-        ours, theirs = [], []
-        for _ in range(repeat):
+        ours, theirs, plain = [], [], []
+
+        def trainio_side():
             _, sample_bytes, seconds = trainio_read(work, data, shape + [
                 "reader.access=sample", "reader.odirect=true", f"reader.read_threads={threads}",
                 "reader.read_type=memory", "reader.batch_size=8", "reader.sample_shuffle=off", "train.epochs=1"])
             ours.append(sample_bytes / seconds / MIB)
+
+        def fio_side():
             common = ["--rw=read", "--bs=1m", "--ioengine=psync", "--direct=1", "--iomem=mmap",
                       "--file_service_type=sequential"]
             if threads == 1:
@@ -513,30 +543,42 @@ def bench_direct_read(table, work, data, shape, repeat):
             else:
                 jobs = ["--name=first", f"--filename={':'.join(files[:half])}", f"--size={total_mib // 2}m",
                         "--name=second", f"--filename={':'.join(files[half:])}", f"--size={total_mib // 2}m"]
-            job = fio(common + jobs)
-            theirs.append(job["read"]["bw_bytes"] / MIB)
+            theirs.append(fio(common + jobs)["read"]["bw_bytes"] / MIB)
+
+        def plain_side():
+            plain.append(plain_read(files, per_file, threads, "direct", epochs=1))
+
+        alternate(repeat, trainio_side, fio_side, *([plain_side] if threads == 2 else []))
         table.add(f"O_DIRECT, access sample, 1 MiB, {threads} thread(s)", ours,
-                  theirs, "MiB/s", 0.95)
+                  theirs, "MiB/s", 0.95 if threads == 1 else None)
+        if threads == 2:
+            table.add("  the same vs the plain reader sharing the files batch by batch", ours, plain, "MiB/s", 0.95)
 
 
 def bench_random_4k(table, work, gib, repeat):
     """4 KiB samples in random order, O_DIRECT, io_uring at depth 32, one thread, against fio's
-    randread with io_uring at iodepth 32."""
+    randread with io_uring at iodepth 32, reading as many blocks. Sides alternate (alternate())."""
     samples = gib * 262144
+    steps, batch = 600, 256
     shape = ["dataset.format=indexed_binary", "dataset.num_files_train=1", f"dataset.num_samples_per_file={samples}",
              "dataset.record_length_bytes=4096"]
     data = generate(work, "rand4k", shape)
     name = data_files(data)[0]
     ours, theirs = [], []
-    for _ in range(repeat):
+
+    def trainio_side():
         n, _, seconds = trainio_read(work, data, shape + [
             "reader.access=sample", "reader.odirect=true", "reader.io_engine=io_uring", "reader.io_depth=32",
-            "reader.read_type=memory", "reader.read_threads=1", "reader.batch_size=256",
-            "reader.sample_shuffle=seed", "train.total_training_steps=600", "train.epochs=1"])
+            "reader.read_type=memory", "reader.read_threads=1", f"reader.batch_size={batch}",
+            "reader.sample_shuffle=seed", f"train.total_training_steps={steps}", "train.epochs=1"])
         ours.append(n / seconds)
+
+    def fio_side():
         job = fio(["--name=rand4k", f"--filename={name}", "--rw=randread", "--bs=4k", "--ioengine=io_uring",
-                   "--iodepth=32", "--direct=1", "--iomem=mmap", "--runtime=5", "--time_based"])
+                   "--iodepth=32", "--direct=1", "--iomem=mmap", f"--number_ios={steps * batch}"])
         theirs.append(job["read"]["iops"])
+
+    alternate(repeat, trainio_side, fio_side)
     table.add("4 KiB random, O_DIRECT, io_uring depth 32", ours, theirs,
               "IOPS", 0.90)
 
@@ -711,9 +753,7 @@ def bench_checkpoint(table, work, gib, repeat):
         job = fio(common + ["--rw=read", "--invalidate=1"], fio_folder)
         fio_read.append(job["read"]["bw_bytes"] / MIB)
 
-    for round in range(repeat):
-        for side in ((ours, theirs) if round % 2 == 0 else (theirs, ours)):
-            side()
+    alternate(repeat, ours, theirs)
     settle()
     table.add(f"checkpoint save, 2 ranks x {gib} GiB, fsync", saves, fio_write,
               "MiB/s", 0.90)
@@ -840,7 +880,7 @@ def main():
     p.add_argument("--dir", default=None, help="where to put the files (default: a scratch folder under /tmp)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
-    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate", "hot", "checkpoint", "s3"],
+    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate", "hot", "direct", "checkpoint", "s3"],
                    help="run one group of cases")  # the table in main() maps each to its function
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
@@ -866,6 +906,8 @@ def main():
                 "generate": lambda: ([bench_generate(table, work, 2, 4 * scale, 64, repeat, f) for f in ("npz", "npy")],
                                      bench_generate_plain(table, work, repeat)),
                 "hot": lambda: (bench_hot_read(table, work, scale, repeat), bench_hot_read_4k(table, work, 1, repeat)),
+                "direct": lambda: (bench_direct_read(table, work, *hot_data(work, scale)[:2], repeat),
+                                   bench_random_4k(table, work, scale, repeat)),
                 "mallocs": lambda: bench_mallocs(table, work),
                 "validate": lambda: bench_validate(table, work, repeat),
                 "checkpoint": lambda: bench_checkpoint(table, work, 1 if args.quick else 4, repeat),
