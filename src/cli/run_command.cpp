@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "config/dump.hpp"
+#include "engine/loader.hpp"
 #include "engine/together.hpp"
 #include "engine/stall_watchdog.hpp"
 #include "engine/workflow.hpp"
@@ -118,17 +119,22 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           spdlog::info("workload '{}' on {} rank{}; results in {}", w.name, comm.size(), comm.size() == 1 ? "" : "s", out_dir);
         }
 
-        // A launcher that binds a rank to fewer cores than its reader threads makes trainio measure
-        // itself. (The training thread sleeps through the emulated compute; it needs no core of its
-        // own. A machine that simply has few cores is not a binding and is not warned about.)
+        // A launcher that binds a rank to fewer cores than its reader threads, alone or with the
+        // other ranks bound to the same ones, makes trainio measure itself. (The training thread
+        // sleeps through the emulated compute; it needs no core of its own. A machine that simply
+        // has few cores is not a binding and is not warned about.)
         const int readers = static_cast<int>(std::max<std::int64_t>(1, w.reader.read_threads));
-        const std::optional<int> binding = util::bound_cores();
-        const bool bound = binding && *binding < readers;
-        if (const int cores = static_cast<int>(comm.min(static_cast<std::int64_t>(bound ? *binding : readers)));
-            comm.is_root() && cores < readers && w.workflow.train && !cmd.generate_only)
-          spdlog::warn("a rank may run on only {} core{} (its CPU binding) but runs {} reader threads; bind ranks to "
-                       "more cores (OpenMPI: --bind-to none or --map-by slot:PE=<n>; Slurm: --cpus-per-task=<n>)",
-                       cores, cores == 1 ? "" : "s", readers);
+        const engine::RankCores mine = engine::rank_cores(comm);
+        const bool short_of_cores = util::bound_cores() && mine.share() < readers;
+        // The rank with the smallest share speaks for all.
+        const double share = comm.min(short_of_cores ? mine.share() : static_cast<double>(readers));
+        const int sharing = static_cast<int>(comm.max(static_cast<std::int64_t>(
+            short_of_cores && mine.share() == share ? mine.sharing : 0)));
+        if (comm.is_root() && share < readers && w.workflow.train && !cmd.generate_only)
+          spdlog::warn("a rank may run on only {:.3g} core{} (its CPU binding{}) but runs {} reader thread{}; bind ranks "
+                       "to more cores (OpenMPI: --bind-to none or --map-by slot:PE=<n>; Slurm: --cpus-per-task=<n>)",
+                       share, share == 1 ? "" : "s",
+                       sharing > 1 ? fmt::format(", shared by {} ranks", sharing) : "", readers, readers == 1 ? "" : "s");
 
         // MLPerf's dataset rule, for this job: every host is taken to have this host's memory.
         if (const auto* b = mlperf::find_benchmark(w.name); comm.is_root() && trains && b && b->kind == mlperf::Kind::training) {

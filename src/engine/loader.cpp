@@ -88,15 +88,19 @@ std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::Datas
   return pipelined(pytorch(w, count(w.reader.read_threads)));
 }
 
-std::size_t cores_of_rank(const mpi::Comm& comm) {
+RankCores rank_cores(const mpi::Comm& comm) {
   const auto host = static_cast<double>(comm.host_index());
   const auto key = static_cast<double>(util::affinity_key());
   const std::vector<double> all = comm.all_gather({host, key});
   int sharing = 0;
   for (std::size_t r = 0; r + 1 < all.size(); r += 2) sharing += all[r] == host && all[r + 1] == key ? 1 : 0;
   const int mine = util::cores_available();
-  const int cpus = mine > 0 ? mine : util::host_info().cpu_count;
-  return static_cast<std::size_t>(std::max(1, cpus / std::max(1, sharing)));
+  return {.cpus = std::max(1, mine > 0 ? mine : util::host_info().cpu_count), .sharing = std::max(1, sharing)};
+}
+
+std::size_t cores_of_rank(const mpi::Comm& comm) {
+  const RankCores c = rank_cores(comm);
+  return static_cast<std::size_t>(std::max(1, c.cpus / c.sharing));
 }
 
 }  // namespace trainio::engine

@@ -56,10 +56,18 @@ class Loader {
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout,
                                     CacheTier* tier = nullptr, std::size_t cores = 1);
 
-// The cores this rank's threads can count on: the CPUs of its affinity, shared evenly among the
-// ranks of its host that have the same set (all of them when no launcher bound them: the
-// machine's cores shared; several per set when bound by socket). Ranks whose sets overlap
-// without being equal count as not sharing. Collective.
+// The CPUs a rank may run on (its affinity; the machine's when the kernel does not say) and the
+// ranks of its host that have the same set, itself included (all of them when no launcher bound
+// them: the machine's cores shared; several per set when bound by socket). Ranks whose sets
+// overlap without being equal count as not sharing. Collective.
+struct RankCores {
+  int cpus = 1;
+  int sharing = 1;
+  double share() const { return static_cast<double>(cpus) / sharing; }  // 2 ranks on 1 CPU: 0.5
+};
+RankCores rank_cores(const mpi::Comm& comm);
+
+// The cores this rank's threads can count on: its share of its CPUs, at least 1. Collective.
 std::size_t cores_of_rank(const mpi::Comm& comm);
 
 }  // namespace trainio::engine

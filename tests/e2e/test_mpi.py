@@ -47,6 +47,14 @@ class MpiTest(TrainioTest):
                        env={"OMPI_MCA_hwloc_base_binding_policy": "none"})
         self.assertNotIn("CPU binding", free.err)
 
+    @unittest.skipIf((os.cpu_count() or 1) < 2, "binding can only narrow a rank's cores on a machine with several")
+    def test_ranks_bound_together_to_too_few_cores_are_warned_about(self):
+        # Both ranks bound to the same one CPU (as --bind-to socket binds every rank of a socket
+        # to all of it): each binding holds the reader thread, but the two ranks share one core.
+        r = self.ok("run", "default", *SMALL, "reader.read_threads=1", "--output", "s", ranks=2,
+                    env={"OMPI_MCA_hwloc_base_binding_policy": "none"}, wrapper=["taskset", "-c", "0"])
+        self.assertIn("may run on only 0.5 cores (its CPU binding, shared by 2 ranks) but runs 1 reader thread", r.err)
+
     def test_unet3d_acceptance_command(self):
         r = self.ok("run", "workload=unet3d_h100", "++workload.dataset.num_files_train=16",
                     "++workload.dataset.record_length_bytes=1048576", "++workload.dataset.record_length_bytes_stdev=0",
