@@ -1,22 +1,22 @@
 // The plain reader hot reads are held against where fio cannot do the same work (issue 14): a
 // DataLoader's workers reading samples of fixed size, in file order, batch by batch. Worker
-// thread t reads batches t, t + THREADS, ... of each epoch into its own batch buffer (BATCH
-// samples side by side, as a collated batch holds them). With `open`, each sample is read as
-// DLIO's on_demand readers read it: open the file, one pread, close; with `keep`, every file is
-// opened once before the clock starts and each sample is one pread. No plan, no timing per
-// sample, no records: the least a client can do to make those calls. Prints the wall-clock
-// seconds of all epochs.
-//
-// With `loop:PREFETCH`, files are kept open and the program does what a DataLoader with a
-// training loop does, and what fio's jobs do not: each worker reads every sample into its one
-// sample buffer (as trainio's readers do) and hands each finished batch to the main thread, the
-// training loop, which takes the batches in order, blocking on a condition variable until the
-// next is done. A worker starts a batch only while fewer than PREFETCH batches are done or being
-// read ahead of the loop.
-//
-// With `direct`, files are kept open with O_DIRECT and each worker reads every sample into its one
-// page-aligned sample buffer: what trainio's readers do with `reader.odirect`, where fio's jobs
-// cannot share batches round robin.
+// thread t reads batches t, t + THREADS, ... of each epoch. No plan, no timing per sample, no
+// records: the least a client can do to make those calls. Prints the wall-clock seconds of all
+// epochs. The modes:
+//   open          each sample read as DLIO's on_demand readers read it: open the file, one pread,
+//                 close;
+//   direct        every file opened once with O_DIRECT before the clock starts, one pread per
+//                 sample: what trainio's readers do with `reader.odirect`, where fio's jobs cannot
+//                 share batches round robin;
+//   loop:PREFETCH every file opened once, one pread per sample, and each finished batch handed to
+//                 the main thread, the training loop, which takes the batches in order, blocking
+//                 on a condition variable until the next is done (what a DataLoader with a
+//                 training loop does, and fio's jobs do not); a worker starts a batch only while
+//                 fewer than PREFETCH batches are done or being read ahead of the loop;
+// each of them into the worker's one page-aligned sample buffer, as trainio's readers read;
+//   keep          every file opened once, one pread per sample, into the worker's batch buffer
+//                 (BATCH samples side by side, as a collated batch holds them): what reading into
+//                 a batch's distinct buffers costs, against fio's one.
 //
 // Usage: trainio_plain_reader SAMPLE_BYTES SAMPLES_PER_FILE THREADS BATCH EPOCHS open|keep|direct|loop:PREFETCH FILE...
 
@@ -65,10 +65,10 @@ bool read_sample(const Job& job, long long sample, char* into) {
   return n == job.sample_bytes;
 }
 
-// Worker `t`: batches t, t + threads, ... of every epoch, into a batch buffer, or with O_DIRECT or
-// a training loop into one sample buffer, each batch then handed over when read.
+// Worker `t`: batches t, t + threads, ... of every epoch, into one sample buffer (a batch buffer
+// with `keep`), each batch handed to the training loop when read (with `loop`).
 bool work(const Job& job, int t, Loop& loop) {
-  const bool one_buffer = job.prefetch > 0 || job.direct;
+  const bool one_buffer = job.open_per_sample || job.direct || job.prefetch > 0;
   const long long buffer_samples = one_buffer ? 1 : job.batch;
   void* memory = nullptr;
   if (posix_memalign(&memory, 4096, static_cast<std::size_t>(buffer_samples * job.sample_bytes)) != 0) return false;
