@@ -23,6 +23,7 @@
 #include "report/hydra_files.hpp"
 #include "report/live_json.hpp"
 #include "report/results.hpp"
+#include "report/tables.hpp"
 #include "report/trace_file.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
@@ -157,7 +158,13 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         options.force = cmd.force;
         options.progress = cmd.progress;
         options.step_log_folder = out_dir;
-        metrics::RunSummarizer summarizer(comm);
+        // Before the run (collective): the hosts' names label per_rank.csv's rows as each phase
+        // ends, and the results' context.
+        report::RunHosts hosts = report::gather_hosts(comm);
+        std::unique_ptr<report::PerRankCsv> per_rank;
+        if (comm.is_root() && !cmd.generate_only)
+          per_rank = std::make_unique<report::PerRankCsv>(util::join(out_dir, "per_rank.csv"), hosts.hostnames());
+        metrics::RunSummarizer summarizer(comm, per_rank.get());
         options.on_epoch = [&](const metrics::EpochRecord& e) {
           const auto& s = summarizer.add(e);
           if (comm.is_root()) {
@@ -207,10 +214,11 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         }
 
         const report::RunContext context =
-            report::gather_context(layout, comm, mpi::launched_by_mpi(), command_line(argc, argv), out_dir);
+            report::gather_context(layout, comm, mpi::launched_by_mpi(), command_line(argc, argv), out_dir, std::move(hosts));
         const std::string summary_path = util::join(out_dir, "summary.json");
         engine::together(comm, [&] {
           report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
+          if (per_rank) per_rank->commit();
         });
         if (comm.is_root()) {
           // The table people read, kept beside the figures: `trainio report RUN` shows it again.

@@ -146,12 +146,20 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
     s.cpu_polling += rf.cpu_polling;
     s.ranks.push_back(rf);
   }
+  s.rank_count = static_cast<int>(s.ranks.size());
   double first = 1e300, last = 0;
   for (const auto& r : s.ranks) {
-    if (r.duration > s.ranks[static_cast<std::size_t>(s.slowest_rank)].duration) s.slowest_rank = r.rank;
-    if (r.duration < s.ranks[static_cast<std::size_t>(s.fastest_rank)].duration) s.fastest_rank = r.rank;
+    if (r.rank == 0 || r.duration > s.slowest.duration) s.slowest = r;
+    if (r.rank == 0 || r.duration < s.fastest.duration) s.fastest = r;
     first = std::min(first, r.duration);
     last = std::max(last, r.duration);
+    const auto h = static_cast<std::size_t>(r.host);
+    if (h >= s.hosts.size()) s.hosts.resize(h + 1);
+    HostFigures& host = s.hosts[h];
+    ++host.ranks;
+    host.slowest = std::max(host.slowest, r.duration);
+    host.samples += r.samples;
+    host.bytes_read += r.bytes_read;
   }
   if (first > 0 && first < 1e300) {
     double done = 0;
@@ -204,6 +212,7 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
 void keep_figures_only(PhaseSummary& p) {
   for (Histogram* h : {&p.wait_ns, &p.sample_ns, &p.compute_ns, &p.barrier_ns}) h->keep_reported_quantiles();
   p.io.keep_figures_only();
+  std::vector<RankFigures>().swap(p.ranks);
 }
 
 }  // namespace
@@ -215,6 +224,10 @@ const EpochSummary& RunSummarizer::add(const EpochRecord& mine) {
   run_.train_sample_ns.merge(s.train.sample_ns);
   run_.train_compute_ns.merge(s.train.compute_ns);
   run_.train_barrier_ns.merge(s.train.barrier_ns);
+  if (rows_ && comm_.is_root()) {
+    rows_->add(s.epoch, "train", s.train);
+    if (s.evaluated) rows_->add(s.epoch, "eval", s.eval);
+  }
   keep_figures_only(s.train);
   if (s.evaluated) {
     run_.io.merge(s.eval.io);

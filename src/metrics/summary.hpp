@@ -30,6 +30,13 @@ struct RankFigures {
   double cpu_polling = 0;  // of cpu_user + cpu_sys: the training loop polling for its batches
 };
 
+// One host's ranks in a phase: the straggler view per host.
+struct HostFigures {
+  int ranks = 0;
+  double slowest = 0;  // seconds: its slowest rank's phase
+  std::uint64_t samples = 0, bytes_read = 0;
+};
+
 struct PhaseSummary {
   std::uint64_t steps = 0;            // per rank
   double duration = 0;                // slowest rank's phase wall time
@@ -51,11 +58,15 @@ struct PhaseSummary {
   IoRecorder io;
   bool tiered = false;  // a cache tier served the phase
   TierStats tier;       // all ranks
-  // Stragglers: every rank's figures; the slowest and fastest; the aggregate read bandwidth when
-  // the first rank was done (ranks assumed to progress evenly) and when the last was (elbencho's
-  // first-done and last-done figures).
+  // Stragglers: the slowest and fastest ranks' figures, each host's (by host index), and the
+  // aggregate read bandwidth when the first rank was done (ranks assumed to progress evenly) and
+  // when the last was (elbencho's first-done and last-done figures). Every rank's figures
+  // (`ranks`) only until the phase is summarised: a RunSummarizer hands them to its RankRows
+  // (per_rank.csv) first, so that a run keeps per phase what grows with its hosts, not its ranks.
+  int rank_count = 0;
+  RankFigures slowest, fastest;
+  std::vector<HostFigures> hosts;
   std::vector<RankFigures> ranks;
-  int slowest_rank = 0, fastest_rank = 0;
   double first_done_bandwidth = 0, last_done_bandwidth = 0;
   double cpu_user = 0, cpu_sys = 0;   // all ranks
   double cpu_polling = 0;             // all ranks: of cpu_user + cpu_sys, training loops polling for batches
@@ -121,9 +132,17 @@ struct RunSummary {
 // and gets the same figures for it. What stays of a phase is its figures: latencies keep the
 // quantiles the reports print, and only rank 0, which writes the reports, keeps every epoch and
 // checkpoint; the other ranks keep the run's totals.
+// Where each phase's per-rank figures go on rank 0 before its summary drops them.
+class RankRows {
+ public:
+  virtual ~RankRows() = default;
+  virtual void add(std::uint64_t epoch, const char* phase, const PhaseSummary& p) = 0;
+};
+
 class RunSummarizer {
  public:
-  explicit RunSummarizer(const mpi::Comm& comm) : comm_(comm) {}
+  // `rows`: rank 0's destination of every phase's per-rank figures (none: they are dropped).
+  explicit RunSummarizer(const mpi::Comm& comm, RankRows* rows = nullptr) : comm_(comm), rows_(rows) {}
   const EpochSummary& add(const EpochRecord& mine);
   const CheckpointSummary& add(const CheckpointRecord& mine);
   // The whole run, with its generation and staging.
@@ -131,6 +150,7 @@ class RunSummarizer {
 
  private:
   const mpi::Comm& comm_;
+  RankRows* rows_;
   RunSummary run_;
 };
 

@@ -148,19 +148,16 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
     // The slowest rank over the run, and what reading cost the clients' CPUs.
     const metrics::PhaseSummary* worst = nullptr;
     double cpu = 0, polling = 0, bytes = 0, seconds = 0;
-    auto slowest_time = [](const metrics::PhaseSummary& p) {
-      return p.ranks[static_cast<std::size_t>(p.slowest_rank)].duration;
-    };
     for (const auto& e : run.epochs) {
-      if (!e.train.ranks.empty() && (!worst || slowest_time(e.train) > slowest_time(*worst))) worst = &e.train;
+      if (e.train.rank_count > 0 && (!worst || e.train.slowest.duration > worst->slowest.duration)) worst = &e.train;
       cpu += e.train.cpu_user + e.train.cpu_sys;
       polling += e.train.cpu_polling;
       bytes += static_cast<double>(e.train.bytes_read);
       seconds += e.train.duration;
     }
-    if (worst && worst->ranks.size() > 1) {
-      const auto& slow = worst->ranks[static_cast<std::size_t>(worst->slowest_rank)];
-      const auto& fast = worst->ranks[static_cast<std::size_t>(worst->fastest_rank)];
+    if (worst && worst->rank_count > 1) {
+      const auto& slow = worst->slowest;
+      const auto& fast = worst->fastest;
       out += fmt::format("  {:<22} rank {} took {}, rank {} {} (first done {}, last done {})\n", "slowest rank", slow.rank,
                          util::format_duration(slow.duration), fast.rank, util::format_duration(fast.duration),
                          util::format_rate(worst->first_done_bandwidth), util::format_rate(worst->last_done_bandwidth));

@@ -6,22 +6,14 @@
 
 namespace trainio::report {
 
-RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
-                          const std::string& command_line, const std::string& output_dir) {
-  RunContext c;
-  c.ranks = comm.size();
-  c.mpi_library = mpi_initialized ? mpi::library_version() : "none";
-  c.launcher = mpi::detect_launcher();
-  c.data_folder = layout.root();
-  c.data_fs_type = util::filesystem_type(layout.root());
-  c.command_line = command_line;
-  c.output_dir = output_dir;
+RunHosts gather_hosts(const mpi::Comm& comm) {
   const util::HostInfo mine = util::host_info();
   const nlohmann::json j = {{"hostname", mine.hostname}, {"kernel", mine.kernel}, {"machine", mine.machine},
                             {"cpu_model", mine.cpu_model},
                             {"cpu_count", mine.cpu_count}, {"memory_bytes", mine.memory_bytes},
                             {"host_index", comm.host_index()}, {"cores", util::cores_available()}};
   const auto all = comm.gather_strings(j.dump());
+  RunHosts c;
   if (!comm.is_root()) {
     c.hosts = {mine};
     c.ranks_per_host = {1};
@@ -43,6 +35,28 @@ RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& co
       c.hosts[h].memory_bytes = r.at("memory_bytes").get<std::uint64_t>();
     }
   }
+  return c;
+}
+
+std::vector<std::string> RunHosts::hostnames() const {
+  std::vector<std::string> out;
+  for (const auto& h : hosts) out.push_back(h.hostname);
+  return out;
+}
+
+RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
+                          const std::string& command_line, const std::string& output_dir, RunHosts hosts) {
+  RunContext c;
+  c.ranks = comm.size();
+  c.mpi_library = mpi_initialized ? mpi::library_version() : "none";
+  c.launcher = mpi::detect_launcher();
+  c.data_folder = layout.root();
+  c.data_fs_type = util::filesystem_type(layout.root());
+  c.command_line = command_line;
+  c.output_dir = output_dir;
+  c.hosts = std::move(hosts.hosts);
+  c.ranks_per_host = std::move(hosts.ranks_per_host);
+  c.cores_per_rank = std::move(hosts.cores_per_rank);
   return c;
 }
 

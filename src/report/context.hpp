@@ -25,8 +25,18 @@ struct RunContext {
   std::string output_dir;
 };
 
-// Collective; the full context is on rank 0 (other ranks get their own host only).
+// The run's hosts by host index, the ranks on each and each rank's cores. Collective, gathered
+// once before the run: rank 0 gets them all, the other ranks their own host only.
+struct RunHosts {
+  std::vector<util::HostInfo> hosts;
+  std::vector<int> ranks_per_host;
+  std::vector<int> cores_per_rank;
+  std::vector<std::string> hostnames() const;  // by host index
+};
+RunHosts gather_hosts(const mpi::Comm& comm);
+
+// The context of a run on `hosts` (the full context on rank 0).
 RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
-                          const std::string& command_line, const std::string& output_dir);
+                          const std::string& command_line, const std::string& output_dir, RunHosts hosts);
 
 }  // namespace trainio::report

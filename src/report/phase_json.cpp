@@ -46,38 +46,22 @@ json profile_json(const metrics::AccessProfile& a) {
 }
 
 json stragglers_json(const metrics::PhaseSummary& p, const RunContext& context) {
-  if (p.ranks.empty()) return nullptr;
-  const auto& slow = p.ranks[static_cast<std::size_t>(p.slowest_rank)];
-  const auto& fast = p.ranks[static_cast<std::size_t>(p.fastest_rank)];
+  if (p.hosts.empty()) return nullptr;
   // Per host: its ranks' samples and bytes, and its slowest rank's time.
-  std::vector<json> hosts;
-  std::vector<double> host_slowest;
-  std::vector<std::uint64_t> host_samples, host_bytes, host_ranks;
-  for (const auto& r : p.ranks) {
-    const auto h = static_cast<std::size_t>(r.host);
-    if (h >= host_slowest.size()) {
-      host_slowest.resize(h + 1, 0);
-      host_samples.resize(h + 1, 0);
-      host_bytes.resize(h + 1, 0);
-      host_ranks.resize(h + 1, 0);
-    }
-    host_slowest[h] = std::max(host_slowest[h], r.duration);
-    host_samples[h] += r.samples;
-    host_bytes[h] += r.bytes_read;
-    ++host_ranks[h];
-  }
   json per_host = json::array();
-  for (std::size_t h = 0; h < host_slowest.size(); ++h)
+  for (std::size_t h = 0; h < p.hosts.size(); ++h) {
+    const metrics::HostFigures& host = p.hosts[h];
     per_host.push_back({{"host", h < context.hosts.size() ? context.hosts[h].hostname : std::to_string(h)},
-                        {"ranks", host_ranks[h]},
-                        {"slowest_rank_seconds", host_slowest[h]},
-                        {"samples", host_samples[h]},
-                        {"bytes_read", host_bytes[h]},
-                        {"read_bytes_per_second", host_slowest[h] > 0 ? static_cast<double>(host_bytes[h]) / host_slowest[h] : 0.0}});
-  return {{"slowest_rank", slow.rank},
-          {"slowest_rank_seconds", slow.duration},
-          {"fastest_rank", fast.rank},
-          {"fastest_rank_seconds", fast.duration},
+                        {"ranks", host.ranks},
+                        {"slowest_rank_seconds", host.slowest},
+                        {"samples", host.samples},
+                        {"bytes_read", host.bytes_read},
+                        {"read_bytes_per_second", host.slowest > 0 ? static_cast<double>(host.bytes_read) / host.slowest : 0.0}});
+  }
+  return {{"slowest_rank", p.slowest.rank},
+          {"slowest_rank_seconds", p.slowest.duration},
+          {"fastest_rank", p.fastest.rank},
+          {"fastest_rank_seconds", p.fastest.duration},
           {"first_done_read_bytes_per_second", p.first_done_bandwidth},
           {"last_done_read_bytes_per_second", p.last_done_bandwidth},
           {"hosts", per_host}};

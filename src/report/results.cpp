@@ -48,7 +48,6 @@ void write_results(const std::string& folder, const ResultsOf& run, int rank, in
   storage::write_file_atomic(util::join(folder, "per_epoch_stats.json"), per_epoch_stats);
   storage::write_file_atomic(util::join(folder, "config.yaml"), config::to_yaml(w, false));
   storage::write_file_atomic(util::join(folder, "per_epoch.csv"), per_epoch_csv(run.summary));
-  storage::write_file_atomic(util::join(folder, "per_rank.csv"), per_rank_csv(run.summary, run.context));
   write_json(util::join(folder, "summary.json"),
              [&](JsonStream& out) { summary_json(out, w, run.layout, run.shape, run.summary, run.context); });
 }

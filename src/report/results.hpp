@@ -1,6 +1,8 @@
 #pragma once
 // Every result file of a run, in its results folder:
-//   summary.json, config.yaml, per_epoch.csv, per_rank.csv   (rank 0)
+//   summary.json, config.yaml, per_epoch.csv                 (rank 0; per_rank.csv is
+//                                                               written as the run goes:
+//                                                               report/tables.hpp)
 //   <rank>_output.json, <rank>_per_epoch_stats.json           (every rank, DLIO's)
 //   per_epoch_stats.json                                       (rank 0's again, for DLIO's
 //                                                               older post-processor)

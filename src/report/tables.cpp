@@ -40,26 +40,29 @@ std::string per_epoch_csv(const metrics::RunSummary& run) {
                        cache.resident_fraction ? fmt::format("{:.4f}", *cache.resident_fraction) : std::string(),
                        seconds(p.wait_ns.quantile(0.5)),
                        seconds(p.wait_ns.quantile(0.99)), seconds(p.sample_ns.quantile(0.5)),
-                       seconds(p.sample_ns.quantile(0.99)), p.slowest_rank, p.fastest_rank, p.cpu_user, p.cpu_sys, p.cpu_polling);
+                       seconds(p.sample_ns.quantile(0.99)), p.slowest.rank, p.fastest.rank, p.cpu_user, p.cpu_sys, p.cpu_polling);
   });
   return out;
 }
 
-std::string per_rank_csv(const metrics::RunSummary& run, const RunContext& context) {
-  std::string out =
+PerRankCsv::PerRankCsv(const std::string& path, std::vector<std::string> hostnames)
+    : file_(path, true), hostnames_(std::move(hostnames)) {
+  file_.write(
       "epoch,phase,rank,host,duration_seconds,samples,bytes_read,read_bytes_per_second,"
-      "throughput_samples_per_second,au_percentage,cpu_user_seconds,cpu_sys_seconds,cpu_polling_seconds\n";
-  each_phase(run, [&](std::uint64_t epoch, const char* phase, const metrics::PhaseSummary& p) {
-    for (const auto& r : p.ranks) {
-      const auto h = static_cast<std::size_t>(r.host);
-      const std::string host = h < context.hosts.size() ? context.hosts[h].hostname : std::to_string(r.host);
-      out += fmt::format("{},{},{},{},{:.6f},{},{},{:.1f},{},{},{:.3f},{:.3f},{:.3f}\n", epoch, phase, r.rank, host,
-                         r.duration, r.samples, r.bytes_read,
-                         r.duration > 0 ? static_cast<double>(r.bytes_read) / r.duration : 0.0, cell(r.throughput),
-                         cell(r.au, 100), r.cpu_user, r.cpu_sys, r.cpu_polling);
-    }
-  });
-  return out;
+      "throughput_samples_per_second,au_percentage,cpu_user_seconds,cpu_sys_seconds,cpu_polling_seconds\n");
 }
+
+void PerRankCsv::add(std::uint64_t epoch, const char* phase, const metrics::PhaseSummary& p) {
+  for (const auto& r : p.ranks) {
+    const auto h = static_cast<std::size_t>(r.host);
+    const std::string host = h < hostnames_.size() ? hostnames_[h] : std::to_string(r.host);
+    file_.write(fmt::format("{},{},{},{},{:.6f},{},{},{:.1f},{},{},{:.3f},{:.3f},{:.3f}\n", epoch, phase, r.rank, host,
+                            r.duration, r.samples, r.bytes_read,
+                            r.duration > 0 ? static_cast<double>(r.bytes_read) / r.duration : 0.0, cell(r.throughput),
+                            cell(r.au, 100), r.cpu_user, r.cpu_sys, r.cpu_polling));
+  }
+}
+
+void PerRankCsv::commit() { file_.commit(); }
 
 }  // namespace trainio::report

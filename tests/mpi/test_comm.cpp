@@ -75,6 +75,18 @@ TEST_CASE("a failure on one rank stops every rank at the same point, reported on
   CHECK(c.agree(true) == -1);
 }
 
+namespace {
+// What a summarizer hands to per_rank.csv.
+struct Rows : metrics::RankRows {
+  std::vector<std::string> phases;
+  std::vector<metrics::RankFigures> ranks;
+  void add(std::uint64_t epoch, const char* phase, const metrics::PhaseSummary& p) override {
+    phases.push_back(std::to_string(epoch) + " " + phase);
+    ranks.insert(ranks.end(), p.ranks.begin(), p.ranks.end());
+  }
+};
+}  // namespace
+
 TEST_CASE("a DLIO figure that some rank lacks has no value across ranks") {
   const auto& c = world();
   metrics::EpochRecord e;
@@ -83,14 +95,54 @@ TEST_CASE("a DLIO figure that some rank lacks has no value across ranks") {
   e.train.block.duration = 1.0;
   e.train.block.au = 0.5;
   if (c.rank() != 0) e.train.block.throughput_dlio = 100;  // rank 0's has no value
-  metrics::RunSummarizer summarizer(c);
+  Rows rows;
+  metrics::RunSummarizer summarizer(c, &rows);
   const auto& t = summarizer.add(e).train;
   CHECK_FALSE(t.throughput_dlio);  // not a sum over some of the ranks
   REQUIRE(t.au);
   CHECK(*t.au == Approx(0.5));
-  REQUIRE(t.ranks.size() == static_cast<std::size_t>(c.size()));
-  CHECK_FALSE(t.ranks[0].throughput);
-  if (c.size() > 1) CHECK(t.ranks[1].throughput == Approx(100));
+  if (c.is_root()) {
+    REQUIRE(rows.ranks.size() == static_cast<std::size_t>(c.size()));
+    CHECK_FALSE(rows.ranks[0].throughput);
+    if (c.size() > 1) CHECK(rows.ranks[1].throughput == Approx(100));
+  } else {
+    CHECK(rows.ranks.empty());  // only rank 0 writes per_rank.csv
+  }
+}
+
+TEST_CASE("a summarised phase keeps its stragglers and hosts and hands every rank figure on") {
+  const auto& c = world();
+  metrics::EpochRecord e;
+  e.epoch = 3;
+  e.train.block.steps = 2;
+  e.train.block.duration = 1.0 + c.rank();  // the last rank is the slowest
+  e.train.samples = 10;
+  e.evaluated = true;
+  e.eval.block.duration = 0.5;
+  Rows rows;
+  metrics::RunSummarizer summarizer(c, &rows);
+  const auto& s = summarizer.add(e);
+  // What rank 0 keeps for the reports grows with the hosts, not the ranks.
+  CHECK(s.train.ranks.empty());
+  CHECK(s.eval.ranks.empty());
+  CHECK(s.train.rank_count == c.size());
+  CHECK(s.train.slowest.rank == c.size() - 1);
+  CHECK(s.train.slowest.duration == Approx(c.size()));
+  CHECK(s.train.fastest.rank == 0);
+  REQUIRE(s.train.hosts.size() == static_cast<std::size_t>(c.num_hosts()));
+  int ranks = 0;
+  std::uint64_t samples = 0;
+  for (const auto& h : s.train.hosts) {
+    ranks += h.ranks;
+    samples += h.samples;
+  }
+  CHECK(ranks == c.size());
+  CHECK(samples == 10u * static_cast<std::uint64_t>(c.size()));
+  if (c.is_root()) {
+    CHECK(rows.phases == std::vector<std::string>{"3 train", "3 eval"});
+    REQUIRE(rows.ranks.size() == 2 * static_cast<std::size_t>(c.size()));
+    CHECK(rows.ranks[static_cast<std::size_t>(c.size()) - 1].duration == Approx(c.size()));
+  }
 }
 
 TEST_CASE("run figures combine across ranks as DLIO combines them") {
