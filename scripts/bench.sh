@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks trainio against fio on this machine (not part of the tests): builds trainio, then
 # prints figures and ratios per case, and the per-step barrier against MPI_Barrier.
-# Usage: scripts/bench.sh [--quick] [--repeat N] [--dir DIR] [--barrier-only]
+# Usage: scripts/bench.sh [--quick] [--repeat N] [--dir DIR] [--only GROUP] [--barrier-only]   (--help lists the groups)
 #        scripts/bench.sh --fuzz SECONDS   every fuzz target (tests/fuzz) for SECONDS, random seeds
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -214,7 +214,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         }
 
         const report::RunContext context =
-            report::gather_context(layout, comm, mpi::launched_by_mpi(), command_line(argc, argv), out_dir, std::move(hosts));
+            report::context_of(layout, comm, mpi::launched_by_mpi(), command_line(argc, argv), out_dir, std::move(hosts));
         const std::string summary_path = util::join(out_dir, "summary.json");
         engine::together(comm, [&] {
           report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());

@@ -44,7 +44,7 @@ std::vector<std::string> RunHosts::hostnames() const {
   return out;
 }
 
-RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
+RunContext context_of(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
                           const std::string& command_line, const std::string& output_dir, RunHosts hosts) {
   RunContext c;
   c.ranks = comm.size();

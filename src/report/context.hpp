@@ -35,8 +35,8 @@ struct RunHosts {
 };
 RunHosts gather_hosts(const mpi::Comm& comm);
 
-// The context of a run on `hosts` (the full context on rank 0).
-RunContext gather_context(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
+// The context of a run on `hosts` (the full context on rank 0, as gather_hosts leaves it).
+RunContext context_of(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,
                           const std::string& command_line, const std::string& output_dir, RunHosts hosts);
 
 }  // namespace trainio::report

@@ -35,6 +35,7 @@ class Uring {
   // reused once its read is complete: for bytes nobody keeps, a reader's memory is then the
   // reads in flight, not the batch.
   void read_all(std::span<AsyncRead> reads, char* slots = nullptr, std::size_t slot_bytes = 0);
+  unsigned depth() const { return depth_; }
 
  private:
   struct Ring;

@@ -13,7 +13,7 @@ namespace {
 
 class UringEngine final : public ReadEngine {
  public:
-  explicit UringEngine(const EngineOptions& options) : opener_(options), ring_(options.depth), depth_(options.depth) {}
+  explicit UringEngine(const EngineOptions& options) : opener_(options), ring_(options.depth) {}
 
   bool overlaps_reads() const override { return true; }
 
@@ -34,7 +34,7 @@ class UringEngine final : public ReadEngine {
       largest = std::max(largest, range.length);
     }
     const std::size_t slot = padded(largest);
-    char* slots = buffer_.reserve(slot * depth_, opener_.buffer_alignment());
+    char* slots = buffer_.reserve(slot * ring_.depth(), opener_.buffer_alignment());
     ring_.read_all(async_, slots, slot);
     for (std::size_t i = 0; i < reads.size(); ++i) check_complete(reads[i], ranges_[i], async_[i].done);
     for (std::size_t i = 0; i < reads.size(); ++i) fresh_[i].close();
@@ -49,8 +49,7 @@ class UringEngine final : public ReadEngine {
 
   FileOpener opener_;
   Uring ring_;
-  std::size_t depth_;
-  AlignedBuffer buffer_;  // depth buffers of the batch's largest read
+  AlignedBuffer buffer_;  // the ring's depth in buffers of the batch's largest read
   std::vector<File> fresh_;
   std::vector<ByteRange> ranges_;
   std::vector<AsyncRead> async_;

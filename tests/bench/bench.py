@@ -2,8 +2,9 @@
 """trainio against fio on the same machine, same files, same run: prints figures and ratios.
 
 Not a test: it measures, it does not judge (the "target" column states the goal from the issue
-that set it). Each case runs trainio and fio alternately `--repeat` times and compares medians,
-because a shared machine is noisy in absolute numbers but steadier in ratios.
+that set it). Each case runs trainio and fio alternately `--repeat` times and takes the median of
+the rounds' own ratios, because a shared machine is noisy in absolute numbers but steadier in
+ratios taken side by side.
 
 fio reads into page-aligned memory (--iomem=mmap), as trainio does: on some machines a copy from
 the page cache into malloc's unaligned memory runs at a fifth of the speed, and fio's default
