@@ -121,6 +121,8 @@ class SafetyTest(TrainioTest):
         self.assertIn("img_05_of_16.npz", r.err)
         self.assertIn("regenerate", r.err)
         self.assertFalse(os.path.exists(self.path("o", "summary.json")))
+        # per_rank.csv, written as the phases end, is left neither whole nor under its temporary name.
+        self.assertEqual([n for n in os.listdir(self.path("o")) if "per_rank" in n], [])
 
     def test_results_are_never_written_over(self):
         self.ok("run", "default", *SMALL, "--output", "o")
