@@ -79,8 +79,6 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
       }
     }
   }
-  samples_ += out.samples;
-  bytes_ += out.bytes;
   return out;
 }
 
@@ -162,11 +160,8 @@ void BatchReader::collect(metrics::ReadPhase& phase) {
   if (tier_) tier_->collect(phase.tier, phase.io);
   phase.io.merge(io_);
   phase.sample_ns.merge(sample_ns_);
-  phase.samples += samples_;
-  phase.sample_bytes += bytes_;
   io_.clear();
   sample_ns_ = metrics::Histogram();
-  samples_ = bytes_ = 0;
 }
 
 }  // namespace trainio::engine

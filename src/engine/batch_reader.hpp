@@ -45,7 +45,6 @@ class BatchReader {
   std::vector<std::string> copy_paths_;        // a batch's local copies, reused
   std::vector<format::SampleRequest> copies_, past_;
   metrics::Histogram sample_ns_;
-  std::uint64_t samples_ = 0, bytes_ = 0;
 };
 
 }  // namespace trainio::engine

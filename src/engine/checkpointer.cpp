@@ -161,8 +161,9 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
   const std::string dir = folder(epoch, step);
   std::vector<std::string> written;
   std::exception_ptr failure;
-  rec.start = util::wall_time_iso();
   const std::int64_t t0 = util::now_ns();
+  rec.start = util::wall_time_iso_of(t0);
+  rec.start_ns = t0;
   {
     storage::ScopedObserver observe(&rec.io);
     const LiveLine live(fmt::format("checkpoint save {}", index), LiveLine::Direction::write, comm_.size(), progress_);
@@ -185,6 +186,7 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
       failure = std::current_exception();
     }
   }
+  const std::int64_t t_own = util::now_ns();  // this rank's writes are done: its own time ends here
   const int failing = comm_.agree(failure == nullptr);
   if (failing >= 0) {
     // Nothing of a failed checkpoint stays behind to be mistaken for a whole one.
@@ -204,24 +206,36 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
     if (comm_.is_root() && !s3_) storage::remove_empty_dir(dir);
     settle(comm_, failing, failure);
   }
-  rec.seconds = util::ns_to_s(util::now_ns() - t0);  // this rank's own time, before it waits for others
-  if (w_.checkpoint.rank_sync) {
-    comm_.barrier();
-    rec.seconds = util::ns_to_s(util::now_ns() - t0);
-  }
-  rec.end = util::wall_time_iso();
-  metrics::trace::span("save", "checkpoint", t0, util::now_ns(), fmt::format(R"("index":{},"step":{})", index, step));
+  finish_times(rec, t0, t_own);
+  metrics::trace::span("save", "checkpoint", t0, t0 + static_cast<std::int64_t>(rec.seconds * 1e9),
+                       fmt::format(R"("index":{},"step":{})", index, step));
   saved_.insert(saved_.end(), written.begin(), written.end());
   return rec;
+}
+
+void Checkpointer::finish_times(metrics::CheckpointRecord& rec, std::int64_t t0, std::int64_t t_own) const {
+  // Called once the ranks agreed that every one succeeded.
+  const std::int64_t t_agreed = util::now_ns();
+  std::int64_t t_end = t_own;
+  if (w_.checkpoint.rank_sync) {  // DLIO's checkpoint_rank_sync: every rank's time runs to a barrier
+    comm_.barrier();
+    t_end = util::now_ns();
+  }
+  rec.io_seconds = util::ns_to_s(t_own - t0);
+  rec.seconds = util::ns_to_s(t_end - t0);
+  rec.collective_seconds = util::ns_to_s(std::max(t_agreed, t_end) - t0);
+  rec.end = util::wall_time_iso_of(t_end);
 }
 
 metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t step, std::uint64_t index) {
   metrics::CheckpointRecord rec = new_record(metrics::CheckpointRecord::Kind::load, epoch, step, index);
   const std::string dir = folder(epoch, step);
-  rec.start = util::wall_time_iso();
   const auto before = util::process_storage_read_bytes();
   storage::begin_probe_phase();
   const std::int64_t t0 = util::now_ns();
+  rec.start = util::wall_time_iso_of(t0);
+  rec.start_ns = t0;
+  std::int64_t t_own = t0;
   together(comm_, [&] {
     storage::ScopedObserver observe(&rec.io);
     const LiveLine live(fmt::format("checkpoint load {}", index), LiveLine::Direction::read, comm_.size(), progress_);
@@ -231,15 +245,14 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
       rec.file_bytes += part.archive.file_size();
       ++rec.files;
     }
-    rec.seconds = util::ns_to_s(util::now_ns() - t0);
+    t_own = util::now_ns();
   });
-  if (w_.checkpoint.rank_sync) {
-    comm_.barrier();
-    rec.seconds = util::ns_to_s(util::now_ns() - t0);
-  }
-  rec.end = util::wall_time_iso();
-  metrics::trace::span("load", "checkpoint", t0, util::now_ns(), fmt::format(R"("index":{},"step":{})", index, step));
+  finish_times(rec, t0, t_own);
+  metrics::trace::span("load", "checkpoint", t0, t0 + static_cast<std::int64_t>(rec.seconds * 1e9),
+                       fmt::format(R"("index":{},"step":{})", index, step));
   if (const auto after = util::process_storage_read_bytes(); before && after && !s3_) {  // block counters: not S3's
+    rec.process_read_before = before;
+    rec.process_read_after = after;
     rec.storage_read_bytes = *after - *before;
     rec.storage_read_known = true;
   }

@@ -52,6 +52,9 @@ class Checkpointer {
   std::string folder(std::uint64_t epoch, std::uint64_t step) const;
   void write_file(const Part& part, const std::string& path, std::uint64_t seed);
   void read_file(const Part& part, const std::string& path);
+  // Collective, once the ranks agreed a save or load succeeded: its times (`t0` its start,
+  // `t_own` the end of this rank's own I/O), and with checkpoint.rank_sync the barrier DLIO adds.
+  void finish_times(metrics::CheckpointRecord& rec, std::int64_t t0, std::int64_t t_own) const;
 
   const config::Workload& w_;
   const mpi::Comm& comm_;

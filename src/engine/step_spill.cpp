@@ -9,7 +9,7 @@
 
 namespace trainio::engine {
 
-static_assert(sizeof(metrics::StepTimes) == 12, "the spill holds three floats per step");
+static_assert(sizeof(metrics::StepTimes) == 16, "the spill holds four floats per step");
 
 StepSpill::StepSpill(const std::string& folder, int rank)
     : path_(storage::temp_path_for(util::join(folder, fmt::format("{}_steps.bin", rank)))) {

@@ -1,6 +1,6 @@
 #pragma once
 // The step log of a run, spilled to a hidden file in the results folder as the steps happen:
-// 12 bytes per step on disk and a fixed buffer in memory, whatever the number of steps. The
+// 16 bytes per step on disk and a fixed buffer in memory, whatever the number of steps. The
 // file is removed when the log is destroyed (after the results are written); a crashed run
 // leaves it under a temporary name (storage::temp_path_for) that is recognised as such.
 

@@ -214,8 +214,6 @@ bool TensorflowLoader::emit(std::uint64_t batch, const Batch& result) {
   std::unique_lock lock(mutex_);
   window_cv_.wait(lock, [&] { return halt_ || batch < consumed_ + window_; });
   if (halt_) return false;
-  samples_ += result.samples;
-  sample_bytes_ += result.bytes;
   ready_[batch % window_] = Ready{batch, !mapping_, result};
   if (mapping_) {
     to_map_.push_back(batch);
@@ -276,9 +274,6 @@ void TensorflowLoader::collect(metrics::ReadPhase& phase) {
     s.io.clear();
     s.record_ns = metrics::Histogram();
   }
-  phase.samples += samples_;
-  phase.sample_bytes += sample_bytes_;
-  samples_ = sample_bytes_ = 0;
   phase.cpu_polling += util::ns_to_s(wait_.take_polling_cpu_ns());
 }
 

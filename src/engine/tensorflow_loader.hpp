@@ -102,8 +102,6 @@ class TensorflowLoader final : public Loader {
   std::deque<std::uint64_t> to_map_;
   std::uint64_t consumed_ = 0;
   std::vector<std::thread> threads_;
-
-  std::uint64_t samples_ = 0, sample_bytes_ = 0;
 };
 
 }  // namespace trainio::engine

@@ -57,6 +57,10 @@ struct StorageCounters {
     return {util::process_storage_read_bytes(), count_device ? util::device_read_bytes(device) : std::nullopt};
   }
   void since(const StorageCounters& before, metrics::ReadPhase& out) const {
+    out.process_read_before = before.process;
+    out.process_read_after = process;
+    out.device_read_before = before.device;
+    out.device_read_after = device;
     if (process && before.process) {
       out.storage_read_bytes = *process - *before.process;
       out.storage_read_known = true;
@@ -94,7 +98,6 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   storage::begin_probe_phase();
   const util::CpuTimes cpu_before = util::process_cpu_times();
   const std::int64_t phase_start = util::now_ns();
-  out.start = util::wall_time_iso();
   out.first_step = steps.size();
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                   static_cast<std::uint64_t>(w.output.exclude_end_steps));
@@ -114,8 +117,15 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
                         static_cast<double>(spec.batch_size * static_cast<std::uint64_t>(comm.size())), comm.size(),
                         spec.progress);
   bool stopped = false;
-  block.start(util::now_ns());
+  // The phase's window, which its figures use and its records give: from here, where its first
+  // step starts waiting for a batch, to the end of its last step (every step starts where the one
+  // before ended, so the window is its steps' times plus the checkpoints between them).
   std::int64_t t_load = util::now_ns();
+  block.start(t_load);
+  out.start = util::wall_time_iso_of(t_load);
+  out.window_start_ns = t_load;
+  std::int64_t phase_end = t_load;
+  std::int64_t pending_pause = 0;  // a checkpoint after a step: inside the window only if a step follows
   // DLIO's blocks: checkpoints split the phase; each block is measured as DLIO measures it.
   std::int64_t block_start = t_load;
   std::uint64_t block_first = 0;
@@ -133,16 +143,22 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     current.end(end_ns);
     const metrics::BlockResult r = current.result(spec.batch_size, spec.formula);
     block_too_short = block_too_short || r.degenerate;
-    out.blocks.push_back({util::wall_time_iso_of(block_start), util::wall_time_iso_of(end_ns), end_step - block_first,
-                          r.au, r.throughput_dlio});
+    out.blocks.push_back({util::wall_time_iso_of(block_start), util::wall_time_iso_of(end_ns), block_start, end_ns,
+                          end_step - block_first, r.au, r.throughput_dlio});
     block_first = end_step;
     current = fresh_block();
   };
   for (std::uint64_t step = 0; step < plan.steps(); ++step) {
+    block.pause(pending_pause);
+    out.paused_ns += pending_pause;
+    pending_pause = 0;
     std::exception_ptr failure;
     std::int64_t t_batch = t_load, t_computed = t_load;
     try {
-      loader.next();
+      const Batch batch = loader.next();
+      // What training consumed: batches the readers fetched ahead of a stop are not delivered.
+      out.samples += batch.samples;
+      out.sample_bytes += batch.bytes;
       t_batch = util::now_ns();
       if (!spec.compute.is_zero())
         util::sleep_until_ns(t_batch + static_cast<std::int64_t>(spec.compute.at(step) * 1e9));
@@ -156,30 +172,30 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
       settle(comm, vote.failing_rank, failure);
     }
     const std::int64_t t_done = util::now_ns();
-    block.add({util::ns_to_s(t_batch - t_load), util::ns_to_s(t_computed - t_batch), util::ns_to_s(t_done - t_computed)});
+    phase_end = t_done;
     if (metrics::trace::enabled()) {
       const std::string args = fmt::format(R"("epoch":{},"step":{})", spec.epoch, step + 1);
       metrics::trace::span("step", spec.split == plan::Split::train ? "train" : "eval", t_load, t_done, args);
       metrics::trace::span("batch_wait", "loader", t_load, t_batch, args);
       metrics::trace::span("compute", "accelerator", t_batch, t_computed, args);
     }
-    const metrics::StepTimes logged{static_cast<float>(util::ns_to_s(t_batch - t_load)),
-                                    static_cast<float>(util::ns_to_s(t_computed - t_load)),
-                                    static_cast<float>(util::ns_to_s(t_computed - t_batch))};
+    // Every figure of the step derives from what is logged (metrics::logged_step).
+    const metrics::StepTimes logged = metrics::logged_step(t_load, t_batch, t_computed, t_done);
     steps.append(logged);
     ++out.steps_logged;
-    current.add({logged.load, logged.compute, 0});
-    progress.step(util::ns_to_s(t_computed - t_batch));
-    out.wait_ns.record(static_cast<std::uint64_t>(t_batch - t_load));
-    out.compute_ns.record(static_cast<std::uint64_t>(t_computed - t_batch));
-    out.barrier_ns.record(static_cast<std::uint64_t>(t_done - t_computed));
+    block.add(metrics::timing_of(logged));
+    current.add(metrics::timing_of(logged));
+    progress.step(logged.compute);
+    out.wait_ns.record(metrics::logged_ns(logged.load));
+    out.compute_ns.record(metrics::logged_ns(logged.compute));
+    out.barrier_ns.record(metrics::logged_ns(logged.barrier));
     t_load = t_done;
     if (spec.checkpoint_due && !vote.stop && spec.checkpoint_due()) {
       // The checkpoint's time and CPU are its own, not the phase's.
       const util::CpuTimes cpu_at_step = util::process_cpu_times();
       spec.checkpoint();
       t_load = util::now_ns();
-      block.pause(t_load - t_done);
+      pending_pause = t_load - t_done;
       const util::CpuTimes cpu_now = util::process_cpu_times();
       checkpoint_cpu.user += cpu_now.user - cpu_at_step.user;
       checkpoint_cpu.sys += cpu_now.sys - cpu_at_step.sys;
@@ -191,17 +207,20 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
       break;
     }
   }
-  const std::int64_t phase_end = util::now_ns();
   block.end(phase_end);
+  out.end = util::wall_time_iso_of(phase_end);
+  out.window_end_ns = phase_end;
   if (block_first < out.steps_logged || out.blocks.empty()) close_block(phase_end, out.steps_logged);
   progress.finish();
   loader.finish();
   loader.collect(out);
   if (order) order->account(out.tier);
-  out.end = util::wall_time_iso();
   metrics::trace::span(spec.split == plan::Split::train ? "train" : "eval", "epoch", phase_start, util::now_ns(),
                        fmt::format(R"("epoch":{})", spec.epoch));
   const util::CpuTimes cpu_after = util::process_cpu_times();
+  out.cpu_before = cpu_before;
+  out.cpu_after = cpu_after;
+  out.cpu_in_checkpoints = checkpoint_cpu;
   out.cpu_user = cpu_after.user - cpu_before.user - checkpoint_cpu.user;
   out.cpu_sys = cpu_after.sys - cpu_before.sys - checkpoint_cpu.sys;
   StorageCounters::now(device, comm.node_rank() == 0, local).since(before, out);
@@ -239,17 +258,18 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   const std::string device =
       w.storage.storage_type == config::StorageType::s3 ? std::string() : util::block_device_of(layout.root());
 
-  // Checkpoints, when the workflow asks for them: every steps_between_checkpoints steps of the
-  // run, or else after checkpoint_after_epoch and every epochs_between_checkpoints epochs after.
+  // Checkpoints, when the workflow asks for them: every steps_between_checkpoints steps of each
+  // epoch (DLIO counts the steps from 1 again every epoch), or else after checkpoint_after_epoch
+  // and every epochs_between_checkpoints epochs after. A checkpoint is named by its epoch and the
+  // step of that epoch it follows.
   std::unique_ptr<Checkpointer> checkpointer;
   if (w.workflow.checkpoint) together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, options.run_seed, options.progress); });
   const auto& cw = w.checkpoint;
   const bool by_steps = checkpointer && cw.steps_between_checkpoints > 0;
-  std::uint64_t run_step = 0, saves = 0;
-  std::uint64_t next_step = by_steps ? static_cast<std::uint64_t>(cw.steps_between_checkpoints) : 0;
+  std::uint64_t saves = 0;
   std::uint64_t next_epoch = static_cast<std::uint64_t>(cw.checkpoint_after_epoch);
-  auto save = [&](std::uint64_t epoch, std::uint64_t block) {
-    metrics::CheckpointRecord c = checkpointer->save(epoch, run_step, ++saves);
+  auto save = [&](std::uint64_t epoch, std::uint64_t step, std::uint64_t block) {
+    metrics::CheckpointRecord c = checkpointer->save(epoch, step, ++saves);
     c.block = block;
     if (options.on_checkpoint) options.on_checkpoint(c);
     record.checkpoints.push_back(c);  // its timeline: its storage calls are summarised
@@ -262,6 +282,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
     er.host_meminfo = util::proc_key_values("/proc/meminfo");
     const auto cap = static_cast<std::int64_t>(plan::train_steps_in_epoch(shape, w, epoch));
     std::uint64_t blocks_ended = 0;  // by checkpoints in this epoch
+    std::uint64_t epoch_step = 0;
+    std::uint64_t next_step = by_steps ? static_cast<std::uint64_t>(cw.steps_between_checkpoints) : 0;
     const plan::EpochPlan train_plan(layout, plan::Split::train, w, batch, epoch, comm.rank(), comm.size(),
                                      options.run_seed, cap, plan::partition_of(w));
     const PhaseSpec train_spec{
@@ -271,11 +293,11 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
         metrics::BlockAccumulator::DlioFormula::train,
         fmt::format("epoch {}/{}", epoch, shape.epochs), options.progress,
         [&] {
-          ++run_step;  // counted for checkpoints by epoch too, which name the step they follow
-          return by_steps && run_step == next_step;
+          ++epoch_step;  // counted for checkpoints by epoch too, which name the step they follow
+          return by_steps && epoch_step == next_step;
         },
         [&] {
-          save(epoch, ++blocks_ended);
+          save(epoch, epoch_step, ++blocks_ended);
           next_step += static_cast<std::uint64_t>(cw.steps_between_checkpoints);
         }};
     evict_dataset(w, layout, comm, plan::Split::train);
@@ -283,7 +305,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
     record.stopped_by_time_limit =
         run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.train);
     if (checkpointer && !by_steps && !record.stopped_by_time_limit && epoch == next_epoch) {
-      save(epoch, er.train.blocks.size());
+      save(epoch, epoch_step, er.train.blocks.size());
       next_epoch += static_cast<std::uint64_t>(cw.epochs_between_checkpoints);
     }
     if (!record.stopped_by_time_limit && plan::evaluates_after(w, epoch)) {

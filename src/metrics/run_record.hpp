@@ -14,6 +14,7 @@
 #include "metrics/io_recorder.hpp"
 #include "metrics/step_log.hpp"
 #include "metrics/tier_stats.hpp"
+#include "util/proc_stats.hpp"
 
 namespace trainio::metrics {
 
@@ -21,6 +22,7 @@ namespace trainio::metrics {
 // AU and throughput over it (the first exclude_start_steps of every block left out).
 struct DlioBlock {
   std::string start, end;    // wall time, ISO 8601
+  std::int64_t start_ns = 0, end_ns = 0;  // the same on the monotonic clock
   std::uint64_t steps = 0;
   std::optional<double> au;          // a fraction; absent: no value (see BlockResult)
   std::optional<double> throughput;  // samples/s, DLIO's formula; absent: no value
@@ -48,7 +50,8 @@ struct ReadPhase : PhaseTimeline {
   Histogram sample_ns;       // per sample: time to read it (reader threads)
   IoRecorder io;             // every storage call of the phase
   TierStats tier;            // what the cache tier did (cache.tier set)
-  std::uint64_t samples = 0; // samples read
+  // What the training loop consumed: the batches it took, not those the readers fetched ahead.
+  std::uint64_t samples = 0;
   std::uint64_t sample_bytes = 0;  // bytes of sample data delivered to the application
   // The storage side, where Linux tells: bytes this process made the kernel fetch from storage
   // (/proc/self/io), and bytes read from the data folder's block device (counted by one rank per
@@ -59,6 +62,13 @@ struct ReadPhase : PhaseTimeline {
   bool device_read_known = false;
   double cpu_user = 0, cpu_sys = 0;  // CPU seconds this process (all its threads) used in the phase
   double cpu_polling = 0;  // of which the training loop polled for its next batch (engine/batch_wait.hpp)
+  // The readings these figures come from, which the rank's records keep (report/records_file.hpp):
+  // the window on the monotonic clock (its duration: end - start - paused, the checkpoints between
+  // its steps), the kernel's counters before and after it, and the process's CPU times before and
+  // after it and in the checkpoints taken inside it.
+  std::int64_t window_start_ns = 0, window_end_ns = 0, paused_ns = 0;
+  std::optional<std::uint64_t> process_read_before, process_read_after, device_read_before, device_read_after;
+  util::CpuTimes cpu_before, cpu_after, cpu_in_checkpoints;
 };
 
 // An epoch's training and evaluation: EpochRecord as it ends, EpochTimeline as the run keeps it.
@@ -87,8 +97,13 @@ struct CheckpointTimeline {
   std::uint64_t block = 0;  // DLIO's number for it: the block it ends in its epoch (save_ckpt<block>)
   std::uint64_t epoch = 0, step = 0;
   std::string folder;       // global_epoch<e>_step<s>
-  std::string start, end;   // wall time, ISO 8601
-  double seconds = 0;       // this rank's time from its first call to its last
+  std::string start, end;   // wall time, ISO 8601: end - start = seconds
+  std::int64_t start_ns = 0;  // the start on the monotonic clock
+  // This rank's own time, from its start to the end of its last call: DLIO's per-rank duration
+  // (with checkpoint.rank_sync, as in DLIO, to the barrier after it).
+  double seconds = 0;
+  double io_seconds = 0;          // to the end of its last call, rank_sync or not
+  double collective_seconds = 0;  // until the ranks agreed that all had succeeded (waiting for the others)
   std::uint64_t files = 0;
   std::uint64_t tensor_bytes = 0;  // this rank's share of the checkpoint
   std::uint64_t file_bytes = 0;    // with the archives' headers
@@ -96,6 +111,7 @@ struct CheckpointTimeline {
   // whether the page cache was really emptied.
   std::uint64_t storage_read_bytes = 0;
   bool storage_read_known = false;
+  std::optional<std::uint64_t> process_read_before, process_read_after;  // the readings behind it
 };
 
 // A checkpoint as it ends, with its storage calls (summarised, then dropped, as a read phase's).

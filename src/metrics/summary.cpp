@@ -123,11 +123,11 @@ TierStats reduce(const TierStats& t, const mpi::Comm& comm) {
 }
 
 void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) {
-  constexpr std::size_t kFields = 9;
+  constexpr std::size_t kFields = 10;
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // a figure without a value
   const auto all = comm.all_gather({p.block.duration, static_cast<double>(p.samples), static_cast<double>(p.io.bytes_read()),
                                     p.block.throughput_dlio.value_or(kNone), p.block.au.value_or(kNone), p.cpu_user, p.cpu_sys,
-                                    static_cast<double>(comm.host_index()), p.cpu_polling});
+                                    static_cast<double>(comm.host_index()), p.cpu_polling, p.block.throughput});
   for (std::size_t r = 0; r * kFields < all.size(); ++r) {
     const double* f = &all[r * kFields];
     RankFigures rf;
@@ -135,7 +135,8 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
     rf.duration = f[0];
     rf.samples = static_cast<std::uint64_t>(f[1]);
     rf.bytes_read = static_cast<std::uint64_t>(f[2]);
-    if (!std::isnan(f[3])) rf.throughput = f[3];
+    if (!std::isnan(f[3])) rf.throughput_dlio = f[3];
+    rf.throughput = f[9];
     if (!std::isnan(f[4])) rf.au = f[4];
     rf.cpu_user = f[5];
     rf.cpu_sys = f[6];
@@ -288,8 +289,9 @@ CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Com
   s.start = c.start;
   s.end = c.end;
   s.duration = comm.max(c.seconds);
+  s.collective = comm.max(c.collective_seconds);
   const bool moved = c.file_bytes > 0;
-  s.fastest = comm.min(moved ? c.seconds : 1e300);
+  s.fastest = comm.min(moved ? c.io_seconds : 1e300);
   const auto sums = comm.sum(std::vector<std::uint64_t>{c.files, c.tensor_bytes, c.file_bytes, moved ? 1u : 0u,
                                                        c.storage_read_bytes, c.storage_read_known ? 1u : 0u});
   s.files = sums[0];
@@ -299,7 +301,7 @@ CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Com
   s.storage_read_bytes = sums[4];
   s.storage_read_known = sums[5] == static_cast<std::uint64_t>(comm.size());
   s.bandwidth = s.duration > 0 ? static_cast<double>(s.file_bytes) / s.duration : 0;
-  const double mine = moved && c.seconds > 0 ? static_cast<double>(c.file_bytes) / c.seconds : 0;
+  const double mine = moved && c.io_seconds > 0 ? static_cast<double>(c.file_bytes) / c.io_seconds : 0;
   s.rank_bandwidth_min = comm.min(moved ? mine : 1e300);
   s.rank_bandwidth_max = comm.max(mine);
   if (s.ranks_with_data == 0) s.fastest = s.rank_bandwidth_min = 0;

@@ -24,7 +24,8 @@ struct RankFigures {
   double duration = 0;        // seconds
   std::uint64_t samples = 0;
   std::uint64_t bytes_read = 0;
-  std::optional<double> throughput;  // samples/s, DLIO's formula; absent: no value
+  std::optional<double> throughput_dlio;  // samples/s, DLIO's formula; absent: no value
+  double throughput = 0;             // samples/s, trainio's exact window
   std::optional<double> au;          // fraction; absent: no value
   double cpu_user = 0, cpu_sys = 0;
   double cpu_polling = 0;  // of cpu_user + cpu_sys: the training loop polling for its batches
@@ -95,13 +96,14 @@ struct CheckpointSummary {
   CheckpointRecord::Kind kind = CheckpointRecord::Kind::save;
   std::uint64_t index = 0, epoch = 0, step = 0;
   std::string folder, start, end;    // start and end as rank 0 saw them
-  double duration = 0;               // slowest rank
-  double fastest = 0;                // quickest rank that moved data
+  double duration = 0;               // slowest rank (its own time: CheckpointTimeline::seconds)
+  double fastest = 0;                // quickest rank that moved data (its own I/O: io_seconds)
+  double collective = 0;             // until all ranks had agreed it succeeded (slowest rank's view)
   std::uint64_t files = 0;
   std::uint64_t tensor_bytes = 0;    // all ranks
   std::uint64_t file_bytes = 0;      // all ranks, with the archives' headers
   double bandwidth = 0;              // file_bytes / duration
-  double rank_bandwidth_min = 0, rank_bandwidth_max = 0;  // over ranks that moved data
+  double rank_bandwidth_min = 0, rank_bandwidth_max = 0;  // over ranks that moved data, over their io_seconds
   int ranks_with_data = 0;
   std::uint64_t storage_read_bytes = 0;  // loads: from storage, all ranks (/proc/self/io)
   bool storage_read_known = false;

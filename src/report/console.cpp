@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "report/dlio_figures.hpp"
 #include "util/units.hpp"
@@ -183,12 +184,13 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
   }
   for (const auto kind : {metrics::CheckpointRecord::Kind::save, metrics::CheckpointRecord::Kind::load}) {
     std::vector<double> bw, seconds;
-    double bytes = 0;
+    double bytes = 0, all_bytes = 0;
     for (const auto& c : run.checkpoints) {
       if (c.kind != kind) continue;
       bw.push_back(c.bandwidth);
       seconds.push_back(c.duration);
       bytes = static_cast<double>(c.file_bytes);
+      all_bytes += bytes;
     }
     if (bw.empty()) continue;
     const bool save = kind == metrics::CheckpointRecord::Kind::save;
@@ -196,6 +198,12 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                        save ? "checkpoint save" : "checkpoint load", util::format_rate(metrics::mean_of(bw)),
                        util::format_rate(metrics::stdev_of(bw)), util::format_duration(metrics::mean_of(seconds)),
                        util::format_bytes(bytes), bw.size(), save ? (bw.size() == 1 ? "save" : "saves") : (bw.size() == 1 ? "load" : "loads"));
+    // The mean of rates lets one fast checkpoint dominate: all bytes over all time beside it.
+    const double total_seconds = std::accumulate(seconds.begin(), seconds.end(), 0.0);
+    if (bw.size() > 1 && total_seconds > 0)
+      out += fmt::format("  {:<22} {} (all bytes over all time; per checkpoint {} to {})\n", "",
+                         util::format_rate(all_bytes / total_seconds), util::format_rate(*std::min_element(bw.begin(), bw.end())),
+                         util::format_rate(*std::max_element(bw.begin(), bw.end())));
   }
   {
     metrics::PageCacheStats train, eval, loads;

@@ -131,6 +131,9 @@ void dlio_output_json(const metrics::RankRecord& record, const RankHost& host, J
     out.value(per_block(e, [](const metrics::DlioBlock& b) { return maybe(b.au, 100); }, maybe(e.eval.block.au, 100)));
     out.key("compute");
     lists.write_phase(e, &metrics::StepTimes::compute, out);
+    // trainio's: each step's wait for the other ranks after its compute (DLIO keeps none).
+    out.key("barrier");
+    lists.write_phase(e, &metrics::StepTimes::barrier, out);
     json meminfo = json::object();
     for (const auto& [k, v] : e.host_meminfo) meminfo[k] = v;
     out.key("host_meminfo");

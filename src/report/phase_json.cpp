@@ -205,6 +205,7 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"end", c.end},
           {"duration_seconds", c.duration},
           {"fastest_rank_seconds", c.fastest},
+          {"collective_seconds", c.collective},
           {"files", c.files},
           {"tensor_bytes", c.tensor_bytes},
           {"file_bytes", c.file_bytes},

@@ -254,6 +254,28 @@ void epochs_part(JsonStream& out, const config::Workload& w, const metrics::RunS
   });
 }
 
+// trainio's figure beside DLIO's mean of per-checkpoint rates (which one fast checkpoint
+// dominates): every checkpoint's bytes over their durations together, and the spread of the rates.
+json checkpoint_totals_json(const metrics::RunSummary& run, metrics::CheckpointRecord::Kind kind) {
+  std::uint64_t count = 0, bytes = 0;
+  double seconds = 0, low = 0, high = 0;
+  for (const auto& c : run.checkpoints) {
+    if (c.kind != kind) continue;
+    low = count == 0 ? c.bandwidth : std::min(low, c.bandwidth);
+    high = count == 0 ? c.bandwidth : std::max(high, c.bandwidth);
+    ++count;
+    bytes += c.file_bytes;
+    seconds += c.duration;
+  }
+  if (count == 0) return nullptr;
+  return {{"count", count},
+          {"file_bytes", bytes},
+          {"duration_seconds", seconds},
+          {"bytes_per_second", seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0},
+          {"bytes_per_second_min", low},
+          {"bytes_per_second_max", high}};
+}
+
 void checkpoint_part(JsonStream& out, const config::Workload& w, const metrics::RunSummary& run,
                      const plan::CheckpointPlan& plan) {
   const auto& m = w.model;
@@ -274,6 +296,8 @@ void checkpoint_part(JsonStream& out, const config::Workload& w, const metrics::
   out.field("optimizer_bytes", plan.optimizer_bytes());
   out.field("largest_rank_bytes", plan.max_rank_bytes());
   out.field("page_cache", page_cache_json(load_cache));
+  out.field("saves", checkpoint_totals_json(run, metrics::CheckpointRecord::Kind::save));
+  out.field("loads", checkpoint_totals_json(run, metrics::CheckpointRecord::Kind::load));
   stream_list(out, "checkpoints", run.checkpoints, [](const metrics::CheckpointSummary& c) { return checkpoint_json(c); });
   out.end_object();
 }

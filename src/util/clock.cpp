@@ -29,10 +29,22 @@ struct WallNow {
   tm local;
   long micros;
 };
-WallNow wall_at(std::int64_t ago_ns) {
+// Wall time in microseconds = the monotonic clock plus one offset, taken when first needed: every
+// wall time a run writes derives from the monotonic clock by the same mapping, so the difference
+// of two is the monotonic span between them (to the microsecond), whatever the wall clock does
+// meanwhile (NTP steps and slews it).
+std::int64_t wall_offset_us() {
+  static const std::int64_t offset = [] {
+    timeval tv;
+    gettimeofday(&tv, nullptr);
+    return static_cast<std::int64_t>(tv.tv_sec) * 1'000'000 + tv.tv_usec - now_ns() / 1000;
+  }();
+  return offset;
+}
+
+WallNow wall_of(std::int64_t mono_ns) {
   timeval tv;
-  gettimeofday(&tv, nullptr);
-  const std::int64_t us = static_cast<std::int64_t>(tv.tv_sec) * 1'000'000 + tv.tv_usec - ago_ns / 1000;
+  const std::int64_t us = wall_offset_us() + mono_ns / 1000;
   tv.tv_sec = static_cast<time_t>(us / 1'000'000);
   tv.tv_usec = static_cast<suseconds_t>(us % 1'000'000);
   WallNow w{};
@@ -45,14 +57,14 @@ WallNow wall_at(std::int64_t ago_ns) {
 std::string wall_time_iso() { return wall_time_iso_of(now_ns()); }
 
 std::string wall_time_iso_of(std::int64_t mono_ns) {
-  const WallNow w = wall_at(now_ns() - mono_ns);
+  const WallNow w = wall_of(mono_ns);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}", w.local.tm_year + 1900,
                      w.local.tm_mon + 1, w.local.tm_mday, w.local.tm_hour, w.local.tm_min,
                      w.local.tm_sec, w.micros);
 }
 
 std::string wall_time_compact() {
-  const WallNow w = wall_at(0);
+  const WallNow w = wall_of(now_ns());
   return fmt::format("{:04}{:02}{:02}-{:02}{:02}{:02}", w.local.tm_year + 1900, w.local.tm_mon + 1,
                      w.local.tm_mday, w.local.tm_hour, w.local.tm_min, w.local.tm_sec);
 }

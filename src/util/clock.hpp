@@ -16,9 +16,11 @@ inline double ns_to_s(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; 
 void sleep_until_ns(std::int64_t deadline_ns);
 
 // Wall-clock time as ISO 8601 with microseconds, local time, as DLIO stamps its results:
-// "2026-11-21T10:15:03.123456".
+// "2026-11-21T10:15:03.123456". It is the monotonic clock mapped to the wall clock by one offset
+// taken when the process first asks, so that two such times differ by the monotonic span between
+// them (the run's records give both).
 std::string wall_time_iso();
-// The same for an earlier moment of the monotonic clock (now_ns()).
+// The same for a moment of the monotonic clock (now_ns()).
 std::string wall_time_iso_of(std::int64_t mono_ns);
 // Seconds from one wall time as wall_time_iso() writes it to another; 0 when either is unreadable.
 double seconds_between(const std::string& start, const std::string& end);

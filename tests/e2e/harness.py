@@ -77,6 +77,18 @@ class TrainioTest(unittest.TestCase):
         cmd = list(wrapper) + [TRAINIO] + [str(a) for a in args]
         if ranks is not None:
             cmd = ["mpirun", "-np", str(ranks)] + cmd
+        return self.run_command(cmd, timeout=timeout, env=env)
+
+    def run_mpmd(self, *ranks_args, timeout=300):
+        """One mpirun of several programs: each argument is (env, args) for one rank, as
+        `mpirun -np 1 env K=V trainio ARGS : -np 1 ...` starts them."""
+        cmd = ["mpirun"]
+        for i, (env, args) in enumerate(ranks_args):
+            cmd += ([":"] if i else []) + ["-np", "1", "env", *[f"{k}={v}" for k, v in env.items()], TRAINIO]
+            cmd += [str(a) for a in args]
+        return self.run_command(cmd, timeout=timeout)
+
+    def run_command(self, cmd, timeout=300, env=None):
         full_env = dict(os.environ, **MPI_ENV)
         full_env.update(env or {})
         start = time.monotonic()

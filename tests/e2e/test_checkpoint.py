@@ -138,9 +138,9 @@ class CheckpointTest(TrainioTest):
                     "model.model_size_bytes=67108864", "--output", "o")
         self.assertIn("checkpoint save 1 (global_epoch1_step3)", r.out)
         s = self.summary("o")
-        steps = [x["step"] for x in s["trainio"]["checkpoint"]["checkpoints"]]
-        self.assertEqual(steps, [3, 6, 9, 12, 15])  # 8 steps per epoch, counted over the run
-        self.assertEqual(self.files("ck/global_epoch2_step15"), ["model_states-0.pt"])
+        steps = [(x["epoch"], x["step"]) for x in s["trainio"]["checkpoint"]["checkpoints"]]
+        self.assertEqual(steps, [(1, 3), (1, 6), (2, 3), (2, 6)])  # 8 steps per epoch, counted in each (DLIO)
+        self.assertEqual(self.files("ck/global_epoch2_step6"), ["model_states-0.pt"])
         self.assertGreater(s["metric"]["train_au_mean_percentage"], 80)
 
     def test_epoch_checkpoints_follow_checkpoint_after_epoch(self):
@@ -149,7 +149,7 @@ class CheckpointTest(TrainioTest):
                 "workflow.checkpoint=true", "checkpoint.checkpoint_folder=ck", "checkpoint.checkpoint_after_epoch=2",
                 "checkpoint.epochs_between_checkpoints=2", "--output", "o")
         folders = [x["folder"] for x in self.summary("o")["trainio"]["checkpoint"]["checkpoints"]]
-        self.assertEqual(folders, ["global_epoch2_step8", "global_epoch4_step16"])
+        self.assertEqual(folders, ["global_epoch2_step4", "global_epoch4_step4"])  # the epoch's last step
 
     def test_memory_stays_bounded_for_a_2_gib_shard(self):
         out = self.path("rss")

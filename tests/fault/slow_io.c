@@ -1,7 +1,8 @@
 /* Fault injection for the stall watchdog's tests: preloaded (LD_PRELOAD), it makes every read of
  * a file whose path contains $TRAINIO_FAULT_SLOW_PATH sleep $TRAINIO_FAULT_SLOW_SECONDS first, as
- * a read from a hung mount would (fractions of a second too, for a merely slow one). Nothing
- * else changes; without the variables it only forwards. */
+ * a read from a hung mount would (fractions of a second too, for a merely slow one), and every
+ * write too when $TRAINIO_FAULT_SLOW_WRITES is 1 (a slow rank in a checkpoint). Nothing else
+ * changes; without the variables it only forwards. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -46,3 +47,24 @@ ssize_t pread64(int fd, void* buf, size_t count, off_t offset) {
 }
 
 ssize_t pread(int fd, void* buf, size_t count, off_t offset) { return pread64(fd, buf, count, offset); }
+
+static void stall_write(int fd) {
+  const char* on = getenv("TRAINIO_FAULT_SLOW_WRITES");
+  if (on && strcmp(on, "1") == 0) stall(fd);
+}
+
+ssize_t write(int fd, const void* buf, size_t count) {
+  static ssize_t (*real)(int, const void*, size_t);
+  if (!real) real = (ssize_t (*)(int, const void*, size_t))dlsym(RTLD_NEXT, "write");
+  stall_write(fd);
+  return real(fd, buf, count);
+}
+
+ssize_t pwrite64(int fd, const void* buf, size_t count, off_t offset) {
+  static ssize_t (*real)(int, const void*, size_t, off_t);
+  if (!real) real = (ssize_t (*)(int, const void*, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+  stall_write(fd);
+  return real(fd, buf, count, offset);
+}
+
+ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) { return pwrite64(fd, buf, count, offset); }

@@ -103,8 +103,8 @@ TEST_CASE("a DLIO figure that some rank lacks has no value across ranks") {
   CHECK(*t.au == Approx(0.5));
   if (c.is_root()) {
     REQUIRE(rows.ranks.size() == static_cast<std::size_t>(c.size()));
-    CHECK_FALSE(rows.ranks[0].throughput);
-    if (c.size() > 1) CHECK(rows.ranks[1].throughput == Approx(100));
+    CHECK_FALSE(rows.ranks[0].throughput_dlio);
+    if (c.size() > 1) CHECK(rows.ranks[1].throughput_dlio == Approx(100));
   } else {
     CHECK(rows.ranks.empty());  // only rank 0 writes per_rank.csv
   }
