@@ -22,6 +22,7 @@
 #include "report/context.hpp"
 #include "report/hydra_files.hpp"
 #include "report/live_json.hpp"
+#include "report/records_file.hpp"
 #include "report/results.hpp"
 #include "report/tables.hpp"
 #include "report/trace_file.hpp"
@@ -165,7 +166,19 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         if (comm.is_root() && !cmd.generate_only)
           per_rank = std::make_unique<report::PerRankCsv>(util::join(out_dir, "per_rank.csv"), hosts.hostnames());
         metrics::RunSummarizer summarizer(comm, per_rank.get());
+        // Every rank's evidence, from which the figures can be recomputed (trainio verify).
+        std::unique_ptr<report::RecordsFile> records;
+        if (!cmd.generate_only)
+          engine::together(comm, [&] {
+            records = std::make_unique<report::RecordsFile>(
+                out_dir, report::RecordsHeader{comm.rank(), comm.size(), comm.host_index(), util::host_info().hostname,
+                                               static_cast<std::uint64_t>(w.reader.batch_size),
+                                               static_cast<std::uint64_t>(w.reader.batch_size_eval),
+                                               static_cast<std::uint64_t>(w.output.exclude_start_steps),
+                                               static_cast<std::uint64_t>(w.output.exclude_end_steps)});
+          });
         options.on_epoch = [&](const metrics::EpochRecord& e) {
+          if (records) records->add(e);
           const auto& s = summarizer.add(e);
           if (comm.is_root()) {
             print_result(report::epoch_line(s, shape.epochs, layout.nominal_record_bytes()) + "\n");
@@ -176,6 +189,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         const std::uint64_t planned_loads =
             w.workflow.train ? 0 : static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.checkpoint.num_checkpoints_read));
         options.on_checkpoint = [&](const metrics::CheckpointRecord& c) {
+          if (records) records->add(c);
           const auto& s = summarizer.add(c);
           if (comm.is_root()) {
             const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
@@ -219,6 +233,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         engine::together(comm, [&] {
           report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
           if (per_rank) per_rank->commit();
+          records->finish(record);
         });
         if (comm.is_root()) {
           // The table people read, kept beside the figures: `trainio report RUN` shows it again.

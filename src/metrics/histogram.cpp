@@ -16,6 +16,8 @@ int Histogram::bucket_of(std::uint64_t v) {
   return kSub + (top - kSubBits) * kSub + sub;
 }
 
+std::uint64_t Histogram::bucket_lower(int bucket) { return bucket == 0 ? 0 : bucket_upper(bucket - 1) + 1; }
+
 std::uint64_t Histogram::bucket_upper(int bucket) {
   if (bucket < kSub) return static_cast<std::uint64_t>(bucket);
   const int octave = (bucket - kSub) / kSub;  // top - kSubBits

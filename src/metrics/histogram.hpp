@@ -60,7 +60,17 @@ class Histogram {
   static constexpr std::size_t kWords = kBuckets + 4;
 
   static int bucket_of(std::uint64_t v);
+  static std::uint64_t bucket_lower(int bucket);
   static std::uint64_t bucket_upper(int bucket);
+  // Each bucket that holds values, in order: f(lowest value, highest value, count) (bounds
+  // inclusive), for the run's records. Needs the buckets.
+  template <typename F>
+  void for_each_bucket(F&& f) const {
+    require_buckets("list the buckets of");
+    if (!counts_) return;
+    for (int i = 0; i < kBuckets; ++i)
+      if (const std::uint64_t n = (*counts_)[static_cast<std::size_t>(i)]; n > 0) f(bucket_lower(i), bucket_upper(i), n);
+  }
 
  private:
   using Buckets = std::array<std::uint64_t, kBuckets>;

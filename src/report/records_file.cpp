@@ -1,0 +1,209 @@
+#include "report/records_file.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/io_observer.hpp"
+#include "storage/page_residency.hpp"
+#include "util/build_info.hpp"
+#include "util/paths.hpp"
+
+namespace trainio::report {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Records format version: raised when a field changes meaning or goes.
+constexpr int kRecordsVersion = 1;
+
+json optional_count(const std::optional<std::uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+// A latency histogram whole: its buckets that hold values as [lowest, highest, count] (bounds
+// inclusive, nanoseconds), and the exact count, sum, min and max.
+json histogram_record(const metrics::Histogram& h) {
+  json buckets = json::array();
+  h.for_each_bucket([&](std::uint64_t lo, std::uint64_t hi, std::uint64_t n) { buckets.push_back({lo, hi, n}); });
+  return {{"count", h.count()},
+          {"sum", static_cast<std::uint64_t>(h.sum())},
+          {"min", h.min()},
+          {"max", h.max()},
+          {"buckets", buckets}};
+}
+
+json page_cache_record(const metrics::PageCacheStats& c) {
+  return {{"read_bytes", c.read_bytes},         {"direct_bytes", c.direct_bytes},
+          {"remote_bytes", c.remote_bytes},     {"probes", c.probes},
+          {"probed_pages", c.probed_pages},     {"resident_pages", c.resident_pages},
+          {"stayed_out_pages", c.stayed_out_pages}, {"failed_probes", c.failed_probes},
+          {"probe_error", c.probe_error},       {"method", storage::residency_method_name(static_cast<storage::ResidencyMethod>(c.method))},
+          {"page_bytes", storage::page_bytes()}};
+}
+
+json profile_record(const metrics::AccessProfile& a) {
+  json common = json::array();
+  for (const auto& [size, calls] : a.common) common.push_back({size, calls});
+  return {{"reads", a.reads},
+          {"writes", a.writes},
+          {"bytes_read", a.bytes_read},
+          {"bytes_written", a.bytes_written},
+          {"read_sizes", a.read_sizes},
+          {"write_sizes", a.write_sizes},
+          {"sequential_reads", a.sequential_reads},
+          {"consecutive_reads", a.consecutive_reads},
+          {"sequential_writes", a.sequential_writes},
+          {"consecutive_writes", a.consecutive_writes},
+          {"metadata_calls", a.metadata_ops},
+          {"metadata_ns", a.metadata_ns},
+          {"data_ns", a.data_ns},
+          {"distinct_files_estimate", a.files.estimate()},
+          {"common_sizes", common},
+          {"other_sizes", a.other_sizes}};
+}
+
+json requests_record(const metrics::RequestStats& r) {
+  json kinds = json::object(), statuses = json::object();
+  for (int k = 0; k < storage::kRequestKinds; ++k)
+    if (const auto n = r.by_kind[static_cast<std::size_t>(k)]; n > 0) kinds[storage::request_name(static_cast<storage::Request>(k))] = n;
+  for (std::size_t s = 0; s < r.by_status.size(); ++s)
+    if (r.by_status[s] > 0) statuses[std::to_string(s)] = r.by_status[s];
+  return {{"by_kind", kinds},
+          {"by_status", statuses},
+          {"retries", r.retries},
+          {"bytes", r.bytes},
+          {"first_byte_ns", histogram_record(r.first_byte_ns)},
+          {"total_ns", histogram_record(r.total_ns)}};
+}
+
+json io_record(const metrics::IoRecorder& io) {
+  json ops = json::object();
+  for (int i = 0; i < storage::kOpCount; ++i) {
+    const auto op = static_cast<storage::Op>(i);
+    const metrics::OpStats& s = io.op(op);
+    if (s.count == 0) continue;
+    ops[storage::op_name(op)] = {{"count", s.count}, {"bytes", s.bytes}, {"ns", s.ns}, {"latency_ns", histogram_record(s.latency)}};
+  }
+  json o = {{"ops", ops},
+            {"data_files", profile_record(io.data_files())},
+            {"other_files", profile_record(io.other_files())},
+            {"page_cache", page_cache_record(io.page_cache())}};
+  if (io.requests().requests() > 0) o["requests"] = requests_record(io.requests());
+  return o;
+}
+
+json tier_record(const metrics::TierStats& t) {
+  json o = {{"hit_samples", t.hit_samples},   {"miss_samples", t.miss_samples},   {"hit_bytes", t.hit_bytes},
+            {"miss_bytes", t.miss_bytes},     {"fills", t.fills},                 {"fill_ns", t.fill_ns},
+            {"evictions", t.evictions},       {"busy", t.busy},                   {"not_admitted", t.not_admitted},
+            {"backing_read_bytes", t.backing_read_bytes}, {"tier_read_bytes", t.tier_read_bytes},
+            {"tier_write_bytes", t.tier_write_bytes},     {"order_inversions", t.order_inversions},
+            {"order_pairs", t.order_pairs},   {"order_moved", t.order_moved},     {"ordered_samples", t.ordered_samples}};
+  o["backing_page_cache"] = page_cache_record(t.backing_cache);
+  o["tier_page_cache"] = page_cache_record(t.tier_cache);
+  return o;
+}
+
+json cpu_record(const util::CpuTimes& t) { return {{"user", t.user}, {"sys", t.sys}}; }
+
+json phase_record(std::uint64_t epoch, const char* kind, const metrics::ReadPhase& p) {
+  json blocks = json::array();
+  for (const auto& b : p.blocks)
+    blocks.push_back({{"start", b.start}, {"end", b.end}, {"start_ns", b.start_ns}, {"end_ns", b.end_ns}, {"steps", b.steps}});
+  return {{"record", "phase"},
+          {"kind", kind},
+          {"epoch", epoch},
+          {"start", p.start},
+          {"end", p.end},
+          {"start_ns", p.window_start_ns},
+          {"end_ns", p.window_end_ns},
+          {"paused_ns", p.paused_ns},
+          {"first_step", p.first_step},
+          {"steps", p.steps_logged},
+          {"blocks", blocks},
+          {"samples", p.samples},
+          {"sample_bytes", p.sample_bytes},
+          {"sample_read_ns", histogram_record(p.sample_ns)},
+          {"io", io_record(p.io)},
+          {"tier", tier_record(p.tier)},
+          {"kernel", {{"process_read_bytes", {optional_count(p.process_read_before), optional_count(p.process_read_after)}},
+                      {"device_read_bytes", {optional_count(p.device_read_before), optional_count(p.device_read_after)}}}},
+          {"cpu", {{"before", cpu_record(p.cpu_before)},
+                   {"after", cpu_record(p.cpu_after)},
+                   {"in_checkpoints", cpu_record(p.cpu_in_checkpoints)},
+                   {"polling", p.cpu_polling}}}};
+}
+
+}  // namespace
+
+std::string RecordsFile::name_for(int rank) { return fmt::format("{}_records.jsonl", rank); }
+
+RecordsFile::RecordsFile(const std::string& folder, const RecordsHeader& h)
+    : file_(util::join(folder, name_for(h.rank)), true) {
+  line(json{{"record", "rank"},
+            {"version", kRecordsVersion},
+            {"trainio_version", util::version()},
+            {"rank", h.rank},
+            {"ranks", h.ranks},
+            {"host_index", h.host_index},
+            {"hostname", h.hostname},
+            {"batch_size", h.batch_size},
+            {"batch_size_eval", h.batch_size_eval},
+            {"exclude_start_steps", h.exclude_start_steps},
+            {"exclude_end_steps", h.exclude_end_steps},
+            {"clock", "CLOCK_MONOTONIC nanoseconds (*_ns); wall times ISO 8601, local, microseconds"},
+            {"histograms", "buckets [lowest, highest, count], bounds inclusive: values below 64 exactly, then 64 "
+                           "buckets per power of two"}}
+           .dump());
+}
+
+void RecordsFile::add(const metrics::EpochRecord& e) {
+  line(phase_record(e.epoch, "train", e.train).dump());
+  if (e.evaluated) line(phase_record(e.epoch, "eval", e.eval).dump());
+}
+
+void RecordsFile::add(const metrics::CheckpointRecord& c) {
+  const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
+  line(json{{"record", "checkpoint"},
+            {"kind", save ? "save" : "load"},
+            {"index", c.index},
+            {"block", c.block},
+            {"epoch", c.epoch},
+            {"step", c.step},
+            {"folder", c.folder},
+            {"start", c.start},
+            {"end", c.end},
+            {"start_ns", c.start_ns},
+            {"seconds", c.seconds},
+            {"io_seconds", c.io_seconds},
+            {"collective_seconds", c.collective_seconds},
+            {"files", c.files},
+            {"tensor_bytes", c.tensor_bytes},
+            {"file_bytes", c.file_bytes},
+            {"kernel", {{"process_read_bytes", {optional_count(c.process_read_before), optional_count(c.process_read_after)}}}},
+            {"io", io_record(c.io)}}
+           .dump());
+}
+
+void RecordsFile::finish(const metrics::RankRecord& r) {
+  const auto& g = r.generate;
+  if (g.ran)
+    line(json{{"record", "generate"},
+              {"seconds", g.seconds},
+              {"files_written", g.files_written},
+              {"files_kept", g.files_kept},
+              {"io", io_record(g.io)}}
+             .dump());
+  if (r.staging.fills > 0 || r.staging_seconds > 0)
+    line(json{{"record", "staging"}, {"seconds", r.staging_seconds}, {"tier", tier_record(r.staging)}, {"io", io_record(r.staging_io)}}
+             .dump());
+  line(json{{"record", "end"}, {"start", r.start}, {"end", r.end}, {"stopped_by_time_limit", r.stopped_by_time_limit}}.dump());
+  file_.commit();
+}
+
+void RecordsFile::line(const std::string& text) {
+  file_.write(text);
+  file_.write("\n");
+}
+
+}  // namespace trainio::report

@@ -1,0 +1,41 @@
+#pragma once
+// The run's evidence: each rank's raw measurements, phase by phase, in `<rank>_records.jsonl`
+// (one JSON object a line, docs/results.md), from which every figure of summary.json, the CSVs
+// and DLIO's files can be recomputed (`trainio verify` does). Streamed as each phase ends, so a
+// rank holds none of it; written under a temporary name and renamed when whole, and its last line
+// says the file is complete, so a cut file is never taken for the record of a whole run.
+
+#include <cstdint>
+#include <string>
+
+#include "metrics/run_record.hpp"
+#include "storage/atomic_file.hpp"
+
+namespace trainio::report {
+
+// What the first line says of the rank, beside its number.
+struct RecordsHeader {
+  int rank = 0, ranks = 1;
+  int host_index = 0;
+  std::string hostname;
+  std::uint64_t batch_size = 0, batch_size_eval = 0;
+  std::uint64_t exclude_start_steps = 0, exclude_end_steps = 0;
+};
+
+class RecordsFile {
+ public:
+  static std::string name_for(int rank);  // "<rank>_records.jsonl"
+  RecordsFile(const std::string& folder, const RecordsHeader& header);
+
+  // A training epoch's phases, as they end (before their measurements are dropped).
+  void add(const metrics::EpochRecord& epoch);
+  void add(const metrics::CheckpointRecord& checkpoint);
+  // The run's end: generation and cache staging, then the closing line; renames the file into place.
+  void finish(const metrics::RankRecord& record);
+
+ private:
+  void line(const std::string& json);
+  storage::AtomicFile file_;
+};
+
+}  // namespace trainio::report
