@@ -38,6 +38,7 @@ constexpr const char* kFooter = R"(Examples:
   mpirun -np 4 trainio run unet3d_h100 ++workload.workflow.generate_data=True
   srun --mpi=pmix -n 16 trainio run my_workload.yaml reader.read_threads=8 --output results/run1
   trainio report results/run1 results/run2 results/run3   one run's table, or the mean and spread of several
+  trainio verify results/run1                          every figure recomputed from the run's own records
   trainio compare baseline/ candidate/ --format junit      per figure: change and verdict; exit 1 on regression
   trainio sweep unet3d_h100 --ranks 1,2,4,8 --repeat 3 -o sweeps/unet3d    a campaign, resumable
   trainio max-accelerators unet3d_h100 --ranks-to 32 -o search/unet3d      the most accelerators that pass)";
@@ -218,6 +219,18 @@ int main(int argc, char** argv) {
       "  trainio report results/ --mlperf                     MLPerf Storage's submission checks\n"
       "  trainio report results/run1 --html run1.html         the run's charts, in one file for a browser"));
 
+  VerifyCommand verify_cmd;
+  auto* verify = app.add_subcommand(
+      "verify", "Prove a run's figures: recompute every figure of summary.json, the CSVs and DLIO's per-rank files "
+                "from the raw records the run kept (<rank>_records.jsonl, the step lists), by code apart from the "
+                "code that reported them; exit 1 on any figure that disagrees or any record missing or cut short, 2 "
+                "on a folder that is not a run");
+  verify->add_option("runs", verify_cmd.runs, "results folders (or folders of them)")->required()->check(CLI::ExistingDirectory);
+  verify->add_flag("--all", verify_cmd.all, "print every figure checked (default: the headline figures and every mismatch)");
+  verify->footer(examples(
+      "  trainio verify results/run1                          the run's headline figures, reported and recomputed\n"
+      "  trainio verify results/ --all                        every run in the folder, every figure"));
+
   SweepCommand sweep_cmd;
   auto* sweep = app.add_subcommand(
       "sweep", "Run a workload over combinations of keys' values and rank counts, each run its own mpirun or srun "
@@ -291,6 +304,7 @@ int main(int argc, char** argv) {
   if (config->parsed()) return config_command(config_cmd);
   if (validate->parsed()) return validate_command(validate_cmd, argc, argv);
   if (report->parsed()) return report_command(report_cmd);
+  if (verify->parsed()) return verify_command(verify_cmd);
   if (compare->parsed()) return compare_command(compare_cmd);
   if (datasize->parsed()) return datasize_command(datasize_cmd);
   if (sweep->parsed()) return sweep_command(sweep_cmd);

@@ -74,6 +74,12 @@ struct ReportCommand {
 };
 int report_command(const ReportCommand& cmd);
 
+struct VerifyCommand {
+  std::vector<std::string> runs;   // results folders, or folders of them
+  bool all = false;                // --all: print every figure checked, not only the headline ones
+};
+int verify_command(const VerifyCommand& cmd);
+
 struct CompareCommand {
   std::string baseline, candidate;  // a results folder, or a folder of them, each
   std::vector<std::string> thresholds;  // "5%" for all figures, "FIGURE=10%" for one

@@ -59,6 +59,28 @@ class TrainioTest(unittest.TestCase):
         # A cleanup, not tearDown: cleanups run last-registered first, so what a test mounts in
         # its folder (tmpfs below) is unmounted before the folder goes.
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+        # Every run a test makes must prove its figures from its own records (trainio verify).
+        self.runs_made = set()
+        self.unverified = set()
+        self.addCleanup(self.verify_runs)
+
+    def result_folders(self):
+        """The folders under the scratch folder that hold a summary.json."""
+        return {folder for folder, _, files in os.walk(self.dir) if "summary.json" in files}
+
+    def verify_runs(self):
+        """Runs `trainio verify` on every results folder a trainio command made, but those a test
+        changed on purpose afterwards (self.unverified, paths relative to the scratch folder)."""
+        skip = {os.path.realpath(self.path(p)) for p in self.unverified}
+        # Runs started some other way (a launcher of the test's own) are known by their records.
+        with_records = {f for f in self.result_folders() if os.path.exists(os.path.join(f, "0_records.jsonl"))}
+        for folder in sorted(self.runs_made | with_records):
+            real = os.path.realpath(folder)
+            if any(real == s or real.startswith(s + os.sep) for s in skip) or not os.path.exists(os.path.join(folder, "summary.json")):
+                continue
+            proc = subprocess.run([TRAINIO, "verify", folder], capture_output=True, text=True, timeout=120)
+            mismatches = "\n".join(line for line in proc.stdout.splitlines() if "MISMATCH" in line or "figures" in line)
+            self.assertEqual(proc.returncode, 0, f"trainio verify {folder}:\n{mismatches[-6000:]}\n{proc.stderr[-2000:]}")
 
     def tmpfs(self, name, options):
         """A tmpfs mounted at the scratch folder's `name` with mount `options` ("size=256k") until
@@ -91,14 +113,19 @@ class TrainioTest(unittest.TestCase):
     def run_command(self, cmd, timeout=300, env=None):
         full_env = dict(os.environ, **MPI_ENV)
         full_env.update(env or {})
+        before = self.result_folders()
         start = time.monotonic()
         proc = subprocess.run(cmd, cwd=self.dir, env=full_env, capture_output=True, text=True, timeout=timeout)
-        return Result(proc, time.monotonic() - start)
+        seconds = time.monotonic() - start
+        self.runs_made |= self.result_folders() - before
+        return Result(proc, seconds)
 
     def peak_rss_mib(self, *args, timeout=300):
         """Runs trainio alone and returns its own peak RSS in MiB (tests/lib/peak_rss.py: measured
         from a small process, not counting this interpreter's memory)."""
+        before = self.result_folders()
         code, peak, err = run_measured([TRAINIO, *args], cwd=self.dir, env=dict(os.environ, **MPI_ENV), timeout=timeout)
+        self.runs_made |= self.result_folders() - before
         self.assertEqual(code, 0, err)
         return peak
 

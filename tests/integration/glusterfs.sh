@@ -150,6 +150,11 @@ mpi 2 "$trainio" run default model.type=transformer model.num_layers=2 model.tra
   { cat ckpt.txt; fail "the checkpoint run on the GlusterFS volume failed"; }
 grep -q "checkpoint load 2/2" ckpt.txt || { cat ckpt.txt; fail "the checkpoint run did not load its 2 checkpoints"; }
 
+# Every run's figures agree with its own records.
+for run in cold hot direct cache-none cache-local_ssd cache-memory h5 ckpt; do
+  "$trainio" verify "$run" >"verify-$run.txt" 2>&1 || { cat "verify-$run.txt"; fail "trainio verify $run found figures that disagree with their records"; }
+done
+
 "$python" - "$d/work" <<'PY'
 import json, os, sys
 work = sys.argv[1]

@@ -166,6 +166,11 @@ salloc -n 2 "$trainio" sweep default "${data[@]}" workflow.generate_data=false -
   { cat sweep.txt; fail "trainio sweep inside salloc failed"; }
 cat sweep.txt | tail -4
 
+# Every run's figures agree with its own records.
+for run in pmix batch/solo batch/run1 batch/run2 sweep; do
+  "$trainio" verify "$run" >verify.txt 2>&1 || { cat verify.txt; fail "trainio verify $run found figures that disagree with their records"; }
+done
+
 "$python" - "$d/work" <<'PY'
 import json, os, sys
 work = sys.argv[1]

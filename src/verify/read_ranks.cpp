@@ -1,0 +1,208 @@
+// Reading every rank's evidence, and checking each rank's own files against it.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ctime>
+#include <fstream>
+
+#include "util/error.hpp"
+#include "util/paths.hpp"
+#include "verify/run_totals.hpp"
+#include "verify/step_lists.hpp"
+
+namespace trainio::verify {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Seconds since the epoch of an ISO 8601 local time with microseconds, read as if it were UTC:
+// differences between two such times are exact (to the microsecond) outside a clock change.
+std::optional<double> iso_seconds(const std::string& text) {
+  std::tm tm{};
+  int micros = 0;
+  if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d.%6d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec, &micros) != 7)
+    return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(timegm(&tm)) + micros * 1e-6;
+}
+
+std::optional<double> iso_span(const std::string& start, const std::string& end) {
+  const auto a = iso_seconds(start), b = iso_seconds(end);
+  if (!a || !b) return std::nullopt;
+  return *b - *a;
+}
+
+std::optional<json> read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  json doc = json::parse(in, nullptr, false);
+  if (doc.is_discarded()) return std::nullopt;
+  return doc;
+}
+
+// DLIO writes an epoch's, block's and evaluation's durations as text with two decimals.
+std::string duration_text(const std::string& start, const std::string& end) {
+  const auto d = iso_span(start, end);
+  return d ? fmt::format("{:.2f}", *d) : std::string("?");
+}
+
+// One span of <rank>_per_epoch_stats.json: start and end as the records give them, its duration
+// their difference.
+void check_span(const std::string& name, const json* entry, const std::string& start, const std::string& end, Checks& checks) {
+  checks.text(name + ".start", entry ? find(*entry, "start") : nullptr, start);
+  checks.text(name + ".end", entry ? find(*entry, "end") : nullptr, end);
+  checks.text(name + ".duration", entry ? find(*entry, "duration") : nullptr, duration_text(start, end));
+}
+
+class RankReader {
+ public:
+  RankReader(const std::string& folder, int rank, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks)
+      : folder_(folder), rank_(rank), ranks_(ranks), checkpoint_gib_(checkpoint_gib), totals_(totals), checks_(checks) {
+    stats_ = read_json_file(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank)));
+  }
+
+  void read() {
+    RecordVisitor v;
+    v.rank = [&](const RankLine& r) { on_rank(r); };
+    v.phase = [&](const PhaseLine& p) { on_phase(p); };
+    v.checkpoint = [&](const CheckpointLine& c) { on_checkpoint(c); };
+    v.generate = [&](const GenerateLine& g) {
+      totals_.generate.ran = true;
+      totals_.generate.seconds = std::max(totals_.generate.seconds, g.seconds);
+      totals_.generate.files_written += g.files_written;
+      totals_.generate.files_kept += g.files_kept;
+      totals_.generate.io.merge(g.io);
+    };
+    v.staging = [&](const StagingLine& s) {
+      totals_.staging_seconds = std::max(totals_.staging_seconds, s.seconds);
+      totals_.staging.merge(s.tier);
+      totals_.staging_io.merge(s.io);
+    };
+    read_records(util::join(folder_, fmt::format("{}_records.jsonl", rank_)), v);
+  }
+
+ private:
+  std::string tag() const { return fmt::format("rank {}", rank_); }
+
+  const json* stats_at(std::uint64_t epoch, const std::string& key) const {
+    return stats_ ? find(*stats_, fmt::format("{}/{}", epoch, key)) : nullptr;
+  }
+
+  void on_rank(const RankLine& r) {
+    if (r.rank != rank_ || r.ranks != ranks_)
+      throw data_error(fmt::format("the records of rank {} say they are rank {} of {}, the run had {} ranks", rank_, r.rank,
+                                   r.ranks, ranks_));
+    header_ = r;
+    if (totals_.hostnames.size() <= static_cast<std::size_t>(r.host_index)) totals_.hostnames.resize(r.host_index + 1);
+    totals_.hostnames[static_cast<std::size_t>(r.host_index)] = r.hostname;
+  }
+
+  void on_phase(const PhaseLine& p) {
+    if (!steps_)
+      steps_ = read_step_lists(util::join(folder_, fmt::format("{}_output.json", rank_)), header_.exclude_start, header_.exclude_end);
+    const auto it = steps_->find({p.epoch, p.kind});
+    const StepPhase none;
+    PhaseTotals& totals = totals_.phases[{p.epoch, p.kind}];
+    totals.kind = p.kind;
+    totals.epoch = p.epoch;
+    totals.add(header_, p, it == steps_->end() ? none : it->second);
+    const RankPhase& mine = totals.ranks.back();
+    const StepPhase& steps = it == steps_->end() ? none : it->second;
+    // DLIO's per-rank file: each block's AU (percent) and throughput.
+    const std::string name = fmt::format("{} {}_output.json epoch {} ", tag(), rank_, p.epoch);
+    for (std::size_t b = 0; b < mine.blocks.size(); ++b) {
+      const std::string block = p.kind == "eval" ? "eval" : fmt::format("block{}", b + 1);
+      const StepBlock& reported = steps.blocks[b];
+      const json au = reported.reported_au ? json(*reported.reported_au) : json(nullptr);
+      const json throughput = reported.reported_throughput ? json(*reported.reported_throughput) : json(nullptr);
+      const auto scaled = mine.blocks[b].au ? std::optional<double>(*mine.blocks[b].au * 100) : std::nullopt;
+      checks_.number(name + "au." + block, reported.reported ? &au : nullptr, scaled, kRounding);
+      checks_.number(name + "throughput." + block, reported.reported ? &throughput : nullptr, mine.blocks[b].throughput_dlio,
+                     kRounding);
+    }
+    // Its per_epoch_stats: the spans the records give.
+    const std::string stats = fmt::format("{} {}_per_epoch_stats.json epoch {} ", tag(), rank_, p.epoch);
+    if (p.kind == "eval") {
+      check_span(stats + "eval", stats_at(p.epoch, "eval"), p.start, p.end, checks_);
+    } else {
+      for (std::size_t b = 0; b < p.blocks.size(); ++b) {
+        const std::string key = fmt::format("block{}", b + 1);
+        check_span(stats + key, stats_at(p.epoch, key), p.blocks[b].start, p.blocks[b].end, checks_);
+      }
+      checks_.text(stats + "start", stats_at(p.epoch, "start"), p.start);
+      checks_.text(stats + "duration", stats_at(p.epoch, "duration"), duration_text(p.start, p.end));
+    }
+    // The two clocks agree: the wall-clock span is the monotonic one, to the microseconds it is written in.
+    const auto wall = iso_span(p.start, p.end);
+    const json wall_value = wall ? json(*wall) : json(nullptr);
+    checks_.number(fmt::format("{} records epoch {} {} wall-clock span", tag(), p.epoch, p.kind), &wall_value,
+                   static_cast<double>(p.end_ns - p.start_ns) * 1e-9, {0, 3e-6});
+  }
+
+  void on_checkpoint(const CheckpointLine& c) {
+    totals_.checkpoints[{c.kind, c.index}].add(c);
+    const std::string key = fmt::format("{}_ckpt{}", c.kind, c.block);
+    const std::uint64_t epoch = c.epoch == 0 ? 1 : c.epoch;
+    const json* entry = stats_at(epoch, key);
+    const std::string name = fmt::format("{} {}_per_epoch_stats.json epoch {} {}", tag(), rank_, epoch, key);
+    checks_.text(name + ".start", entry ? find(*entry, "start") : nullptr, c.start);
+    checks_.text(name + ".end", entry ? find(*entry, "end") : nullptr, c.end);
+    checks_.number(name + ".duration", entry ? find(*entry, "duration") : nullptr, c.seconds, kExact);
+    checks_.number(name + ".throughput", entry ? find(*entry, "throughput") : nullptr,
+                   c.seconds > 0 ? checkpoint_gib_ / c.seconds : 0.0, kRounding);
+    // DLIO's duration is end - start.
+    const auto wall = iso_span(c.start, c.end);
+    const json wall_value = wall ? json(*wall) : json(nullptr);
+    checks_.number(name + " end - start", &wall_value, c.seconds, {0, 3e-6});
+  }
+
+  std::string folder_;
+  int rank_, ranks_;
+  double checkpoint_gib_;
+  RunTotals& totals_;
+  Checks& checks_;
+  RankLine header_;
+  std::optional<StepLists> steps_;
+  std::optional<json> stats_;
+};
+
+}  // namespace
+
+void CheckpointTotals::add(const CheckpointLine& c) {
+  kind = c.kind;
+  index = c.index;
+  epoch = c.epoch;
+  step = c.step;
+  folder = c.folder;
+  ++ranks;
+  duration = std::max(duration, c.seconds);
+  collective = std::max(collective, c.collective_seconds);
+  if (c.file_bytes > 0) {
+    ++ranks_with_data;
+    fastest = std::min(fastest, c.io_seconds);
+    const double mine = c.io_seconds > 0 ? static_cast<double>(c.file_bytes) / c.io_seconds : 0;
+    rank_bandwidth_min = std::min(rank_bandwidth_min, mine);
+    rank_bandwidth_max = std::max(rank_bandwidth_max, mine);
+  }
+  files += c.files;
+  tensor_bytes += c.tensor_bytes;
+  file_bytes += c.file_bytes;
+  if (c.process_read_before && c.process_read_after) {
+    storage_read_bytes += *c.process_read_after - *c.process_read_before;
+    ++read_known;
+  }
+  io.merge(c.io);
+}
+
+void read_ranks(const std::string& folder, int ranks, RunTotals& totals, Checks& checks) {
+  totals.ranks = ranks;
+  double checkpoint_gib = 0;
+  if (const auto summary = read_json_file(util::join(folder, "summary.json")))
+    if (const json* size = find(*summary, "metric/checkpoint_size_GB"); size && size->is_number()) checkpoint_gib = size->get<double>();
+  for (int r = 0; r < ranks; ++r) RankReader(folder, r, ranks, checkpoint_gib, totals, checks).read();
+}
+
+}  // namespace trainio::verify

@@ -1,0 +1,293 @@
+#include "verify/records.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace trainio::verify {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::uint64_t count_of(const json& o, const char* key) { return o.at(key).get<std::uint64_t>(); }
+
+std::optional<std::uint64_t> maybe_count(const json& v) {
+  return v.is_null() ? std::nullopt : std::optional<std::uint64_t>(v.get<std::uint64_t>());
+}
+
+Latency latency_of(const json& h) {
+  Latency l;
+  for (const auto& b : h.at("buckets")) l.add_bucket(b.at(0).get<std::uint64_t>(), b.at(1).get<std::uint64_t>(), b.at(2).get<std::uint64_t>());
+  l.add_totals(count_of(h, "count"), count_of(h, "sum"), count_of(h, "min"), count_of(h, "max"));
+  return l;
+}
+
+Profile profile_of(const json& p) {
+  Profile out;
+  out.reads = count_of(p, "reads");
+  out.writes = count_of(p, "writes");
+  out.bytes_read = count_of(p, "bytes_read");
+  out.bytes_written = count_of(p, "bytes_written");
+  out.read_sizes = p.at("read_sizes").get<std::array<std::uint64_t, 10>>();
+  out.write_sizes = p.at("write_sizes").get<std::array<std::uint64_t, 10>>();
+  out.sequential_reads = count_of(p, "sequential_reads");
+  out.consecutive_reads = count_of(p, "consecutive_reads");
+  out.sequential_writes = count_of(p, "sequential_writes");
+  out.consecutive_writes = count_of(p, "consecutive_writes");
+  out.metadata_calls = count_of(p, "metadata_calls");
+  out.metadata_ns = count_of(p, "metadata_ns");
+  out.data_ns = count_of(p, "data_ns");
+  out.files_low = out.files_high = p.at("distinct_files_estimate").get<double>();
+  for (const auto& c : p.at("common_sizes")) out.sizes[c.at(0).get<std::uint64_t>()] += c.at(1).get<std::uint64_t>();
+  out.other_sizes = count_of(p, "other_sizes");
+  return out;
+}
+
+PageCache page_cache_of(const json& c) {
+  PageCache out;
+  out.read_bytes = count_of(c, "read_bytes");
+  out.direct_bytes = count_of(c, "direct_bytes");
+  out.remote_bytes = count_of(c, "remote_bytes");
+  out.probes = count_of(c, "probes");
+  out.probed_pages = count_of(c, "probed_pages");
+  out.resident_pages = count_of(c, "resident_pages");
+  out.stayed_out_pages = count_of(c, "stayed_out_pages");
+  out.failed_probes = count_of(c, "failed_probes");
+  out.probe_error = count_of(c, "probe_error");
+  out.method = c.at("method").get<std::string>();
+  out.page_bytes = count_of(c, "page_bytes");
+  return out;
+}
+
+Io io_of(const json& o) {
+  Io io;
+  for (const auto& [name, op] : o.at("ops").items())
+    io.ops[name] = {count_of(op, "count"), count_of(op, "bytes"), count_of(op, "ns"), latency_of(op.at("latency_ns"))};
+  io.data = profile_of(o.at("data_files"));
+  io.other = profile_of(o.at("other_files"));
+  io.page_cache = page_cache_of(o.at("page_cache"));
+  if (o.contains("requests")) {
+    const json& r = o.at("requests");
+    for (const auto& [k, v] : r.at("by_kind").items()) io.requests.by_kind[k] = v.get<std::uint64_t>();
+    for (const auto& [k, v] : r.at("by_status").items()) io.requests.by_status[k] = v.get<std::uint64_t>();
+    io.requests.retries = count_of(r, "retries");
+    io.requests.bytes = count_of(r, "bytes");
+    io.requests.first_byte = latency_of(r.at("first_byte_ns"));
+    io.requests.total = latency_of(r.at("total_ns"));
+  }
+  return io;
+}
+
+Tier tier_of(const json& t) {
+  Tier out;
+  for (const auto& [k, v] : t.items())
+    if (v.is_number_unsigned()) out.counters[k] = v.get<std::uint64_t>();
+  out.backing = page_cache_of(t.at("backing_page_cache"));
+  out.tier = page_cache_of(t.at("tier_page_cache"));
+  return out;
+}
+
+Cpu cpu_of(const json& c) { return {c.at("user").get<double>(), c.at("sys").get<double>()}; }
+
+PhaseLine phase_of(const json& o) {
+  PhaseLine p;
+  p.kind = o.at("kind").get<std::string>();
+  p.epoch = count_of(o, "epoch");
+  p.start = o.at("start").get<std::string>();
+  p.end = o.at("end").get<std::string>();
+  p.start_ns = o.at("start_ns").get<std::int64_t>();
+  p.end_ns = o.at("end_ns").get<std::int64_t>();
+  p.paused_ns = o.at("paused_ns").get<std::int64_t>();
+  p.first_step = count_of(o, "first_step");
+  p.steps = count_of(o, "steps");
+  for (const auto& b : o.at("blocks"))
+    p.blocks.push_back({b.at("start").get<std::string>(), b.at("end").get<std::string>(), b.at("start_ns").get<std::int64_t>(),
+                        b.at("end_ns").get<std::int64_t>(), count_of(b, "steps")});
+  p.samples = count_of(o, "samples");
+  p.sample_bytes = count_of(o, "sample_bytes");
+  p.sample_read = latency_of(o.at("sample_read_ns"));
+  p.io = io_of(o.at("io"));
+  p.tier = tier_of(o.at("tier"));
+  const json& k = o.at("kernel");
+  p.process_read_before = maybe_count(k.at("process_read_bytes").at(0));
+  p.process_read_after = maybe_count(k.at("process_read_bytes").at(1));
+  p.device_read_before = maybe_count(k.at("device_read_bytes").at(0));
+  p.device_read_after = maybe_count(k.at("device_read_bytes").at(1));
+  const json& c = o.at("cpu");
+  p.cpu_before = cpu_of(c.at("before"));
+  p.cpu_after = cpu_of(c.at("after"));
+  p.cpu_in_checkpoints = cpu_of(c.at("in_checkpoints"));
+  p.cpu_polling = c.at("polling").get<double>();
+  return p;
+}
+
+CheckpointLine checkpoint_of(const json& o) {
+  CheckpointLine c;
+  c.kind = o.at("kind").get<std::string>();
+  c.index = count_of(o, "index");
+  c.block = count_of(o, "block");
+  c.epoch = count_of(o, "epoch");
+  c.step = count_of(o, "step");
+  c.folder = o.at("folder").get<std::string>();
+  c.start = o.at("start").get<std::string>();
+  c.end = o.at("end").get<std::string>();
+  c.seconds = o.at("seconds").get<double>();
+  c.io_seconds = o.at("io_seconds").get<double>();
+  c.collective_seconds = o.at("collective_seconds").get<double>();
+  c.files = count_of(o, "files");
+  c.tensor_bytes = count_of(o, "tensor_bytes");
+  c.file_bytes = count_of(o, "file_bytes");
+  const json& k = o.at("kernel").at("process_read_bytes");
+  c.process_read_before = maybe_count(k.at(0));
+  c.process_read_after = maybe_count(k.at(1));
+  c.io = io_of(o.at("io"));
+  return c;
+}
+
+int method_rank(const std::string& m) { return m == "mincore" ? 2 : m == "cachestat" ? 1 : 0; }
+
+}  // namespace
+
+void OpTotals::merge(const OpTotals& o) {
+  count += o.count;
+  bytes += o.bytes;
+  ns += o.ns;
+  latency.merge(o.latency);
+}
+
+void Profile::merge(const Profile& o) {
+  reads += o.reads;
+  writes += o.writes;
+  bytes_read += o.bytes_read;
+  bytes_written += o.bytes_written;
+  for (std::size_t i = 0; i < read_sizes.size(); ++i) {
+    read_sizes[i] += o.read_sizes[i];
+    write_sizes[i] += o.write_sizes[i];
+  }
+  sequential_reads += o.sequential_reads;
+  consecutive_reads += o.consecutive_reads;
+  sequential_writes += o.sequential_writes;
+  consecutive_writes += o.consecutive_writes;
+  metadata_calls += o.metadata_calls;
+  metadata_ns += o.metadata_ns;
+  data_ns += o.data_ns;
+  files_low = std::max(files_low, o.files_low);
+  files_high += o.files_high;
+  for (const auto& [size, calls] : o.sizes) sizes[size] += calls;
+  other_sizes += o.other_sizes;
+}
+
+void PageCache::merge(const PageCache& o) {
+  read_bytes += o.read_bytes;
+  direct_bytes += o.direct_bytes;
+  remote_bytes += o.remote_bytes;
+  probes += o.probes;
+  probed_pages += o.probed_pages;
+  resident_pages += o.resident_pages;
+  stayed_out_pages += o.stayed_out_pages;
+  failed_probes += o.failed_probes;
+  probe_error = std::max(probe_error, o.probe_error);
+  if (method_rank(o.method) > method_rank(method)) method = o.method;
+  page_bytes = o.page_bytes;
+}
+
+void Requests::merge(const Requests& o) {
+  for (const auto& [k, v] : o.by_kind) by_kind[k] += v;
+  for (const auto& [k, v] : o.by_status) by_status[k] += v;
+  retries += o.retries;
+  bytes += o.bytes;
+  first_byte.merge(o.first_byte);
+  total.merge(o.total);
+}
+
+std::uint64_t Io::bytes_read() const {
+  std::uint64_t n = 0;
+  for (const char* op : {"read", "touch"})
+    if (const auto it = ops.find(op); it != ops.end()) n += it->second.bytes;
+  return n;
+}
+
+std::uint64_t Io::bytes_written() const {
+  const auto it = ops.find("write");
+  return it == ops.end() ? 0 : it->second.bytes;
+}
+
+void Io::merge(const Io& o) {
+  for (const auto& [name, op] : o.ops) ops[name].merge(op);
+  data.merge(o.data);
+  other.merge(o.other);
+  page_cache.merge(o.page_cache);
+  requests.merge(o.requests);
+}
+
+void Tier::merge(const Tier& o) {
+  for (const auto& [k, v] : o.counters) counters[k] += v;
+  backing.merge(o.backing);
+  tier.merge(o.tier);
+}
+
+std::uint64_t Tier::operator[](const std::string& name) const {
+  const auto it = counters.find(name);
+  return it == counters.end() ? 0 : it->second;
+}
+
+void read_records(const std::string& path, const RecordVisitor& visit) {
+  std::ifstream in(path);
+  if (!in)
+    throw data_error(fmt::format("the run's records '{}' are missing", path),
+                     "every run since records exist writes one per rank: this folder's run was cut short, made by an "
+                     "older trainio, or the file was removed");
+  std::string text;
+  std::uint64_t number = 0;
+  bool ended = false;
+  auto damaged = [&](const std::string& what) {
+    return data_error(fmt::format("the run's records '{}' are damaged at line {}: {}", path, number, what),
+                      "the records are the evidence of the figures: a damaged file cannot be verified");
+  };
+  while (std::getline(in, text)) {
+    ++number;
+    if (ended) throw damaged("a line after the closing one");
+    // Parsed first, handed over after: what the visitor throws is its own error, not the file's.
+    std::function<void()> hand_over;
+    try {
+      const json o = json::parse(text);
+      const std::string kind = o.at("record").get<std::string>();
+      if (number == 1 && kind != "rank") throw damaged("the first line is not the rank's");
+      if (kind == "rank") {
+        const RankLine r{o.at("rank").get<int>(), o.at("ranks").get<int>(), o.at("host_index").get<int>(),
+                         o.at("hostname").get<std::string>(), count_of(o, "batch_size"), count_of(o, "batch_size_eval"),
+                         count_of(o, "exclude_start_steps"), count_of(o, "exclude_end_steps")};
+        hand_over = [&, r] { if (visit.rank) visit.rank(r); };
+      } else if (kind == "phase") {
+        hand_over = [&, p = phase_of(o)] { if (visit.phase) visit.phase(p); };
+      } else if (kind == "checkpoint") {
+        hand_over = [&, c = checkpoint_of(o)] { if (visit.checkpoint) visit.checkpoint(c); };
+      } else if (kind == "generate") {
+        const GenerateLine g{o.at("seconds").get<double>(), count_of(o, "files_written"), count_of(o, "files_kept"), io_of(o.at("io"))};
+        hand_over = [&, g] { if (visit.generate) visit.generate(g); };
+      } else if (kind == "staging") {
+        const StagingLine st{o.at("seconds").get<double>(), tier_of(o.at("tier")), io_of(o.at("io"))};
+        hand_over = [&, st] { if (visit.staging) visit.staging(st); };
+      } else if (kind == "end") {
+        ended = true;
+        const EndLine e{o.at("stopped_by_time_limit").get<bool>()};
+        hand_over = [&, e] { if (visit.end) visit.end(e); };
+      } else {
+        throw damaged(fmt::format("an unknown record '{}'", kind));
+      }
+    } catch (const json::exception& e) {
+      throw damaged(e.what());
+    }
+    hand_over();
+  }
+  if (!ended)
+    throw data_error(fmt::format("the run's records '{}' end at line {} without their closing line (cut short)", path, number),
+                     "the records are the evidence of the figures: a file cut short cannot be verified");
+}
+
+}  // namespace trainio::verify

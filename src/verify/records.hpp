@@ -1,0 +1,145 @@
+#pragma once
+// The parser of a rank's records (`<rank>_records.jsonl`, docs/results.md) for `trainio verify`:
+// each line into plain values, and the sums a phase's figures need across ranks. A line that is
+// not what the format says is a data error naming the file and line.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "verify/latency.hpp"
+
+namespace trainio::verify {
+
+struct OpTotals {
+  std::uint64_t count = 0, bytes = 0, ns = 0;
+  Latency latency;
+  void merge(const OpTotals& o);
+};
+
+// Darshan-style counters of one class of files.
+struct Profile {
+  std::uint64_t reads = 0, writes = 0, bytes_read = 0, bytes_written = 0;
+  std::array<std::uint64_t, 10> read_sizes{}, write_sizes{};
+  std::uint64_t sequential_reads = 0, consecutive_reads = 0, sequential_writes = 0, consecutive_writes = 0;
+  std::uint64_t metadata_calls = 0, metadata_ns = 0, data_ns = 0;
+  // Each rank's own estimate of its distinct files; several ranks' union is only bounded by them.
+  double files_low = 0, files_high = 0;
+  std::map<std::uint64_t, std::uint64_t> sizes;  // call size -> calls, every rank's table together
+  std::uint64_t other_sizes = 0;
+  void merge(const Profile& o);
+};
+
+struct PageCache {
+  std::uint64_t read_bytes = 0, direct_bytes = 0, remote_bytes = 0, probes = 0, probed_pages = 0, resident_pages = 0,
+                stayed_out_pages = 0, failed_probes = 0, probe_error = 0, page_bytes = 4096;
+  std::string method = "none";  // the largest seen: none < cachestat < mincore
+  void merge(const PageCache& o);
+};
+
+struct Requests {
+  std::map<std::string, std::uint64_t> by_kind, by_status;
+  std::uint64_t retries = 0, bytes = 0;
+  Latency first_byte, total;
+  void merge(const Requests& o);
+};
+
+struct Io {
+  std::map<std::string, OpTotals> ops;
+  Profile data, other;
+  PageCache page_cache;
+  Requests requests;
+  std::uint64_t bytes_read() const;     // read and touch calls
+  std::uint64_t bytes_written() const;  // write calls
+  void merge(const Io& o);
+};
+
+struct Tier {
+  std::map<std::string, std::uint64_t> counters;
+  PageCache backing, tier;
+  void merge(const Tier& o);
+  std::uint64_t operator[](const std::string& name) const;
+};
+
+struct Block {
+  std::string start, end;
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::uint64_t steps = 0;
+};
+
+struct Cpu {
+  double user = 0, sys = 0;
+};
+
+// One rank's training or evaluation phase.
+struct PhaseLine {
+  std::string kind;  // train, eval
+  std::uint64_t epoch = 0;
+  std::string start, end;
+  std::int64_t start_ns = 0, end_ns = 0, paused_ns = 0;
+  std::uint64_t first_step = 0, steps = 0;
+  std::vector<Block> blocks;
+  std::uint64_t samples = 0, sample_bytes = 0;
+  Latency sample_read;
+  Io io;
+  Tier tier;
+  std::optional<std::uint64_t> process_read_before, process_read_after, device_read_before, device_read_after;
+  Cpu cpu_before, cpu_after, cpu_in_checkpoints;
+  double cpu_polling = 0;
+};
+
+struct CheckpointLine {
+  std::string kind;  // save, load
+  std::uint64_t index = 0, block = 0, epoch = 0, step = 0;
+  std::string folder, start, end;
+  double seconds = 0, io_seconds = 0, collective_seconds = 0;
+  std::uint64_t files = 0, tensor_bytes = 0, file_bytes = 0;
+  std::optional<std::uint64_t> process_read_before, process_read_after;
+  Io io;
+};
+
+struct GenerateLine {
+  double seconds = 0;
+  std::uint64_t files_written = 0, files_kept = 0;
+  Io io;
+};
+
+struct StagingLine {
+  double seconds = 0;
+  Tier tier;
+  Io io;
+};
+
+struct RankLine {
+  int rank = 0, ranks = 1, host_index = 0;
+  std::string hostname;
+  std::uint64_t batch_size = 0, batch_size_eval = 0, exclude_start = 0, exclude_end = 0;
+};
+
+struct EndLine {
+  bool stopped_by_time_limit = false;
+};
+
+// What each line of a records file holds, handed over as it is read.
+struct RecordVisitor {
+  std::function<void(const RankLine&)> rank;
+  std::function<void(const PhaseLine&)> phase;
+  std::function<void(const CheckpointLine&)> checkpoint;
+  std::function<void(const GenerateLine&)> generate;
+  std::function<void(const StagingLine&)> staging;
+  std::function<void(const EndLine&)> end;
+};
+
+// Reads `path` line by line. Throws a data error naming the file and line when a line does not
+// parse, when the first line is not the rank's, or when the closing line is missing (a file cut
+// short).
+void read_records(const std::string& path, const RecordVisitor& visit);
+
+}  // namespace trainio::verify

@@ -1,0 +1,60 @@
+#pragma once
+// Everything `trainio verify` rebuilds of one run from its ranks' records and step lists, before
+// comparing it with what the run reported.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "verify/checks.hpp"
+#include "verify/phase_figures.hpp"
+#include "verify/records.hpp"
+
+namespace trainio::verify {
+
+// One checkpoint across ranks.
+struct CheckpointTotals {
+  std::string kind, folder;
+  std::uint64_t index = 0, epoch = 0, step = 0;
+  int ranks = 0, ranks_with_data = 0, read_known = 0;
+  double duration = 0;          // the slowest rank's own time
+  double fastest = 1e300;       // the quickest rank's own I/O, of those that moved data
+  double collective = 0;
+  double rank_bandwidth_min = 1e300, rank_bandwidth_max = 0;
+  std::uint64_t files = 0, tensor_bytes = 0, file_bytes = 0, storage_read_bytes = 0;
+  Io io;
+  void add(const CheckpointLine& c);
+};
+
+struct GenerateTotals {
+  bool ran = false;
+  double seconds = 0;
+  std::uint64_t files_written = 0, files_kept = 0;
+  Io io;
+};
+
+struct RunTotals {
+  int ranks = 0;
+  std::map<std::pair<std::uint64_t, std::string>, PhaseTotals> phases;  // (epoch, "train" | "eval")
+  std::map<std::pair<std::string, std::uint64_t>, CheckpointTotals> checkpoints;  // (kind, index)
+  GenerateTotals generate;
+  double staging_seconds = 0;
+  Tier staging;
+  Io staging_io;
+  std::vector<std::string> hostnames;  // by host index
+};
+
+// Reads every rank's records and step lists into `totals`, checking on the way what each rank's
+// own files report (DLIO's per-rank AU and throughput, per_epoch_stats' spans).
+void read_ranks(const std::string& folder, int ranks, RunTotals& totals, Checks& checks);
+
+// Compares the run's reports (summary.json, per_epoch.csv, per_rank.csv) with `totals`.
+void check_summary(const std::string& folder, const nlohmann::json& summary, const RunTotals& totals, Checks& checks);
+void check_csvs(const std::string& folder, const RunTotals& totals, Checks& checks);
+
+}  // namespace trainio::verify

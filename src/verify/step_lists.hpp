@@ -1,0 +1,49 @@
+#pragma once
+// A rank's per-step lists (`<rank>_output.json`: load, proc, compute and barrier per block and
+// evaluation) as `trainio verify` needs them, read as a stream so that a file of millions of steps
+// costs a few numbers per block: each list's count, sum, first and last values (for DLIO's
+// excluded steps) and the latency distribution of its values, and the AU and throughput the file
+// reports per block.
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "verify/latency.hpp"
+
+namespace trainio::verify {
+
+// One list of step times, reduced as its values come.
+struct Series {
+  std::uint64_t n = 0;
+  double sum = 0;
+  std::vector<double> head;  // the first `s` values
+  std::deque<double> tail;   // the last `e` values
+  Latency ns;                // the values in nanoseconds, round(seconds x 1e9)
+  void add(double seconds, std::uint64_t s, std::uint64_t e);
+};
+
+struct StepBlock {
+  Series load, proc, compute, barrier;
+  std::optional<double> reported_au, reported_throughput;  // as the file gives them (AU in percent)
+  bool reported = false;  // the file has the block's au and throughput keys
+};
+
+// The steps of one phase of one epoch: its blocks (one for an evaluation) and the phase as a whole.
+struct StepPhase {
+  std::vector<StepBlock> blocks;
+  StepBlock whole;
+};
+
+// Keyed by (epoch, "train" | "eval").
+using StepLists = std::map<std::pair<std::uint64_t, std::string>, StepPhase>;
+
+// Reads `path`; `s` and `e` are output.metric.exclude_start_steps and exclude_end_steps. Throws a
+// data error naming the file when it is missing or not the JSON DLIO's per-rank file is.
+StepLists read_step_lists(const std::string& path, std::uint64_t s, std::uint64_t e);
+
+}  // namespace trainio::verify

@@ -1,0 +1,404 @@
+// summary.json against what the records rebuild, figure by figure.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "verify/run_totals.hpp"
+
+namespace trainio::verify {
+
+namespace {
+
+using json = nlohmann::json;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Figures of one part of the summary, named by their path in it.
+class Part {
+ public:
+  Part(const json& summary, std::string path, Checks& checks) : doc_(summary), path_(std::move(path)), checks_(checks) {}
+  Part sub(const std::string& key) const { return Part(doc_, joined(key), checks_); }
+  bool exists() const { return find(doc_, path_) != nullptr; }
+  const json* at(const std::string& key) const { return find(doc_, joined(key)); }
+
+  void number(const std::string& key, std::optional<double> v, Tolerance t = kRounding, bool headline = false) const {
+    checks_.number(name(key), at(key), v, t, headline);
+  }
+  void count(const std::string& key, std::uint64_t v, bool headline = false) const {
+    checks_.number(name(key), at(key), static_cast<double>(v), kExact, headline);
+  }
+  void text(const std::string& key, const std::string& v, bool headline = false) const {
+    checks_.text(name(key), at(key), v, headline);
+  }
+  void flag(const std::string& key, bool v) const { checks_.flag(name(key), at(key), v); }
+  void problem(const std::string& what) const { checks_.problem(name(""), what); }
+  // The number of entries of the list at `key`.
+  void entries(const std::string& key, std::uint64_t v) const {
+    const json* list = at(key);
+    const json size = list && list->is_array() ? json(list->size()) : json();
+    checks_.number(name(key) + ".length", list ? &size : nullptr, static_cast<double>(v), kExact);
+  }
+
+ private:
+  std::string joined(const std::string& key) const { return path_.empty() ? key : key.empty() ? path_ : path_ + "/" + key; }
+  std::string name(const std::string& key) const {
+    std::string n = joined(key);
+    std::replace(n.begin(), n.end(), '/', '.');
+    return n;
+  }
+  const json& doc_;
+  std::string path_;
+  Checks& checks_;
+};
+
+std::optional<double> scaled(std::optional<double> v, double by) { return v ? std::optional<double>(*v * by) : std::nullopt; }
+
+void latency(const Part& p, const Latency& l) {
+  p.count("count", l.count());
+  p.number("mean", l.mean() * 1e-9);
+  p.number("p50", static_cast<double>(l.quantile(0.50)) * 1e-9);
+  p.number("p90", static_cast<double>(l.quantile(0.90)) * 1e-9);
+  p.number("p99", static_cast<double>(l.quantile(0.99)) * 1e-9);
+  p.number("p99_9", static_cast<double>(l.quantile(0.999)) * 1e-9);
+  p.number("max", static_cast<double>(l.max()) * 1e-9);
+  if (l.bucketed() != l.count()) p.problem(fmt::format("the records' buckets hold {} values, their count says {}", l.bucketed(), l.count()));
+}
+
+void io(const Part& p, const Io& io) {
+  for (const auto& [name, op] : io.ops) {
+    const Part o = p.sub(name);
+    if (!o.exists()) {
+      o.problem("absent from the summary, present in the records");
+      continue;
+    }
+    o.count("count", op.count);
+    o.count("bytes", op.bytes);
+    o.number("seconds", static_cast<double>(op.ns) * 1e-9);
+    latency(o.sub("latency_seconds"), op.latency);
+  }
+}
+
+const char* kSizeNames[10] = {"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"};
+
+void profile(const Part& p, const Profile& a) {
+  p.count("reads", a.reads);
+  p.count("writes", a.writes);
+  p.count("bytes_read", a.bytes_read);
+  p.count("bytes_written", a.bytes_written);
+  for (int b = 0; b < 10; ++b) {
+    p.sub("read_size_histogram").count(kSizeNames[b], a.read_sizes[static_cast<std::size_t>(b)]);
+    p.sub("write_size_histogram").count(kSizeNames[b], a.write_sizes[static_cast<std::size_t>(b)]);
+  }
+  p.count("sequential_reads", a.sequential_reads);
+  p.count("consecutive_reads", a.consecutive_reads);
+  p.count("sequential_writes", a.sequential_writes);
+  p.count("consecutive_writes", a.consecutive_writes);
+  p.count("metadata_calls", a.metadata_calls);
+  p.number("metadata_seconds", static_cast<double>(a.metadata_ns) * 1e-9);
+  p.number("data_seconds", static_cast<double>(a.data_ns) * 1e-9);
+  // The union of the ranks' distinct files is estimated from their estimators together, which the
+  // records do not keep: it lies between the largest rank's estimate and the sum of them (with the
+  // estimator's 1.6% error on either side).
+  if (const json* d = p.at("distinct_files_estimate"); d && d->is_number()) {
+    const double low = std::floor(a.files_low * 0.95), high = std::ceil(a.files_high * 1.05);
+    p.number("distinct_files_estimate", std::clamp(d->get<double>(), low, high), kExact);  // a mismatch shows the bound
+  } else {
+    p.number("distinct_files_estimate", static_cast<double>(std::llround(a.files_low)), kExact);
+  }
+  // The most common sizes: exact when the ranks' tables together hold no more sizes than one table.
+  if (a.sizes.size() <= 32) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> sorted(a.sizes.begin(), a.sizes.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second != y.second ? x.second > y.second : x.first < y.first; });
+    if (sorted.size() > 4) sorted.resize(4);
+    const json* common = p.at("common_access_sizes");
+    p.entries("common_access_sizes", sorted.size());
+    for (std::size_t i = 0; i < sorted.size() && common && i < common->size(); ++i) {
+      p.sub(fmt::format("common_access_sizes/{}", i)).count("bytes", sorted[i].first);
+      p.sub(fmt::format("common_access_sizes/{}", i)).count("calls", sorted[i].second);
+    }
+  }
+}
+
+void characterization(const Part& p, const Io& io) {
+  profile(p.sub("data_files"), io.data);
+  profile(p.sub("other_files"), io.other);
+}
+
+void page_cache(const Part& p, const PageCache& c) {
+  const CacheVerdict v = cache_verdict(c);
+  p.text("verdict", v.verdict);
+  p.number("resident_fraction", v.resident_fraction);
+  p.text("method", v.method);
+  p.count("probes", c.probes);
+  p.count("probed_bytes", c.probed_pages * c.page_bytes);
+  p.count("resident_bytes", c.resident_pages * c.page_bytes);
+  p.count("read_bytes", c.read_bytes);
+  p.count("direct_bytes", c.direct_bytes);
+}
+
+void requests(const Part& p, const Requests& r) {
+  p.count("count", r.total.count());
+  for (const auto& [k, v] : r.by_kind) p.sub("by_kind").count(k, v);
+  for (const auto& [k, v] : r.by_status) p.sub("by_status").count(k == "0" ? "no_answer" : k, v);
+  p.count("retries", r.retries);
+  p.count("bytes", r.bytes);
+  latency(p.sub("first_byte_seconds"), r.first_byte);
+  latency(p.sub("total_seconds"), r.total);
+}
+
+std::optional<double> ratio(std::uint64_t part, std::uint64_t whole) {
+  return whole > 0 ? std::optional<double>(static_cast<double>(part) / static_cast<double>(whole)) : std::nullopt;
+}
+
+void tier(const Part& p, const Tier& t) {
+  p.number("hit_ratio_samples", ratio(t["hit_samples"], t["hit_samples"] + t["miss_samples"]));
+  p.number("hit_ratio_bytes", ratio(t["hit_bytes"], t["hit_bytes"] + t["miss_bytes"]));
+  for (const char* k : {"hit_samples", "miss_samples", "hit_bytes", "miss_bytes", "backing_read_bytes", "tier_read_bytes",
+                        "tier_write_bytes", "fills", "evictions"})
+    p.count(k, t[k]);
+  p.number("fill_seconds", static_cast<double>(t["fill_ns"]) * 1e-9);
+  p.count("misses_while_filled_elsewhere", t["busy"]);
+  p.count("misses_not_admitted", t["not_admitted"]);
+  page_cache(p.sub("backing_page_cache"), t.backing);
+  page_cache(p.sub("tier_page_cache"), t.tier);
+}
+
+void phase(const Part& p, const PhaseTotals& t, int ranks, const std::vector<std::string>& hostnames) {
+  const auto au = t.au();
+  p.count("steps_per_rank", t.steps());
+  p.number("duration_seconds", t.duration());
+  p.number("au_percentage", scaled(au, 100));
+  p.number("au_min_rank_percentage", au ? std::optional<double>(t.au_min() * 100) : std::nullopt);
+  p.number("au_max_rank_percentage", au ? std::optional<double>(t.au_max() * 100) : std::nullopt);
+  p.number("throughput_samples_per_second", t.throughput());
+  p.number("dlio_throughput_samples_per_second", t.throughput_dlio());
+  p.flag("too_few_steps_to_exclude", t.degenerate());
+  p.count("samples", t.samples);
+  p.count("sample_bytes", t.sample_bytes);
+  p.count("bytes_read", t.bytes_read());
+  const double duration = t.duration();
+  p.number("read_bytes_per_second", duration > 0 ? static_cast<double>(t.bytes_read()) / duration : 0.0);
+  p.number("storage_read_bytes", t.process_read_known == ranks ? std::optional<double>(t.process_read_bytes) : std::nullopt, kExact);
+  p.number("device_read_bytes", t.device_read_known > 0 ? std::optional<double>(t.device_read_bytes) : std::nullopt, kExact);
+  p.flag("served_from_page_cache", cache_verdict(t.io.page_cache).verdict == "page_cache");
+  page_cache(p.sub("page_cache"), t.io.page_cache);
+  latency(p.sub("batch_wait_seconds"), t.wait);
+  latency(p.sub("compute_seconds"), t.compute);
+  latency(p.sub("barrier_seconds"), t.barrier);
+  latency(p.sub("sample_read_seconds"), t.sample_read);
+  const double per_rank = 1e-9 / std::max(1, ranks);
+  p.number("step_seconds_per_rank/batch_wait", static_cast<double>(t.wait.sum()) * per_rank);
+  p.number("step_seconds_per_rank/compute", static_cast<double>(t.compute.sum()) * per_rank);
+  p.number("step_seconds_per_rank/barrier", static_cast<double>(t.barrier.sum()) * per_rank);
+  io(p.sub("io"), t.io);
+  characterization(p.sub("characterization"), t.io);
+  const Part s = p.sub("stragglers");
+  s.count("slowest_rank", static_cast<std::uint64_t>(t.slowest().rank));
+  s.number("slowest_rank_seconds", t.slowest().duration);
+  s.count("fastest_rank", static_cast<std::uint64_t>(t.fastest().rank));
+  s.number("fastest_rank_seconds", t.fastest().duration);
+  s.number("first_done_read_bytes_per_second", t.first_done_bandwidth());
+  s.number("last_done_read_bytes_per_second", t.last_done_bandwidth());
+  std::vector<std::array<double, 4>> hosts(hostnames.size());  // ranks, slowest, samples, bytes
+  for (const auto& r : t.ranks) {
+    auto& h = hosts[static_cast<std::size_t>(r.host)];
+    h[0] += 1;
+    h[1] = std::max(h[1], r.duration);
+    h[2] += static_cast<double>(r.samples);
+    h[3] += static_cast<double>(r.bytes_read);
+  }
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    const Part host = s.sub(fmt::format("hosts/{}", h));
+    host.text("host", hostnames[h]);
+    host.count("ranks", static_cast<std::uint64_t>(hosts[h][0]));
+    host.number("slowest_rank_seconds", hosts[h][1]);
+    host.count("samples", static_cast<std::uint64_t>(hosts[h][2]));
+    host.count("bytes_read", static_cast<std::uint64_t>(hosts[h][3]));
+    host.number("read_bytes_per_second", hosts[h][1] > 0 ? hosts[h][3] / hosts[h][1] : 0.0);
+  }
+  const Part c = p.sub("client_cost");
+  const double cpu = t.cpu_user() + t.cpu_sys();
+  const double gib = static_cast<double>(t.bytes_read()) / kGiB;
+  c.number("cpu_user_seconds", t.cpu_user());
+  c.number("cpu_sys_seconds", t.cpu_sys());
+  c.number("cpu_polling_seconds", t.cpu_polling());
+  c.number("cpu_seconds_per_GiB_read", gib > 0 ? std::max(0.0, cpu - t.cpu_polling()) / gib : 0.0);
+  c.number("cpu_cores_busy", duration > 0 ? cpu / duration : 0.0);
+  if (t.io.requests.total.count() > 0) requests(p.sub("requests"), t.io.requests);
+  if (t.tier["hit_samples"] + t.tier["miss_samples"] > 0) tier(p.sub("cache"), t.tier);
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+double stdev(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  const double m = mean(v);
+  double acc = 0;
+  for (double x : v) acc += (x - m) * (x - m);
+  return std::sqrt(acc / static_cast<double>(v.size()));
+}
+
+// DLIO's metric block of one phase kind over the epochs that have one.
+void dlio_metric(const Part& m, const std::string& prefix, const std::vector<const PhaseTotals*>& phases, double nominal,
+                 double target) {
+  std::vector<double> au, thr;
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const auto a = scaled(phases[i]->au(), 100);
+    const auto t = phases[i]->throughput_dlio();
+    m.number(fmt::format("{}_au_percentage/{}", prefix, i), a, kRounding, true);
+    m.number(fmt::format("{}_throughput_samples_per_second/{}", prefix, i), t, kRounding, true);
+    if (a) au.push_back(*a);
+    if (t) thr.push_back(*t);
+  }
+  const auto some = [](const std::vector<double>& v, double x) { return v.empty() ? std::nullopt : std::optional<double>(x); };
+  m.number(prefix + "_au_mean_percentage", some(au, mean(au)), kRounding, true);
+  m.number(prefix + "_au_stdev_percentage", some(au, stdev(au)), {1e-9, 1e-9}, true);
+  m.number(prefix + "_throughput_mean_samples_per_second", some(thr, mean(thr)), kRounding, true);
+  m.number(prefix + "_throughput_stdev_samples_per_second", some(thr, stdev(thr)), {1e-9, 1e-9}, true);
+  m.number(prefix + "_io_mean_MB_per_second", some(thr, mean(thr) * nominal / kMiB), kRounding, true);
+  m.number(prefix + "_io_stdev_MB_per_second", some(thr, stdev(thr) * nominal / kMiB), {1e-9, 1e-9}, true);
+  // The verdict: a result validated by its AU (training needs a throughput to validate too).
+  if (!au.empty() && (prefix == "eval" || !thr.empty()))
+    m.text(prefix + "_au_meet_expectation", mean(au) >= target ? "success" : "fail", true);
+  else
+    m.number(prefix + "_au_meet_expectation", std::nullopt, kExact, true);  // no verdict: null
+}
+
+}  // namespace
+
+void check_summary(const std::string&, const json& summary, const RunTotals& totals, Checks& checks) {
+  const Part top(summary, "", checks);
+  const Part m = top.sub("metric");
+  const json* nominal = find(summary, "trainio/plan/nominal_record_bytes");
+  const json* target = find(summary, "trainio/train/au_target_percentage");
+  std::vector<const PhaseTotals*> train, eval;
+  for (const auto& [key, p] : totals.phases) (key.second == "train" ? train : eval).push_back(&p);
+  const json* epochs = find(summary, "trainio/epochs");
+  const std::size_t listed = epochs && epochs->is_array() ? epochs->size() : 0;
+  if (listed != train.size())
+    top.sub("trainio/epochs").problem(fmt::format("{} epochs in the summary, {} in the records", listed, train.size()));
+  for (std::size_t i = 0; i < listed && i < train.size(); ++i) {
+    const Part e = top.sub(fmt::format("trainio/epochs/{}", i));
+    e.count("epoch", train[i]->epoch);
+    phase(e.sub("train"), *train[i], totals.ranks, totals.hostnames);
+    const auto ev = totals.phases.find({train[i]->epoch, "eval"});
+    if (ev != totals.phases.end()) phase(e.sub("eval"), ev->second, totals.ranks, totals.hostnames);
+    else if (e.sub("eval").exists()) e.sub("eval").problem("an evaluation the records do not hold");
+  }
+  if (!train.empty() && nominal && nominal->is_number() && target && target->is_number()) {
+    dlio_metric(m, "train", train, nominal->get<double>(), target->get<double>());
+    if (!eval.empty()) dlio_metric(m, "eval", eval, nominal->get<double>(), target->get<double>());
+    // trainio's training figures over the run.
+    const Part t = top.sub("trainio/train");
+    std::vector<double> exact, bandwidth;
+    std::uint64_t samples = 0;
+    PageCache cache;
+    for (const PhaseTotals* p : train) {
+      exact.push_back(p->throughput());
+      bandwidth.push_back(p->duration() > 0 ? static_cast<double>(p->bytes_read()) / p->duration() : 0.0);
+      samples += p->samples;
+      cache.merge(p->io.page_cache);
+    }
+    t.number("throughput_mean_samples_per_second", mean(exact), kRounding, true);
+    t.number("throughput_stdev_samples_per_second", stdev(exact), {1e-9, 1e-9});
+    t.number("read_bytes_per_second_mean", mean(bandwidth), kRounding, true);
+    t.count("samples", samples, true);
+    page_cache(t.sub("page_cache"), cache);
+  }
+  // Checkpoints: each one, DLIO's figures over them, trainio's totals.
+  const json* listed_checkpoints = find(summary, "trainio/checkpoint/checkpoints");
+  const std::size_t checkpoints = listed_checkpoints && listed_checkpoints->is_array() ? listed_checkpoints->size() : 0;
+  if (checkpoints != totals.checkpoints.size())
+    top.sub("trainio/checkpoint/checkpoints")
+        .problem(fmt::format("{} checkpoints in the summary, {} in the records", checkpoints, totals.checkpoints.size()));
+  std::map<std::string, std::vector<const CheckpointTotals*>> by_kind;
+  for (std::size_t i = 0; i < checkpoints; ++i) {
+    const json& c = (*listed_checkpoints)[i];
+    const auto it = totals.checkpoints.find({c.value("kind", ""), c.value("index", std::uint64_t{0})});
+    const Part p = top.sub(fmt::format("trainio/checkpoint/checkpoints/{}", i));
+    if (it == totals.checkpoints.end()) {
+      p.problem("a checkpoint the records do not hold");
+      continue;
+    }
+    const CheckpointTotals& k = it->second;
+    by_kind[k.kind].push_back(&k);
+    p.count("epoch", k.epoch);
+    p.count("step", k.step);
+    p.text("folder", k.folder);
+    p.number("duration_seconds", k.duration, kExact);
+    p.number("fastest_rank_seconds", k.ranks_with_data > 0 ? k.fastest : 0.0, kExact);
+    p.number("collective_seconds", k.collective, kExact);
+    p.count("files", k.files);
+    p.count("tensor_bytes", k.tensor_bytes);
+    p.count("file_bytes", k.file_bytes);
+    p.number("bytes_per_second", k.duration > 0 ? static_cast<double>(k.file_bytes) / k.duration : 0.0);
+    p.number("rank_bytes_per_second_min", k.ranks_with_data > 0 ? k.rank_bandwidth_min : 0.0);
+    p.number("rank_bytes_per_second_max", k.rank_bandwidth_max);
+    p.count("ranks_with_data", static_cast<std::uint64_t>(k.ranks_with_data));
+    if (k.kind == "load") {
+      p.number("storage_read_bytes", k.read_known == k.ranks ? std::optional<double>(k.storage_read_bytes) : std::nullopt, kExact);
+      page_cache(p.sub("page_cache"), k.io.page_cache);
+    }
+    io(p.sub("io"), k.io);
+    characterization(p.sub("characterization"), k.io);
+    if (k.io.requests.total.count() > 0) requests(p.sub("requests"), k.io.requests);
+  }
+  if (const json* size = find(summary, "metric/checkpoint_size_GB"); size && !by_kind.empty()) {
+    const double gib = size->get<double>();
+    for (const auto& [kind, list] : by_kind) {
+      std::vector<double> rate, seconds;
+      std::uint64_t bytes = 0;
+      double total = 0, low = 1e300, high = 0;
+      for (const CheckpointTotals* k : list) {
+        seconds.push_back(k->duration);
+        rate.push_back(k->duration > 0 ? gib / k->duration : 0);
+        bytes += k->file_bytes;
+        total += k->duration;
+        const double bw = k->duration > 0 ? static_cast<double>(k->file_bytes) / k->duration : 0.0;
+        low = std::min(low, bw);
+        high = std::max(high, bw);
+      }
+      m.number(kind + "_checkpoint_io_mean_GB_per_second", mean(rate), kRounding, true);
+      m.number(kind + "_checkpoint_io_stdev_GB_per_second", stdev(rate), {1e-9, 1e-9});
+      m.number(kind + "_checkpoint_duration_mean_seconds", mean(seconds), kRounding, true);
+      m.number(kind + "_checkpoint_duration_stdev_seconds", stdev(seconds), {1e-9, 1e-9});
+      const Part t = top.sub(fmt::format("trainio/checkpoint/{}s", kind));
+      t.count("count", list.size());
+      t.count("file_bytes", bytes);
+      t.number("duration_seconds", total);
+      t.number("bytes_per_second", total > 0 ? static_cast<double>(bytes) / total : 0.0, kRounding, true);
+      t.number("bytes_per_second_min", low);
+      t.number("bytes_per_second_max", high);
+    }
+    // The checkpoint's size is every rank's tensor bytes of one save.
+    for (const CheckpointTotals* k : by_kind["save"]) {
+      m.number("checkpoint_size_GB", static_cast<double>(k->tensor_bytes) / kGiB, kRounding, true);
+      break;
+    }
+  }
+  // Generation.
+  if (totals.generate.ran) {
+    const Part g = top.sub("trainio/generate");
+    const auto& t = totals.generate;
+    g.number("duration_seconds", t.seconds, kExact, true);
+    g.count("files_written", t.files_written, true);
+    g.count("files_kept", t.files_kept);
+    g.count("bytes_written", t.io.bytes_written(), true);
+    g.number("write_bytes_per_second", t.seconds > 0 ? static_cast<double>(t.io.bytes_written()) / t.seconds : 0.0, kRounding, true);
+    io(g.sub("io"), t.io);
+    characterization(g.sub("characterization"), t.io);
+  }
+  // The whole run's characterization: every phase's calls together.
+  Io all = totals.generate.io;
+  all.merge(totals.staging_io);
+  for (const auto& [key, p] : totals.phases) all.merge(p.io);
+  for (const auto& [key, c] : totals.checkpoints) all.merge(c.io);
+  characterization(top.sub("trainio/characterization"), all);
+}
+
+}  // namespace trainio::verify
