@@ -15,16 +15,17 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double cv_of(const std::vector<double>& v) {
-  const double m = mean_of(v);
-  return m != 0 ? stdev_of(v) / std::fabs(m) : 0;
+std::optional<double> cv_of(const std::vector<double>& v) {
+  const double m = v.size() < 2 ? 0 : mean_of(v);
+  if (m == 0) return std::nullopt;
+  return stdev_of(v) / std::fabs(m);
 }
 
-double spread_of(const std::vector<double>& v) {
-  if (v.empty()) return 0;
+std::optional<double> spread_of(const std::vector<double>& v) {
+  const double m = v.size() < 2 ? 0 : mean_of(v);
+  if (m == 0) return std::nullopt;
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  const double m = mean_of(v);
-  return m != 0 ? (*hi - *lo) / std::fabs(m) : 0;
+  return (*hi - *lo) / std::fabs(m);
 }
 
 double u_splits(std::size_t n1, std::size_t n2) {

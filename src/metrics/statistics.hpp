@@ -3,15 +3,17 @@
 // decides whether two sets of runs differ (as Google Benchmark's compare.py uses it).
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace trainio::metrics {
 
 double median_of(std::vector<double> v);
-// Coefficient of variation: population stdev / mean (0 for an empty list or a zero mean).
-double cv_of(const std::vector<double>& v);
-// (max - min) / mean: how far apart the runs are (MLPerf wants runs within 5%).
-double spread_of(const std::vector<double>& v);
+// Coefficient of variation: population stdev / |mean|. None for fewer than 2 values (one run
+// says nothing of how runs vary) or a zero mean (a ratio to 0 has no value).
+std::optional<double> cv_of(const std::vector<double>& v);
+// (max - min) / |mean|: how far apart the runs are (MLPerf wants runs within 5%). None as cv_of.
+std::optional<double> spread_of(const std::vector<double>& v);
 
 // Splits of n1 + n2 values into sides of n1 and n2, C(n1 + n2, n1), up to which the U test's
 // p-value is exact: every split is enumerated (up to 11 against 11 runs, 10 against 12, or 3 against 179).

@@ -305,6 +305,20 @@ class ReportCompareTest(TrainioTest):
             self.assertIn("num_accelerators=2" if g["figures"]["train_throughput_mean_samples_per_second"]["mean"] > 180
                           else "num_accelerators=1", g["distinguished_by"])
 
+        # The configuration of one run has no stdev, CV or spread: n/a, null, and no 5% verdict.
+        one = next(g for g in groups if len(g["runs"]) == 1)
+        t = one["figures"]["train_throughput_mean_samples_per_second"]
+        self.assertEqual((t["values"], t["mean"]), ([150], 150))
+        for key in ("stdev", "cv", "spread", "within_5_percent"):
+            self.assertIsNone(t[key], key)
+        self.assertTrue(any("2 or more runs" in n for n in one["notes"]), one["notes"])
+        block = next(b for b in r.out.split("\nconfiguration ") if "reader.read_threads=4" in b)
+        row = next(line for line in block.splitlines() if "train_throughput_mean_samples_per_second" in line)
+        self.assertEqual(row.split()[-3:], ["n/a", "n/a", "n/a"])  # stdev, CV, spread
+        self.assertNotIn("SPREAD", row)
+        two = next(g for g in groups if len(g["runs"]) == 2)
+        self.assertIsNotNone(two["figures"]["train_throughput_mean_samples_per_second"]["stdev"])
+
         # A second report goes beside the first, never over it; an --output that exists is refused.
         r = self.ok("report", self.path("sweep", "run0"), self.path("sweep", "run1"))
         self.assertIn(os.path.join("sweep", "aggregate-2.json"), r.out)

@@ -13,6 +13,14 @@ TEST_CASE("median, coefficient of variation and spread") {
   CHECK(cv_of({10, 10, 10}) == 0);
   CHECK(cv_of({9, 11}) == Approx(0.1));      // population stdev 1, mean 10
   CHECK(spread_of({95, 100, 105}) == Approx(0.1));
+  // One value says nothing of how values vary, and a ratio to a zero mean has no value.
+  CHECK_FALSE(cv_of({10}));
+  CHECK_FALSE(spread_of({10}));
+  CHECK_FALSE(cv_of({}));
+  CHECK_FALSE(spread_of({}));
+  CHECK_FALSE(cv_of({0, 0}));
+  CHECK_FALSE(spread_of({-1, 1}));
+  CHECK(spread_of({-90, -110}) == Approx(0.2));  // relative to |mean|
 }
 
 TEST_CASE("Mann-Whitney U: exact p-values for small samples without ties") {
