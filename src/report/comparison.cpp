@@ -21,8 +21,10 @@ std::string change_text(const FigureComparison& f) {
   return fmt::format("{:+.2f}%", f.change * 100);
 }
 
+// Four decimals; below 0.0001 two significant digits, so a small p never reads as 0.
 std::string p_text(const FigureComparison& f) {
-  return f.test ? fmt::format("{:.4f}", f.test->p) : std::string("-");
+  if (!f.test) return "-";
+  return f.test->p >= 1e-4 ? fmt::format("{:.4f}", f.test->p) : fmt::format("{:.1e}", f.test->p);
 }
 
 // A figure name on the command line must be a known figure or a dotted path into summary.json.

@@ -234,7 +234,7 @@ def exact_u_p(x, y):
     return min(1.0, 2 * min(le, ge) / total)
 
 
-VERDICT_ROW = re.compile(r"^  (\S+) .* (\d+\.\d{4}|-)  (same|improved|REGRESSION|not significant|changed \(not judged\))$")
+VERDICT_ROW = re.compile(r"^  (\S+) .* (\d+\.\d{4}|\d\.\de-\d\d|-)  (same|improved|REGRESSION|not significant|changed \(not judged\))$")
 
 
 def verdicts(out):
@@ -385,6 +385,13 @@ class ReportCompareTest(TrainioTest):
             self.assertEqual(verdict, "REGRESSION", r)
             self.assertNotIn("cannot reach", r.out)
             self.assertEqual(r.code, 1, r)
+        # 9 vs 9 apart: p = 2 / C(18, 9) = 4.1e-05, shown as such rather than as 0.0000.
+        fake_runs(self.base, self.path("base9"), [100 + i for i in range(9)])
+        fake_runs(self.base, self.path("slow9"), [80 + i for i in range(9)])
+        r = self.run_trainio("compare", self.path("base9"), self.path("slow9"))
+        row = next(line for line in r.out.splitlines() if "train_throughput_mean_samples_per_second" in line)
+        self.assertIn(" 4.1e-05  REGRESSION", row)
+        self.assertEqual(verdicts(r.out)["train_throughput_mean_samples_per_second"][0], float(f"{2 / 48620:.1e}"))
         # Whatever the runs, the rule the tool states: a figure beyond its threshold is a
         # regression or an improvement exactly when p < alpha; exit 1 exactly when one regressed.
         for alpha in ("0.05", "0.1", "0.2"):
