@@ -84,7 +84,7 @@ PointFigures point_figures(const PointRuns& p) {
   out.figures.samples_per_second = mean(samples);
   out.figures.read_mib_per_second = mean(read);
   out.figures.verdict = p.failed > 0 ? "failed runs" : all_pass ? "pass" : any_fail ? "fail" : unknown ? "unknown" : "";
-  if (samples.size() > 1) out.samples_spread = metrics::spread_of(samples) * 100;
+  if (const auto spread = metrics::spread_of(samples)) out.samples_spread = *spread * 100;
   return out;
 }
 

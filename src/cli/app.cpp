@@ -276,14 +276,16 @@ int main(int argc, char** argv) {
   figures_help += "\nor a dotted path into summary.json, e.g. trainio.epochs.0.train.au_percentage";
   auto* compare = app.add_subcommand(
       "compare", "Compare a candidate with a baseline, each a run or a set of runs: per figure the medians, the change "
-                 "and a verdict; exit 1 on a regression beyond the threshold (significant by a Mann-Whitney U test "
-                 "when each side has 3 or more runs), 2 on unusable input");
+                 "and a verdict; exit 1 on a regression: worse by more than the threshold and, when each side has 3 or "
+                 "more runs, significant (two-sided Mann-Whitney U p < --alpha, exact up to 11 runs a side); 2 on "
+                 "unusable input");
   compare->add_option("baseline", compare_cmd.baseline, "results folder, or a folder of them")->required();
   compare->add_option("candidate", compare_cmd.candidate, "results folder, or a folder of them")->required();
   compare->add_option("--threshold", compare_cmd.thresholds,
                       "smallest change that counts: 5% (the default) for every figure, or FIGURE=10% for one "
                       "(repeatable)");
-  compare->add_option("--alpha", compare_cmd.alpha, "significance level of the U test, between 0 and 1 (default 0.05)");
+  compare->add_option("--alpha", compare_cmd.alpha, "significance level: with 3 or more runs a side a change beyond the threshold counts only "
+                                     "when the U test's p < alpha; between 0 and 1 (default 0.05)");
   compare->add_option("--metric", compare_cmd.metrics, figures_help);
   compare->add_option("--format", compare_cmd.format, "text, markdown or junit (default text)");
   compare->footer(examples(

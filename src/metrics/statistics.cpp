@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <cstdint>
 
 #include "metrics/summary.hpp"
 
@@ -15,45 +15,41 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double cv_of(const std::vector<double>& v) {
-  const double m = mean_of(v);
-  return m != 0 ? stdev_of(v) / std::fabs(m) : 0;
+std::optional<double> cv_of(const std::vector<double>& v) {
+  const double m = v.size() < 2 ? 0 : mean_of(v);
+  if (m == 0) return std::nullopt;
+  return stdev_of(v) / std::fabs(m);
 }
 
-double spread_of(const std::vector<double>& v) {
-  if (v.empty()) return 0;
+std::optional<double> spread_of(const std::vector<double>& v) {
+  const double m = v.size() < 2 ? 0 : mean_of(v);
+  if (m == 0) return std::nullopt;
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  const double m = mean_of(v);
-  return m != 0 ? (*hi - *lo) / std::fabs(m) : 0;
+  return (*hi - *lo) / std::fabs(m);
 }
+
+double u_splits(std::size_t n1, std::size_t n2) {
+  const std::size_t k = std::min(n1, n2), n = n1 + n2;
+  double c = 1;
+  for (std::size_t i = 1; i <= k; ++i) c = c * static_cast<double>(n - k + i) / static_cast<double>(i);
+  return std::round(c);
+}
+
+double smallest_u_p(std::size_t n1, std::size_t n2) { return std::min(1.0, 2 / u_splits(n1, n2)); }
 
 namespace {
 
-// Number of ways to pick n1 of n1 + n2 ranks with each rank sum: the exact null distribution of
-// U (as counts over U = 0 .. n1 n2).
-std::vector<double> u_distribution(int n1, int n2) {
-  // f[i][j][u]: arrangements of i x's and j y's with U = u; built up by appending the largest value.
-  const int max_u = n1 * n2;
-  std::vector<std::vector<std::vector<double>>> f(
-      static_cast<std::size_t>(n1 + 1),
-      std::vector<std::vector<double>>(static_cast<std::size_t>(n2 + 1), std::vector<double>(static_cast<std::size_t>(max_u + 1), 0)));
-  for (int i = 0; i <= n1; ++i)
-    for (int j = 0; j <= n2; ++j) {
-      auto& cell = f[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
-      if (i == 0 || j == 0) {
-        cell[0] = 1;
-        continue;
-      }
-      // The largest value is an x (it beats all j y's: U grows by j) or a y (U unchanged).
-      const auto& with_x = f[static_cast<std::size_t>(i - 1)][static_cast<std::size_t>(j)];
-      const auto& with_y = f[static_cast<std::size_t>(i)][static_cast<std::size_t>(j - 1)];
-      for (int u = 0; u <= max_u; ++u) {
-        double c = with_y[static_cast<std::size_t>(u)];
-        if (u >= j) c += with_x[static_cast<std::size_t>(u - j)];
-        cell[static_cast<std::size_t>(u)] = c;
-      }
-    }
-  return f[static_cast<std::size_t>(n1)][static_cast<std::size_t>(n2)];
+// Counts the ways to pick `left` more of ranks[from..] whose doubled rank sums, added to `sum`,
+// are at most and at least `observed`. Every split of the pooled values is one pick.
+void count_splits(const std::vector<std::int64_t>& ranks, std::size_t from, std::size_t left, std::int64_t sum,
+                  std::int64_t observed, std::uint64_t& at_most, std::uint64_t& at_least) {
+  if (left == 0) {
+    at_most += sum <= observed;
+    at_least += sum >= observed;
+    return;
+  }
+  for (std::size_t i = from; i + left <= ranks.size(); ++i)
+    count_splits(ranks, i + 1, left - 1, sum + ranks[i], observed, at_most, at_least);
 }
 
 double normal_sf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
@@ -64,44 +60,47 @@ UTest mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y)
   UTest t;
   const std::size_t n1 = x.size(), n2 = y.size();
   if (n1 == 0 || n2 == 0) return t;
-  // Ranks of the pooled values, ties sharing their mean rank.
+  // Doubled mid-ranks of the pooled values (ties share their mean rank; doubled, they stay integers).
   std::vector<std::pair<double, int>> all;
   for (const double v : x) all.emplace_back(v, 0);
   for (const double v : y) all.emplace_back(v, 1);
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  double rank_sum_x = 0, tie_term = 0;
-  bool ties = false;
+  std::vector<std::int64_t> ranks(all.size());
+  std::int64_t rank_sum_x = 0;  // doubled
+  double tie_term = 0;
   for (std::size_t i = 0; i < all.size();) {
     std::size_t j = i;
     while (j < all.size() && all[j].first == all[i].first) ++j;
-    const double rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
+    const auto doubled = static_cast<std::int64_t>(i + 1 + j);
     const double count = static_cast<double>(j - i);
-    if (count > 1) {
-      ties = true;
-      tie_term += count * count * count - count;
+    tie_term += count * count * count - count;
+    for (std::size_t k = i; k < j; ++k) {
+      ranks[k] = doubled;
+      if (all[k].second == 0) rank_sum_x += doubled;
     }
-    for (std::size_t k = i; k < j; ++k)
-      if (all[k].second == 0) rank_sum_x += rank;
     i = j;
   }
   const double a = static_cast<double>(n1), b = static_cast<double>(n2);
-  const double u1 = rank_sum_x - a * (a + 1) / 2, u2 = a * b - u1;
-  t.u = std::min(u1, u2);
-  if (!ties && n1 <= 8 && n2 <= 8) {
-    const auto counts = u_distribution(static_cast<int>(n1), static_cast<int>(n2));
-    const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
-    double tail = 0;
-    for (std::size_t u = 0; u < counts.size() && static_cast<double>(u) <= t.u; ++u) tail += counts[u];
-    t.p = std::min(1.0, 2 * tail / total);
+  const double u1 = static_cast<double>(rank_sum_x) / 2 - a * (a + 1) / 2;
+  t.u = std::min(u1, a * b - u1);
+  const double splits = u_splits(n1, n2);
+  if (splits <= kExactUSplits) {
+    // One side's rank sum over every split (U is it less a constant, so U's tails are its tails),
+    // enumerated for the smaller side; the smaller tail is the same whichever side is counted.
+    std::uint64_t at_most = 0, at_least = 0;
+    const bool x_smaller = n1 <= n2;
+    const std::int64_t observed = x_smaller ? rank_sum_x : static_cast<std::int64_t>(all.size() * (all.size() + 1)) - rank_sum_x;
+    count_splits(ranks, 0, x_smaller ? n1 : n2, 0, observed, at_most, at_least);
+    t.p = std::min(1.0, 2 * static_cast<double>(std::min(at_most, at_least)) / splits);
     t.exact = true;
     return t;
   }
-  const double mean = a * b / 2;
   const double n = a + b;
   const double sd = std::sqrt(a * b / 12 * ((n + 1) - tie_term / (n * (n - 1))));
-  if (sd == 0) return t;
-  const double z = (std::fabs(u1 - mean) - 0.5) / sd;  // continuity correction
-  t.p = std::min(1.0, 2 * normal_sf(std::max(0.0, z)));
+  if (sd == 0) return t;  // all values equal: no evidence
+  const double z = (std::fabs(u1 - a * b / 2) - 0.5) / sd;  // continuity correction
+  // The exact p is never below its one most extreme split's share; nor is its approximation.
+  t.p = std::max(smallest_u_p(n1, n2), std::min(1.0, 2 * normal_sf(std::max(0.0, z))));
   return t;
 }
 

@@ -186,9 +186,13 @@ void mlperf_checks(const std::vector<const RunResult*>& runs, Aggregate& a) {
   if (seeds.size() < runs.size())
     a.problems.push_back("some runs share a seed: MLPerf asks for a new seed every run (give each run its own train.seed=N: the benchmark's "
                          "per-run seed, allowed in both divisions)");
-  for (const auto& f : a.figures)
-    if (!f.within_5_percent && mlperf_result(f.name))
-      a.problems.push_back(fmt::format("{} varies by {:.1f}% between runs (MLPerf: within 5%)", f.name, f.spread * 100));
+  for (const auto& f : a.figures) {
+    if (!mlperf_result(f.name)) continue;
+    if (!f.spread)
+      a.problems.push_back(fmt::format("{} has no spread (its mean is 0): it cannot be shown within 5%", f.name));
+    else if (!*f.within_5_percent)
+      a.problems.push_back(fmt::format("{} varies by {:.1f}% between runs (MLPerf: within 5%)", f.name, *f.spread * 100));
+  }
 }
 
 std::string configuration_id(const std::map<std::string, std::string>& configuration) {
@@ -231,6 +235,7 @@ Aggregate aggregate_of(std::vector<const RunResult*> runs, bool mlperf) {
     workloads.insert(r->workload);
   }
   if (workloads.size() > 1) a.problems.push_back("the runs are of different workloads: their figures do not aggregate");
+  std::vector<std::string> zero_means;  // figures whose CV and spread have no value
   for (const auto& f : known_figures()) {
     FigureStats s;
     s.name = f.name;
@@ -243,11 +248,20 @@ Aggregate aggregate_of(std::vector<const RunResult*> runs, bool mlperf) {
       continue;
     }
     s.mean = metrics::mean_of(s.values);
-    s.stdev = metrics::stdev_of(s.values);
+    if (s.values.size() > 1) s.stdev = metrics::stdev_of(s.values);
     s.cv = metrics::cv_of(s.values);
     s.spread = metrics::spread_of(s.values);
-    s.within_5_percent = s.spread <= kMlperfSpread;
+    if (s.spread) s.within_5_percent = *s.spread <= kMlperfSpread;
+    else if (s.values.size() > 1) zero_means.push_back(s.name);
     a.figures.push_back(std::move(s));
+  }
+  if (runs.size() == 1)
+    a.notes.push_back("1 run: stdev, CV and spread need 2 or more runs (n/a; null in JSON), and the 5% check has "
+                      "nothing to check");
+  if (!zero_means.empty()) {
+    std::string names;
+    for (const auto& n : zero_means) names += (names.empty() ? "" : ", ") + n;
+    a.notes.push_back(fmt::format("mean 0, so CV and spread have no value (n/a; null in JSON): {}", names));
   }
   for (const auto& name : a.missing) {
     (mlperf && mlperf_result(name) ? a.problems : a.notes).push_back(fmt::format("{} is missing from some runs: not aggregated", name));
@@ -300,14 +314,22 @@ std::vector<Aggregate> aggregate_by_configuration(const std::vector<RunResult>& 
 
 namespace {
 
+std::string percent_text(const std::optional<double>& fraction) {
+  return fraction ? fmt::format("{:.2f}%", *fraction * 100) : std::string("n/a");
+}
+
+// A figure that has no value: null, never a number standing in for it.
+json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
 std::string one_aggregate_text(const Aggregate& a) {
-  std::string out = fmt::format("{}: {} runs{}\n", a.workload.empty() ? "runs" : a.workload, a.runs.size(),
+  std::string out = fmt::format("{}: {} run{}{}\n", a.workload.empty() ? "runs" : a.workload, a.runs.size(),
+                                a.runs.size() == 1 ? "" : "s",
                                 a.warmup.empty() ? "" : fmt::format(" after the warm-up ({})", a.warmup));
   out += fmt::format("  {:<42} {:>16} {:>14} {:>7} {:>7}\n", "figure", "mean", "stdev", "CV", "spread");
   for (const auto& f : a.figures)
-    out += fmt::format("  {:<42} {:>16} {:>14} {:>6.2f}% {:>6.2f}%{}\n", f.name, figure_text(f.mean, f.unit),
-                       figure_text(f.stdev, f.unit), f.cv * 100, f.spread * 100,
-                       f.within_5_percent ? "" : "  SPREAD > 5%");
+    out += fmt::format("  {:<42} {:>16} {:>14} {:>7} {:>7}{}\n", f.name, figure_text(f.mean, f.unit),
+                       f.stdev ? figure_text(*f.stdev, f.unit) : std::string("n/a"), percent_text(f.cv),
+                       percent_text(f.spread), f.within_5_percent == false ? "  SPREAD > 5%" : "");
   if (a.mlperf)
     out += fmt::format("  MLPerf checks: {} (division: {})\n", a.problems.empty() ? "pass" : "FAIL", a.division);
   for (const auto& p : a.problems) out += "  - " + p + "\n";
@@ -324,9 +346,9 @@ json one_aggregate_json(const Aggregate& a) {
   if (!a.warmup.empty()) o["warmup"] = a.warmup;
   json figures = json::object();
   for (const auto& f : a.figures)
-    figures[f.name] = {{"unit", f.unit},      {"values", f.values}, {"mean", f.mean},
-                       {"stdev", f.stdev},    {"cv", f.cv},         {"spread", f.spread},
-                       {"within_5_percent", f.within_5_percent}};
+    figures[f.name] = {{"unit", f.unit},           {"values", f.values},        {"mean", f.mean},
+                       {"stdev", or_null(f.stdev)}, {"cv", or_null(f.cv)},       {"spread", or_null(f.spread)},
+                       {"within_5_percent", f.within_5_percent ? json(*f.within_5_percent) : json(nullptr)}};
   o["figures"] = figures;
   if (a.mlperf) o["mlperf"] = {{"pass", a.problems.empty()}, {"division", a.division}, {"problems", a.problems}};
   else o["problems"] = a.problems;

@@ -5,6 +5,7 @@
 // each with its own seed, all of one configuration, each an MLPerf benchmark whose resolved values
 // differ from MLPerf's own only where the CLOSED or OPEN division allows).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,10 @@ namespace trainio::report {
 struct FigureStats {
   std::string name, unit;
   std::vector<double> values;  // per run, in run order
-  double mean = 0, stdev = 0, cv = 0, spread = 0;
-  bool within_5_percent = true;
+  double mean = 0;
+  // None for one run (it says nothing of how runs vary); cv and spread also for a zero mean.
+  std::optional<double> stdev, cv, spread;
+  std::optional<bool> within_5_percent;  // spread <= 5%; none without a spread
 };
 
 struct Aggregate {

@@ -21,8 +21,10 @@ std::string change_text(const FigureComparison& f) {
   return fmt::format("{:+.2f}%", f.change * 100);
 }
 
+// Four decimals; below 0.0001 two significant digits, so a small p never reads as 0.
 std::string p_text(const FigureComparison& f) {
-  return f.test ? fmt::format("{:.4f}", f.test->p) : std::string("-");
+  if (!f.test) return "-";
+  return f.test->p >= 1e-4 ? fmt::format("{:.4f}", f.test->p) : fmt::format("{:.1e}", f.test->p);
 }
 
 // A figure name on the command line must be a known figure or a dotted path into summary.json.
@@ -74,6 +76,35 @@ std::string config_line(const Comparison& c) {
                                 c.config_differences.size() == 1 ? "" : "s");
   for (std::size_t i = 0; i < c.config_differences.size() && i < kShown; ++i) out += " " + c.config_differences[i] + ";";
   if (c.config_differences.size() > kShown) out += fmt::format(" and {} more", c.config_differences.size() - kShown);
+  return out;
+}
+
+// How the p-values were found; and when these counts cannot give p < alpha however far apart the
+// runs are, the fewest that can. Both come from the exact test's smallest p, 2 / C(nb + nc, nb),
+// which no p-value the test gives is below, so the note and the verdicts cannot disagree.
+std::vector<std::string> u_test_notes(std::size_t nb, std::size_t nc, double alpha) {
+  std::vector<std::string> out;
+  const double splits = metrics::u_splits(nb, nc);
+  if (splits <= metrics::kExactUSplits)
+    out.push_back(fmt::format("p: two-sided Mann-Whitney U test, exact (every one of the C({}, {}) = {:.0f} ways to split "
+                              "the runs into {} and {})",
+                              nb + nc, nb, splits, nb, nc));
+  else
+    out.push_back(fmt::format("p: two-sided Mann-Whitney U test, normal approximation with tie and continuity corrections "
+                              "(C({}, {}) = {:.3g} ways to split the runs, more than the {:.0f} that are enumerated)",
+                              nb + nc, nb, splits, metrics::kExactUSplits));
+  const double smallest = metrics::smallest_u_p(nb, nc);
+  if (smallest < alpha) return out;
+  constexpr std::size_t kMostRuns = 1000;  // a search bound for absurdly small alphas
+  std::size_t n = kMinRunsForTest, m = nc;
+  while (n < kMostRuns && metrics::smallest_u_p(n, n) >= alpha) ++n;
+  while (m < kMostRuns && metrics::smallest_u_p(nb, m) >= alpha) ++m;
+  std::string fewest = fmt::format("{} against {}", n, n);
+  if (m < kMostRuns && (nb != n || m != n)) fewest += fmt::format(", or {} against {}", nb, m);
+  out.push_back(fmt::format("{} vs {} runs cannot reach p < {} however far apart they are (the smallest two-sided p "
+                            "for {} vs {} runs is {:.4g}), so no change can be a regression or an improvement: use "
+                            "more runs ({})",
+                            nb, nc, alpha, nb, nc, smallest, n < kMostRuns ? fewest : "many more"));
   return out;
 }
 
@@ -150,7 +181,7 @@ Comparison compare_runs(const std::vector<RunResult>& baseline, const std::vecto
     const bool better = f.judged && beyond > threshold && up == f.higher_is_better;
     if (f.baseline.size() >= kMinRunsForTest && f.candidate.size() >= kMinRunsForTest) {
       f.test = metrics::mann_whitney_u(f.baseline, f.candidate);
-      const bool significant = f.test->p < alpha;
+      const bool significant = f.test->p < alpha;  // the rule docs/results.md and --help state
       f.verdict = (worse || better) ? (significant ? (worse ? Verdict::regressed : Verdict::improved) : Verdict::not_significant)
                                     : Verdict::same;
     } else {
@@ -167,16 +198,8 @@ Comparison compare_runs(const std::vector<RunResult>& baseline, const std::vecto
     c.notes.push_back(fmt::format("{} vs {} runs: the threshold alone decides; with {} or more runs a side a "
                                   "Mann-Whitney U test also asks for significance",
                                   nb, nc, kMinRunsForTest));
-  else {
-    // The smallest p-value these counts allow: the two sets completely apart.
-    std::vector<double> low, high;
-    for (std::size_t i = 0; i < nb; ++i) low.push_back(static_cast<double>(i));
-    for (std::size_t i = 0; i < nc; ++i) high.push_back(static_cast<double>(nb + i));
-    if (metrics::mann_whitney_u(low, high).p >= alpha)
-      c.notes.push_back(fmt::format("{} vs {} runs cannot reach p < {} however far apart they are: use more runs "
-                                    "(4 against 4, or 3 against 5)",
-                                    nb, nc, alpha));
-  }
+  else
+    for (auto& note : u_test_notes(nb, nc, alpha)) c.notes.push_back(std::move(note));
   return c;
 }
 
@@ -232,6 +255,7 @@ std::string comparison_junit(const Comparison& c) {
              {"change", change_text(f)},
              {"threshold", fmt::format("{:.1f}%", f.threshold * 100)},
              {"p", p_text(f)},
+             {"p_method", !f.test ? "-" : f.test->exact ? "exact" : "normal approximation"},
              {"verdict", verdict_name(f.verdict)}})
       out += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", key, markup_escape(value));
     out += "      </properties>\n";

@@ -1,9 +1,10 @@
 #pragma once
 // `trainio compare`: a baseline and a candidate (each one run or a set of runs), figure by figure:
 // medians, the change, and a verdict. A change beyond the threshold in the worse direction is a
-// regression; with at least 3 runs a side it must also be significant by a two-sided
-// Mann-Whitney U test at `alpha` (as Google Benchmark's compare.py decides). Text, Markdown and
-// JUnit XML renderings, so CI systems show it natively.
+// regression; with at least 3 runs a side it must also be significant: the two-sided
+// Mann-Whitney U test's p < `alpha` (the test Google Benchmark's compare.py uses; its p exact for
+// small samples, ties included). Text, Markdown and JUnit XML renderings, so CI systems show it
+// natively.
 
 #include <map>
 #include <optional>

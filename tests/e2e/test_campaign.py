@@ -58,6 +58,10 @@ class SweepTest(TrainioTest):
         # failed attempts moved aside left out.
         r = self.ok("report", self.path("s"))
         self.assertIn("8 runs of 8 configurations, each aggregated on its own", r.out)
+        # One run a point: no stdev, CV or spread to show (null, never 0), and no 5% verdict.
+        groups = self.read_json("s", "aggregate.json")["configurations"]
+        for f in (f for g in groups for f in g["figures"].values()):
+            self.assertEqual((f["stdev"], f["cv"], f["spread"], f["within_5_percent"]), (None, None, None, None), f)
 
         # The same folder with other shared settings is another sweep: refused.
         r = self.run_trainio("sweep", "default", *TINY, "train.epochs=3", "--vary", "dataset.data_folder=d1",

@@ -4,7 +4,9 @@ trace files, `trainio report` and `trainio compare`."""
 import copy
 import csv
 import json
+import itertools
 import os
+import re
 import shutil
 import xml.etree.ElementTree as ET
 
@@ -211,6 +213,36 @@ def fake_runs(base, folder, values, seeds=True, overrides=None):
             json.dump(s, f)
 
 
+def exact_u_p(x, y):
+    """The two-sided Mann-Whitney U p-value by enumerating every split of the pooled values into
+    sides of len(x) and len(y): min(1, 2 x the smaller tail at the observed U), U counted pair by
+    pair (a tie half, doubled here to stay in integers)."""
+    def doubled_u(a, b):
+        return sum(2 if p > q else 1 if p == q else 0 for p in a for q in b)
+    pool = list(x) + list(y)
+    observed = doubled_u(x, y)
+    le = ge = total = 0
+    for chosen in itertools.combinations(range(len(pool)), len(x)):
+        a = [pool[i] for i in chosen]
+        b = [pool[i] for i in range(len(pool)) if i not in chosen]
+        u = doubled_u(a, b)
+        le, ge, total = le + (u <= observed), ge + (u >= observed), total + 1
+    return min(1.0, 2 * min(le, ge) / total)
+
+
+VERDICT_ROW = re.compile(r"^  (\S+) .* (\d+\.\d{4}|\d\.\de-\d\d|-)  (same|improved|REGRESSION|not significant|changed \(not judged\))$")
+
+
+def verdicts(out):
+    """compare's text table as {figure: (p or None, verdict)}."""
+    rows = {}
+    for line in out.splitlines():
+        m = VERDICT_ROW.match(line)
+        if m:
+            rows[m.group(1)] = (None if m.group(2) == "-" else float(m.group(2)), m.group(3))
+    return rows
+
+
 class ReportCompareTest(TrainioTest):
     def setUp(self):
         super().setUp()
@@ -269,6 +301,20 @@ class ReportCompareTest(TrainioTest):
             self.assertIn("num_accelerators=2" if g["figures"]["train_throughput_mean_samples_per_second"]["mean"] > 180
                           else "num_accelerators=1", g["distinguished_by"])
 
+        # The configuration of one run has no stdev, CV or spread: n/a, null, and no 5% verdict.
+        one = next(g for g in groups if len(g["runs"]) == 1)
+        t = one["figures"]["train_throughput_mean_samples_per_second"]
+        self.assertEqual((t["values"], t["mean"]), ([150], 150))
+        for key in ("stdev", "cv", "spread", "within_5_percent"):
+            self.assertIsNone(t[key], key)
+        self.assertTrue(any("2 or more runs" in n for n in one["notes"]), one["notes"])
+        block = next(b for b in r.out.split("\nconfiguration ") if "reader.read_threads=4" in b)
+        row = next(line for line in block.splitlines() if "train_throughput_mean_samples_per_second" in line)
+        self.assertEqual(row.split()[-3:], ["n/a", "n/a", "n/a"])  # stdev, CV, spread
+        self.assertNotIn("SPREAD", row)
+        two = next(g for g in groups if len(g["runs"]) == 2)
+        self.assertIsNotNone(two["figures"]["train_throughput_mean_samples_per_second"]["stdev"])
+
         # A second report goes beside the first, never over it; an --output that exists is refused.
         r = self.ok("report", self.path("sweep", "run0"), self.path("sweep", "run1"))
         self.assertIn(os.path.join("sweep", "aggregate-2.json"), r.out)
@@ -306,6 +352,58 @@ class ReportCompareTest(TrainioTest):
         # A faster candidate is not a regression.
         fake_runs(self.base, self.path("fast5"), [120, 121, 119, 120.5, 119.5])
         self.assertEqual(self.run_trainio("compare", self.path("base5"), self.path("fast5")).code, 0)
+
+    def test_compare_p_value_and_verdict_follow_one_rule(self):
+        # The issue's case: 3 identical runs against 3 identical runs 20% slower. Of the 20 ways
+        # to split 6 runs 3 and 3, one puts the three slow ones on the candidate's side: p = 0.1
+        # (exact), which 3 vs 3 runs cannot get below: not significant, exit 0.
+        fake_runs(self.base, self.path("base3"), [100, 100, 100])
+        fake_runs(self.base, self.path("slow3"), [80, 80, 80])
+        r = self.run_trainio("compare", self.path("base3"), self.path("slow3"))
+        rows = verdicts(r.out)
+        p, verdict = rows["train_throughput_mean_samples_per_second"]
+        self.assertAlmostEqual(p, exact_u_p([100] * 3, [80] * 3), places=4)
+        self.assertAlmostEqual(p, 0.1, places=4)
+        self.assertEqual(verdict, "not significant", r)
+        self.assertIn("3 vs 3 runs cannot reach p < 0.05", r.out)
+        self.assertIn("smallest two-sided p for 3 vs 3 runs is 0.1", r.out)
+        self.assertIn("exact", r.out)
+        self.assertNotIn("REGRESSION", r.out)
+        self.assertEqual(r.code, 0, r)
+        # 4 vs 4 and 3 vs 5, identical within each side: p = 2/70 and 2/56, below 0.05: regressions.
+        fake_runs(self.base, self.path("base4"), [100] * 4)
+        fake_runs(self.base, self.path("slow4"), [80] * 4)
+        fake_runs(self.base, self.path("slow5"), [80] * 5)
+        for base, slow, x, y in (("base4", "slow4", [100] * 4, [80] * 4), ("base3", "slow5", [100] * 3, [80] * 5)):
+            r = self.run_trainio("compare", self.path(base), self.path(slow), "--format", "text")
+            p, verdict = verdicts(r.out)["train_throughput_mean_samples_per_second"]
+            self.assertAlmostEqual(p, exact_u_p(x, y), places=4)
+            self.assertEqual(verdict, "REGRESSION", r)
+            self.assertNotIn("cannot reach", r.out)
+            self.assertEqual(r.code, 1, r)
+        # 9 vs 9 apart: p = 2 / C(18, 9) = 4.1e-05, shown as such rather than as 0.0000.
+        fake_runs(self.base, self.path("base9"), [100 + i for i in range(9)])
+        fake_runs(self.base, self.path("slow9"), [80 + i for i in range(9)])
+        r = self.run_trainio("compare", self.path("base9"), self.path("slow9"))
+        row = next(line for line in r.out.splitlines() if "train_throughput_mean_samples_per_second" in line)
+        self.assertIn(" 4.1e-05  REGRESSION", row)
+        self.assertEqual(verdicts(r.out)["train_throughput_mean_samples_per_second"][0], float(f"{2 / 48620:.1e}"))
+        # Whatever the runs, the rule the tool states: a figure beyond its threshold is a
+        # regression or an improvement exactly when p < alpha; exit 1 exactly when one regressed.
+        for alpha in ("0.05", "0.1", "0.2"):
+            for base, cand in (("base3", "slow3"), ("base4", "slow4"), ("base3", "slow5")):
+                r = self.run_trainio("compare", self.path(base), self.path(cand), "--alpha", alpha)
+                rows = verdicts(r.out)
+                self.assertTrue(rows, r)
+                for name, (p, verdict) in rows.items():
+                    if verdict in ("REGRESSION", "improved"):
+                        self.assertLess(p, float(alpha), (name, r))
+                    if verdict == "not significant":
+                        self.assertGreaterEqual(p, float(alpha), (name, r))
+                regressed = any(v == "REGRESSION" for _, v in rows.values())
+                self.assertEqual(r.code, 1 if regressed else 0, r)
+                if "cannot reach" in r.out:
+                    self.assertFalse(any(v in ("REGRESSION", "improved") for _, v in rows.values()), r)
 
     def test_compare_refuses_unusable_input(self):
         os.makedirs(self.path("broken"))
@@ -402,18 +500,20 @@ class CompareForCiTest(TrainioTest):
         self.base = self.summary("real")
 
     def test_tail_latencies_do_not_decide_by_default(self):
-        fake_runs(self.base, self.path("a"), [100, 100, 100])
-        fake_runs(self.base, self.path("b"), [100, 100, 100])
+        # 4 runs a side: the fewest with which a change can be significant (3 against 3 cannot).
+        fake_runs(self.base, self.path("a"), [100] * 4)
+        fake_runs(self.base, self.path("b"), [100] * 4)
         # Between two runs of one configuration p99s moved -72% and -74%: noise, not a verdict.
         epochs = len(self.base["trainio"]["epochs"])
         for e in range(epochs):
-            set_figure(self.path("b"), f"trainio.epochs.{e}.train.batch_wait_seconds.p99", [9.0, 9.0, 9.0])
+            set_figure(self.path("b"), f"trainio.epochs.{e}.train.batch_wait_seconds.p99", [9.0] * 4)
         r = self.run_trainio("compare", self.path("a"), self.path("b"))
         self.assertEqual(r.code, 0, r)
         self.assertNotIn("batch_wait_p99_seconds", r.out)
         # Asked for by name, they are compared.
         r = self.run_trainio("compare", self.path("a"), self.path("b"), "--metric", "batch_wait_p99_seconds")
         self.assertEqual(r.code, 1, r)
+        self.assertEqual(verdicts(r.out)["batch_wait_p99_seconds"], (round(2 / 70, 4), "REGRESSION"))
 
     def test_a_threshold_per_figure(self):
         fake_runs(self.base, self.path("a"), [100])
