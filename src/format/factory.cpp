@@ -104,6 +104,8 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse u
 
 void check_workload(const config::Workload& w, const plan::DatasetLayout& layout) {
   if (w.dataset.format == Format::hdf5 && layout.total_files() > 0) hdf5_layout(w, layout.file_by_global_index(0));
+  if (w.dataset.format == Format::jpeg) check_image_sizes(ImageWriter::Codec::jpeg, layout);
+  if (w.dataset.format == Format::png) check_image_sizes(ImageWriter::Codec::png, layout);
 }
 
 std::optional<std::string> validate_file(const config::Workload& w, const plan::DataFile& file) {

@@ -1,7 +1,6 @@
 #include "format/image.hpp"
 
 #include <fmt/format.h>
-#include <jpeglib.h>
 #include <png.h>
 #include <zlib.h>
 
@@ -21,84 +20,39 @@ ImageSize image_size(const plan::SampleShape& shape) {
   return {1, shape.ndims == 1 ? shape.dims[0] : 1};
 }
 
-namespace {
+std::uint64_t image_file_bytes(const plan::DataFile& file) { return file.sample.bytes(); }
 
-// libjpeg reports errors through a callback that must not return: jump back out instead.
-struct JpegError {
-  jpeg_error_mgr mgr;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void jpeg_fail(j_common_ptr info) {
-  auto* err = reinterpret_cast<JpegError*>(info->err);
-  (*info->err->format_message)(info, err->message);
-  std::longjmp(err->jump, 1);
-}
-
-void encode_jpeg(const unsigned char* pixels, ImageSize size, std::vector<unsigned char>& out) {
-  jpeg_compress_struct c{};
-  JpegError err{};
-  c.err = jpeg_std_error(&err.mgr);
-  err.mgr.error_exit = jpeg_fail;
-  // libjpeg writes these through pointers after setjmp: volatile-qualified storage is not
-  // needed because they are only read through memory (their addresses escape to libjpeg).
-  unsigned char* mem = nullptr;
-  unsigned long mem_size = 0;
-  if (setjmp(err.jump)) {
-    jpeg_destroy_compress(&c);
-    std::free(mem);
-    throw internal_error(std::string("libjpeg failed to encode: ") + err.message);
+void check_image_sizes(ImageWriter::Codec codec, const plan::DatasetLayout& layout) {
+  const bool jpeg = codec == ImageWriter::Codec::jpeg;
+  const char* name = jpeg ? "JPEG" : "PNG";
+  // Every file has the same size unless sizes vary: then each file's (O(files), as the plan's
+  // total bytes are).
+  for (const plan::Split split : {plan::Split::train, plan::Split::eval}) {
+    const std::uint64_t count = layout.num_files(split);
+    const std::uint64_t files = layout.sizes_vary() ? count : std::min<std::uint64_t>(1, count);
+    for (std::uint64_t i = 0; i < files; ++i) {
+      const plan::SampleShape shape = layout.sample_shape(split, i);
+      const ImageSize size = image_size(shape);
+      const std::uint64_t planned = shape.bytes();
+      const std::string which = layout.sizes_vary() ? fmt::format("file {} of {} ", i, plan::split_folder(split)) : "";
+      if (jpeg && (size.height > 65535 || size.width > 65535))
+        throw config_error(fmt::format("dataset.format 'jpeg': {}an image of {}x{} pixels, but a JPEG side is at "
+                                       "most 65535 pixels",
+                                       which, size.height, size.width),
+                           "give smaller images (record_length_bytes, record_dims), or use format png");
+      const std::uint64_t least = jpeg ? jpeg_min_bytes(size) : png_min_bytes(size);
+      if (planned < least)
+        throw config_error(
+            fmt::format("dataset.format '{}': {}an image of {}x{} pixels is planned as a file of {} bytes (one byte a "
+                        "pixel), but a {} of that size takes at least {} bytes",
+                        jpeg ? "jpeg" : "png", which, size.height, size.width, planned, name, least),
+            layout.sizes_vary() ? "raise dataset.record_length_bytes or lower record_length_bytes_stdev, so that no "
+                                  "file draws so small an image"
+                                : "raise dataset.record_length_bytes (or record_dims), or use a format without "
+                                  "headers for records this small (npy, indexed_binary)");
+    }
   }
-  jpeg_create_compress(&c);
-  jpeg_mem_dest(&c, &mem, &mem_size);
-  c.image_width = static_cast<JDIMENSION>(size.width);
-  c.image_height = static_cast<JDIMENSION>(size.height);
-  c.input_components = 1;
-  c.in_color_space = JCS_GRAYSCALE;
-  jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, 75, TRUE);
-  jpeg_start_compress(&c, TRUE);
-  while (c.next_scanline < c.image_height) {
-    JSAMPROW row = const_cast<unsigned char*>(pixels + static_cast<std::size_t>(c.next_scanline) * size.width);
-    jpeg_write_scanlines(&c, &row, 1);
-  }
-  jpeg_finish_compress(&c);
-  out.assign(mem, mem + mem_size);
-  jpeg_destroy_compress(&c);
-  std::free(mem);
 }
-
-void png_to_vector(png_structp png, png_bytep data, png_size_t length) {
-  auto* out = static_cast<std::vector<unsigned char>*>(png_get_io_ptr(png));
-  out->insert(out->end(), data, data + length);
-}
-
-void encode_png(const unsigned char* pixels, ImageSize size, std::vector<unsigned char>& out) {
-  out.clear();
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png ? png_create_info_struct(png) : nullptr;
-  if (!png || !info) {
-    png_destroy_write_struct(&png, &info);
-    throw internal_error("libpng could not start an encoder");
-  }
-  if (setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, &info);
-    throw internal_error("libpng failed to encode");
-  }
-  png_set_write_fn(png, &out, png_to_vector, nullptr);
-  png_set_compression_level(png, 6);
-  png_set_compression_buffer_size(png, 65536);  // 64 KiB IDAT chunks, as Pillow writes them
-  png_set_IHDR(png, info, static_cast<png_uint_32>(size.width), static_cast<png_uint_32>(size.height), 8,
-               PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_write_info(png, info);
-  for (std::uint64_t y = 0; y < size.height; ++y)
-    png_write_row(png, const_cast<png_bytep>(pixels + y * size.width));
-  png_write_end(png, info);
-  png_destroy_write_struct(&png, &info);
-}
-
-}  // namespace
 
 namespace {
 
@@ -128,10 +82,18 @@ std::uint64_t ImageReader::read(const SampleRequest& r) {
   file_.seek(0, SEEK_SET);
   char prefix[16];
   file_.read(prefix, sizeof prefix);
+  check_size(path, shape.bytes());
   if (codec_ == ImageWriter::Codec::jpeg) read_jpeg(path, size);
   else read_png(path, size);
   file_.close();  // Pillow closes the file it opened once the image is loaded
   return size.height * size.width;
+}
+
+void ImageReader::check_size(const std::string& path, std::uint64_t planned) const {
+  // fstat's size at open, which Python's open() asks for anyway: no extra call.
+  if (file_.file_size() != planned)
+    throw not_the_image(path, codec_ == ImageWriter::Codec::jpeg ? "JPEG" : "PNG",
+                        fmt::format("{} bytes, but the plan gives the file {}", file_.file_size(), planned));
 }
 
 void ImageReader::read_jpeg(const std::string& path, ImageSize want) {
@@ -245,12 +207,14 @@ void ImageReader::read_png(const std::string& path, ImageSize want) {
   if (file_.file_size() != at + 4) throw bad(fmt::format("{} bytes, expected {}", file_.file_size(), at + 4));
 }
 
+ImageWriter::ImageWriter(Codec codec) : codec_(codec) {
+  if (codec == Codec::jpeg) jpeg_ = std::make_unique<JpegEncoder>();
+}
+
 void ImageWriter::write_bytes(const plan::DataFile& f, storage::Output& out, ContentSource& content) {
   const ImageSize size = image_size(f.sample);
-  pixels_.resize(size.height * size.width);
-  content.fill(pixels_.data(), pixels_.size());
-  if (codec_ == Codec::jpeg) encode_jpeg(pixels_.data(), size, encoded_);
-  else encode_png(pixels_.data(), size, encoded_);
+  if (codec_ == Codec::jpeg) jpeg_->encode(size, image_file_bytes(f), content, encoded_);
+  else encode_png_exact(size, image_file_bytes(f), content, pixels_, encoded_);
   out.write_at(encoded_.data(), encoded_.size(), 0);
 }
 
@@ -341,7 +305,11 @@ std::optional<std::string> validate_image(const plan::DataFile& f, ImageWriter::
   storage::File in = storage::File::open(f.path);
   std::vector<unsigned char> bytes(in.size());
   if (!bytes.empty()) in.pread_exact(bytes.data(), bytes.size(), 0);
-  return codec == ImageWriter::Codec::jpeg ? check_jpeg(bytes, image_size(f.sample)) : check_png(bytes, image_size(f.sample));
+  auto problem = codec == ImageWriter::Codec::jpeg ? check_jpeg(bytes, image_size(f.sample))
+                                                   : check_png(bytes, image_size(f.sample));
+  if (!problem && bytes.size() != image_file_bytes(f))
+    problem = fmt::format("{} bytes, but the plan gives the file {}", bytes.size(), image_file_bytes(f));
+  return problem;
 }
 
 }  // namespace trainio::format

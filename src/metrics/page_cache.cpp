@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "storage/mincore_trust.hpp"
 #include "storage/page_residency.hpp"
 
 namespace trainio::metrics {
@@ -38,8 +39,14 @@ namespace {
 std::string probe_failure(std::uint64_t err) {
   const int e = static_cast<int>(err);
   std::string why = fmt::format("the page cache could not be observed ({})", std::strerror(e));
-  if (e == EPERM || e == EACCES)
-    why += ": the kernel shows the residency only of files this user owns or may write";
+  if (e == EPERM || e == EACCES) {
+    why += ": the kernel shows the residency only of files this process owns or may write (cachestat refuses "
+           "the others, mincore reports every page of them resident)";
+    // Root in a user namespace owns only the files of the ids its map names; mincore(2) would
+    // even report every page of the others resident.
+    if (const std::string note = storage::user_namespace_note(); !note.empty())
+      why += fmt::format(" (this process is {}: the files' owner is not one of its ids)", note);
+  }
   return why;
 }
 

@@ -1,7 +1,6 @@
 #include "storage/page_residency.hpp"
 
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -10,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "storage/mincore_trust.hpp"
 
 namespace trainio::storage {
 
@@ -29,13 +30,21 @@ struct Cachestat {
 };
 
 std::atomic<ResidencyMethod> method{ResidencyMethod::none};
-std::atomic<bool> cachestat_missing{false};
+bool mincore_forced();
+std::atomic<bool> cachestat_missing{mincore_forced()};
 
 bool probing_from_environment() {
   const char* v = std::getenv("TRAINIO_PAGE_CACHE_PROBES");
   return !(v && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0));
 }
 std::atomic<bool> probing_on{probing_from_environment()};
+
+// TRAINIO_PAGE_CACHE_PROBES=mincore: probe as kernels before 6.5 do, where cachestat exists too
+// (for tests of the fallback, and to compare the two).
+bool mincore_forced() {
+  const char* v = std::getenv("TRAINIO_PAGE_CACHE_PROBES");
+  return v && std::strcmp(v, "mincore") == 0;
+}
 
 const std::uint64_t kPage = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 
@@ -51,13 +60,12 @@ Residency by_cachestat(int fd, std::uint64_t first, std::uint64_t bytes) {
 #endif
 }
 
-// mincore(2) reports every page of a file this user can neither write nor owns as resident
-// (a side-channel guard): only trust it where the kernel would tell the truth.
+// mincore(2) reports every page of a file this process neither owns, nor holds CAP_FOWNER over,
+// nor may write as resident (a side-channel guard): only trust it where the kernel tells the
+// truth (mincore_trust.hpp). Root in the initial namespace needs no look at the file.
 bool mincore_tells_truth(int fd) {
-  if (::geteuid() == 0) return true;
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return false;
-  return st.st_uid == ::geteuid();
+  const MincoreCaller& caller = mincore_caller();
+  return mincore_truthful_for_all(caller) || mincore_truthful(caller, mincore_file(fd));
 }
 
 Residency by_mincore(int fd, std::uint64_t first, std::uint64_t bytes) {

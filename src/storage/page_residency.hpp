@@ -9,15 +9,17 @@
 namespace trainio::storage {
 
 // How residency is observed: cachestat(2) (Linux 6.5+, no mapping needed), else mincore(2) over a
-// temporary read-only mapping of the range.
+// temporary read-only mapping of the range. TRAINIO_PAGE_CACHE_PROBES=mincore uses mincore even
+// where cachestat exists (as kernels before 6.5 do; for tests), =off turns probing off.
 enum class ResidencyMethod : std::uint8_t { none, cachestat, mincore };
 const char* residency_method_name(ResidencyMethod m);
 // The method this process uses (none before the first probe).
 ResidencyMethod residency_method();
 
 // Pages of [offset, offset + length) resident in the page cache. `error` is the errno when it
-// could not be observed (EPERM: the kernel hides the residency of files this user can neither
-// write nor owns; mincore would even report them all resident).
+// could not be observed (EPERM: the kernel hides the residency of files this process neither
+// owns nor may write, root in a user namespace included; cachestat refuses, and mincore would
+// report them all resident, so its answer is refused here: mincore_trust.hpp).
 struct Residency {
   std::uint64_t resident_pages = 0;
   int error = 0;

@@ -265,6 +265,18 @@ class IoPatternTest(TrainioTest):
         self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=4096",
                                          "dataset.format=png"], ext="png")
 
+    def test_pil_reads_every_byte_of_an_image_once(self):
+        # Image files hold exactly the planned bytes (RetinaNet's record length: 568 x 568) and
+        # Pillow reads each of them once, so a run moves the bytes the workload says.
+        for ext in ("jpeg", "png"):
+            with self.subTest(format=ext):
+                data = self.path(f"data-{ext}")
+                calls = self.compare(data, ["dataset.num_files_train=2", "dataset.record_length_bytes=322957",
+                                            f"dataset.format={ext}"], ext=ext)
+                size = os.path.getsize(os.path.join(data, "train", f"img_1_of_2.{ext}"))
+                self.assertEqual(size, 568 * 568)
+                self.assertEqual(sum(int(c.rsplit("= ", 1)[1]) for c in calls if c.startswith("read(")), size)
+
     def test_indexed_binary(self):
         self.compare(self.path("data"), ["dataset.num_files_train=2", "dataset.record_length_bytes=1048576",
                                          "dataset.num_samples_per_file=3", "dataset.format=indexed_binary"],

@@ -140,6 +140,51 @@ class PageCacheTest(TrainioTest):
         self.assertIn("2 of 2 epochs were served from the page cache", r.out)
 
 
+def user_namespaces_work():
+    unshare = shutil.which("unshare")
+    return bool(unshare) and subprocess.run([unshare, "-r", "true"], capture_output=True).returncode == 0
+
+
+class UserNamespaceTest(TrainioTest):
+    """Root in a user namespace (rootless containers, Apptainer --fakeroot, unshare -r) gets every page
+    "resident" from mincore(2) for files whose owner the namespace does not map (Linux 5.0+). Kernels
+    before 6.5 have no cachestat and probe with mincore: TRAINIO_PAGE_CACHE_PROBES=mincore does the same here."""
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to give the dataset to another owner")
+    @unittest.skipUnless(user_namespaces_work(), "user namespaces are unavailable here (unshare -r fails)")
+    def test_mincore_for_files_the_namespace_does_not_map_gives_unknown_with_the_reason(self):
+        self.ok("run", "default", *DATA, "workflow.train=false", "--output", "gen")
+        for root, _, files in os.walk(self.path("data")):
+            for name in files:
+                os.chown(os.path.join(root, name), 12345, 12345)
+                os.chmod(os.path.join(root, name), 0o644)
+        r = self.run_trainio("run", "default", *DATA, "workflow.generate_data=false", "reader.evict=fadvise",
+                             "--output", "o", env={"TRAINIO_PAGE_CACHE_PROBES": "mincore"}, wrapper=["unshare", "-r"])
+        self.assertEqual(r.code, 0, r)
+        s = self.summary("o")
+        if s["trainio"]["context"]["data_filesystem"] not in DISK_FILE_SYSTEMS:
+            self.skipTest("the test folder is not on a disk file system")
+        for e in s["trainio"]["epochs"]:
+            pc = e["train"]["page_cache"]
+            # Every epoch was evicted first: mincore's "all resident" is the kernel's cover, not the truth.
+            self.assertEqual(pc["verdict"], "unknown", pc)
+            self.assertIsNone(pc["resident_fraction"], pc)
+            self.assertIn("root in a user namespace whose uid map is '0 0 1'", pc["reason"])
+            self.assertFalse(e["train"]["served_from_page_cache"])
+        self.assertNotIn("served by the page cache", r.out)
+        # The same files, as the owner the namespace maps: the probe is trusted and sees the eviction.
+        for root, _, files in os.walk(self.path("data")):
+            for name in files:
+                os.chown(os.path.join(root, name), 0, 0)
+        r = self.run_trainio("run", "default", *DATA, "workflow.generate_data=false", "reader.evict=fadvise",
+                             "--output", "o2", env={"TRAINIO_PAGE_CACHE_PROBES": "mincore"}, wrapper=["unshare", "-r"])
+        self.assertEqual(r.code, 0, r)
+        for e in self.summary("o2")["trainio"]["epochs"]:
+            pc = e["train"]["page_cache"]
+            self.assertEqual(pc["verdict"], "storage", pc)
+            self.assertEqual(pc["method"], "mincore", pc)
+
+
 class DropCachesTest(TrainioTest):
     @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root to run trainio as another user")
     def test_drop_caches_without_privilege_names_the_errno_and_the_alternative(self):
