@@ -52,6 +52,7 @@ struct Client::Call {
   std::uint64_t length = 0;  // the bytes it asks for or sends (0: the whole object)
   // Set when the request is first sent: its object's identity and Darshan's access pattern.
   std::uint64_t file = 0;
+  std::string uri;  // s3://bucket/key: the object's name in traces
   bool data = false, sequential = false, consecutive = false;
 };
 
@@ -260,9 +261,9 @@ Op storage_op(Request r) {
 }  // namespace
 
 void Client::mark_access(Call& call) {
-  const std::string uri = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
-  call.file = path_hash(uri);
-  call.data = call.key != nullptr && is_data_file(uri);
+  call.uri = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
+  call.file = path_hash(call.uri);
+  call.data = call.key != nullptr && is_data_file(call.uri);
   // Darshan's pattern as storage::File keeps it per open file, with a request to another object
   // standing for an open: a transfer that starts beyond where the last one on this object ended
   // is sequential; exactly there, consecutive. Judged in the order the requests are sent.
@@ -288,6 +289,7 @@ void Client::report_as_storage_call(const Call& call, const RequestRecord& recor
   e.ns = record.total_ns;
   e.remote = true;
   e.file = call.file;
+  e.path = call.uri;
   e.data = call.data;
   if (moves_data(e.op)) {
     e.bytes = record.bytes;
