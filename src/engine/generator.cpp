@@ -21,6 +21,7 @@
 #include "storage/io_observer.hpp"
 #include "util/checked.hpp"
 #include "util/clock.hpp"
+#include "util/stop_request.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #include "util/rng.hpp"
@@ -29,6 +30,15 @@
 namespace trainio::engine {
 
 namespace {
+
+// A signal's stop, between two files: the files written so far are whole and kept, the dataset
+// is not marked complete, and a later generation resumes from them.
+void stop_if_asked(const metrics::GenerateRecord& record) {
+  if (const int signal = util::stop_signal(); signal != 0)
+    throw stopped_error(fmt::format("{} stopped the generation after {} files written ({} kept): they are whole, and "
+                                    "generating again resumes from them",
+                                    util::signal_name(signal), record.files_written, record.files_kept));
+}
 
 // Data files and their companions (indexes) carry "_of_" in their names.
 bool looks_like_dataset_file(const std::string& name) {
@@ -219,6 +229,7 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
     const std::string temp = storage::temp_path_for(file.path);
     std::int64_t keep = 0;
     together(comm, [&] {
+      stop_if_asked(record);
       if (!comm.is_root()) return;
       keep = complete_already(writer, file, existing) ? 1 : 0;
       if (!keep) storage::remove_file(temp);
@@ -343,6 +354,7 @@ void generate_files(const plan::DatasetLayout& layout, const plan::FileShare& mi
     storage::ScopedObserver observe(&io);
     Progress progress("generate", "generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
     for (std::uint64_t i = 0; i < mine.size(); ++i) {
+      stop_if_asked(record);
       const plan::DataFile file = layout.file_by_global_index(mine[i]);
       if (keep(file)) {
         ++record.files_kept;

@@ -132,6 +132,12 @@ struct RankRecord {
   // Every step's times, for DLIO's per-rank lists; held outside memory on real runs.
   std::shared_ptr<StepLog> steps = std::make_shared<MemoryStepLog>();
   bool stopped_by_time_limit = false;  // train.max_seconds ended the run
+  // A signal asked the run to stop (util/stop_request.hpp): which, and the epoch and phase it
+  // stopped in ("train", "eval", "checkpoint"; stopped before it when that phase had not begun).
+  // The same on every rank (agreed).
+  int stop_signal = 0;
+  std::uint64_t stop_epoch = 0;
+  std::string stop_phase;
   GenerateRecord generate;
   // cache.staging before_first_epoch: what this rank copied into the tier, and how long it took.
   TierStats staging;

@@ -258,6 +258,9 @@ RunSummary RunSummarizer::finish(const RankRecord& mine) {
   out.ranks = comm_.size();
   out.hosts = comm_.num_hosts();
   out.stopped_by_time_limit = mine.stopped_by_time_limit;  // the same on every rank (agreed)
+  out.stop_signal = mine.stop_signal;
+  out.stop_epoch = mine.stop_epoch;
+  out.stop_phase = mine.stop_phase;
   out.start = mine.start;
   out.end = mine.end;
   const GenerateRecord& g = mine.generate;

@@ -112,6 +112,10 @@ struct CheckpointSummary {
 
 struct RunSummary {
   bool stopped_by_time_limit = false;
+  // A signal stopped the run: which, and the epoch and phase (RankRecord's, agreed). 0: complete.
+  int stop_signal = 0;
+  std::uint64_t stop_epoch = 0;
+  std::string stop_phase;
   int ranks = 1;
   int hosts = 1;
   std::string start, end;

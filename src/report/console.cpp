@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "report/dlio_figures.hpp"
+#include "util/stop_request.hpp"
 #include "util/units.hpp"
 
 namespace trainio::report {
@@ -227,6 +228,9 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
       std::any_of(run.checkpoints.begin(), run.checkpoints.end(),
                   [](const auto& c) { return c.kind == metrics::CheckpointRecord::Kind::load; }))
     out += "  caching: checkpoint.evict is none: the loads may have been served from the page cache\n";
+  if (run.stop_signal != 0)
+    out += fmt::format("  INCOMPLETE: {} stopped the run in epoch {} ({}); the figures are those of what ran before\n",
+                       util::signal_name(run.stop_signal), run.stop_epoch, run.stop_phase);
   if (run.stopped_by_time_limit)
     out += fmt::format("  note: train.max_seconds = {} ended the run after epoch {}\n", w.train.max_seconds,
                        run.epochs.empty() ? 0 : run.epochs.back().epoch);

@@ -12,6 +12,7 @@
 #include "report/phase_json.hpp"
 #include "util/build_info.hpp"
 #include "util/proc_stats.hpp"
+#include "util/stop_request.hpp"
 
 namespace trainio::report {
 
@@ -312,6 +313,13 @@ void summary_json(JsonStream& out, const config::Workload& w, const plan::Datase
   out.key("trainio");
   out.begin_object();
   out.field("schema_version", kSchemaVersion);
+  // A run a signal stopped keeps what it measured, and says it is not the whole of its plan.
+  out.field("complete", run.stop_signal == 0);
+  out.field("stopped", run.stop_signal == 0 ? json(nullptr)
+                                            : json{{"reason", util::signal_name(run.stop_signal)},
+                                                   {"signal", run.stop_signal},
+                                                   {"epoch", run.stop_epoch},
+                                                   {"phase", run.stop_phase}});
   context_part(out, run, context);
   out.field("characterization", characterization_json(run.io));
   json notes = json::array();

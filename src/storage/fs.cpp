@@ -158,6 +158,15 @@ std::string temp_path_for(const std::string& path) {
   return dir + "." + name + std::string(kTempSuffix);
 }
 
+void remove_temporaries_in(const std::string& folder) {
+  std::vector<std::string> stale;
+  for_each_entry(folder, [&](const std::string& name) {
+    if (name.size() > 1 + kTempSuffix.size() && name.front() == '.' && name.ends_with(kTempSuffix)) stale.push_back(name);
+    return true;
+  });
+  for (const auto& name : stale) remove_file(folder + "/" + name);
+}
+
 FsSpace fs_space(const std::string& path) {
   struct statvfs st;
   if (::statvfs(path.c_str(), &st) != 0) throw fs_failed("statvfs", path, errno);

@@ -76,5 +76,8 @@ FsSpace fs_space(const std::string& path);
 // recognisable, so interrupted writes are found and cleaned up, and never read as data.
 std::string temp_path_for(const std::string& path);
 inline constexpr std::string_view kTempSuffix = ".trainio-tmp";
+// Removes the files of `folder` (not its subfolders') named as temp_path_for names them: what a
+// process ended before it could commit or remove them left there.
+void remove_temporaries_in(const std::string& folder);
 
 }  // namespace trainio::storage

@@ -89,6 +89,10 @@ class RankReader {
       totals_.generate.files_kept += g.files_kept;
       totals_.generate.io.merge(g.io);
     };
+    v.end = [&](const EndLine& e) {
+      const std::lock_guard lock(shared_);
+      if (!e.complete) ++totals_.incomplete_ranks;
+    };
     v.staging = [&](const StagingLine& s) {
       const std::lock_guard lock(shared_);
       totals_.staging_seconds = std::max(totals_.staging_seconds, s.seconds);

@@ -275,7 +275,7 @@ void read_records(const std::string& path, const RecordVisitor& visit) {
         hand_over = [&, st] { if (visit.staging) visit.staging(st); };
       } else if (kind == "end") {
         ended = true;
-        const EndLine e{o.at("stopped_by_time_limit").get<bool>()};
+        const EndLine e{o.at("stopped_by_time_limit").get<bool>(), o.value("complete", true), o.value("stop_signal", 0)};
         hand_over = [&, e] { if (visit.end) visit.end(e); };
       } else {
         throw damaged(fmt::format("an unknown record '{}'", kind));

@@ -125,6 +125,8 @@ struct RankLine {
 
 struct EndLine {
   bool stopped_by_time_limit = false;
+  bool complete = true;  // no signal stopped the run
+  int stop_signal = 0;
 };
 
 // What each line of a records file holds, handed over as it is read.

@@ -47,6 +47,7 @@ struct RunTotals {
   Tier staging;
   Io staging_io;
   std::vector<std::string> hostnames;  // by host index
+  int incomplete_ranks = 0;            // ranks whose records end saying a signal stopped the run
 };
 
 // Reads every rank's records and step lists into `totals`, checking on the way what each rank's

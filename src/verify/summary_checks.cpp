@@ -274,6 +274,8 @@ void dlio_metric(const Part& m, const std::string& prefix, const std::vector<con
 void check_summary(const std::string&, const json& summary, const RunTotals& totals, Checks& checks) {
   const Part top(summary, "", checks);
   const Part m = top.sub("metric");
+  // A run a signal stopped says so, as every rank's records do.
+  top.flag("trainio/complete", totals.incomplete_ranks == 0);
   const json* nominal = find(summary, "trainio/plan/nominal_record_bytes");
   const json* target = find(summary, "trainio/train/au_target_percentage");
   std::vector<const PhaseTotals*> train, eval;
