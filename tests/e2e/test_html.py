@@ -1,10 +1,13 @@
 """The HTML reports: self-contained files (inline SVG, no script, nothing fetched) that a real
 browser renders: Debian's chromium, headless, draws them to a screenshot that holds the charts."""
+import csv
+import json
 import os
 import re
 import shutil
 import subprocess
 import unittest
+import xml.etree.ElementTree as ET
 
 from PIL import Image
 
@@ -18,6 +21,29 @@ RUN = ["dataset.num_files_train=8", "dataset.num_samples_per_file=8", "dataset.r
 # The charts' first colour (AU, sample reads, ...) and the AU target's red line, as drawn.
 BLUE = (0x1f, 0x77, 0xb4)
 RED = (0xd6, 0x27, 0x28)
+SVG = "{http://www.w3.org/2000/svg}"
+UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def charts(html):
+    """Each chart of a page by its title (its aria-label), as parsed SVG."""
+    out = {}
+    for m in re.finditer(r"<svg .*?</svg>", html, re.S):
+        root = ET.fromstring(m.group(0))
+        out[root.get("aria-label")] = root
+    return out
+
+
+def marks(chart, tag):
+    """A chart's bars ("rect") or points ("circle") that carry a value: (label, value, element),
+    from each one's <title>, "LABEL: VALUE"."""
+    out = []
+    for e in chart.iter(SVG + tag):
+        title = e.find(SVG + "title")
+        if title is not None:
+            label, _, value = title.text.rpartition(": ")
+            out.append((label, float(value), e))
+    return out
 
 
 class HtmlReportTest(TrainioTest):
@@ -91,10 +117,45 @@ class HtmlReportTest(TrainioTest):
                 "--vary", "reader.read_threads=1,2", "--ranks", "1,2", "--output", "s")
         html = self.read_text("s", "report.html")
         self.check_self_contained(html)
-        for title in ("AU per point", "Training throughput per point", "Measured read bandwidth per point", "target 90%"):
+        # No line joins two configurations: ranks on the x axis, one line per figure and read_threads
+        # value, each point where sweep.csv puts it.
+        au = [c for title, c in charts(html).items() if title.startswith("AU ")]
+        self.assertEqual(len(au), 1, list(charts(html)))
+        lines = list(au[0].iter(SVG + "polyline"))
+        self.assertEqual(len(lines), 4, "a line per figure (AU mean, lowest epoch) and read_threads value")
+        with open(self.path("s", "sweep.csv")) as f:
+            rows = {(r["ranks"], r["reader.read_threads"]): r for r in csv.DictReader(f)}
+        at = {}  # where each configuration's points are drawn
+        for label, value, e in marks(au[0], "circle"):
+            m = re.fullmatch(r"(AU mean|lowest epoch) \(reader\.read_threads=(\d+)\), ranks (\d+)", label)
+            self.assertIsNotNone(m, f"{label!r} does not name its configuration")
+            figure, threads, ranks = m.groups()
+            column = "au_mean_percent" if figure == "AU mean" else "au_min_percent"
+            self.assertAlmostEqual(value, float(rows[(ranks, threads)][column]), delta=0.01, msg=label)
+            at.setdefault((e.get("cx"), e.get("cy")), set()).add((figure, threads))
+        joined = []
+        for line in lines:
+            vertices = [tuple(v.split(",")) for v in line.get("points").split()]
+            self.assertEqual(len(vertices), 2, "a vertex per rank count")
+            common = set.intersection(*(at.get(v, set()) for v in vertices))
+            self.assertTrue(common, f"a line joins points of different configurations: {[at.get(v) for v in vertices]}")
+            joined.append(common)
+        self.assertEqual(set.union(*joined), {(f, t) for f in ("AU mean", "lowest epoch") for t in ("1", "2")})
+        for title in ("AU against ranks", "Training throughput against ranks", "Measured read bandwidth against ranks",
+                      "target 90%"):
             self.assertIn(title, html)
         self.assertEqual(html.count("<tr>"), 5)  # a header and a row per point
         self.assertIn("ranks=2,reader.read_threads=1", html)
+        # The bars, too, by configuration.
+        for title, column in (("Training throughput against ranks", "samples_per_second_mean"),
+                              ("Measured read bandwidth against ranks", "read_MiB_per_second_mean")):
+            bars = marks(charts(html)[title], "rect")
+            self.assertEqual(len(bars), 4, title)
+            for label, value, _ in bars:
+                m = re.fullmatch(r".* \(reader\.read_threads=(\d+)\), ranks (\d+)", label)
+                self.assertIsNotNone(m, label)
+                expected = float(rows[(m.group(2), m.group(1))][column])
+                self.assertAlmostEqual(value, expected, delta=max(0.06, expected * 1e-3), msg=label)
         # Its runs side by side are named by their points, not four times "run1".
         self.ok("report", self.path("s"), "--html", "runs.html")
         labels = re.findall(r">([^<>]+/run1)</text>", self.read_text("runs.html"))
