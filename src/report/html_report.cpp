@@ -48,11 +48,9 @@ std::string run_section(const RunResult& run) {
   ChartSeries dlio{"DLIO's formula", {}}, exact{"exact window", {}}, read{"measured reads", {}};
   ChartSeries wait{"batch wait", {}}, compute{"compute", {}}, barrier{"barrier", {}};
   const nlohmann::json* list = node_at(s, "trainio.epochs");
-  const nlohmann::json* last = nullptr;
   if (list && list->is_array())
     for (const auto& e : *list) {
       if (!e.is_object()) continue;
-      last = &e;
       epochs.push_back(fmt::format("{:g}", number_or_nan(e, "epoch")));
       au.values.push_back(number_or_nan(e, "train.au_percentage"));
       au_min.values.push_back(number_or_nan(e, "train.au_min_rank_percentage"));
@@ -105,21 +103,28 @@ std::string run_section(const RunResult& run) {
     c.series = {wait, compute, barrier};
     out += svg_chart(c);
   }
-  if (last) {
+  // The latency percentiles of every epoch's training together: the population of the table
+  // below, which prints the same merged histograms.
+  std::string notes;
+  const nlohmann::json* latency = node_at(s, "trainio.train.sample_read_seconds");
+  if (latency && latency->is_object()) {
     Chart c;
     c.kind = Chart::Kind::bars;
     c.log_y = true;
-    c.title = fmt::format("Latency percentiles, epoch {}", epochs.back());
+    c.title = fmt::format("Training latency percentiles, whole run ({} epoch{})", epochs.size(), epochs.size() == 1 ? "" : "s");
     c.x_label = "percentile";
     c.y_label = "seconds (log)";
     c.categories = {"p50", "p90", "p99", "p99.9", "max"};
     ChartSeries sample{"sample read", {}}, batch{"batch wait", {}};
     for (const char* p : {"p50", "p90", "p99", "p99_9", "max"}) {
-      sample.values.push_back(number_or_nan(*last, std::string("train.sample_read_seconds.") + p));
-      batch.values.push_back(number_or_nan(*last, std::string("train.batch_wait_seconds.") + p));
+      sample.values.push_back(number_or_nan(s, std::string("trainio.train.sample_read_seconds.") + p));
+      batch.values.push_back(number_or_nan(s, std::string("trainio.train.batch_wait_seconds.") + p));
     }
     c.series = {sample, batch};
     out += svg_chart(c);
+  } else if (!epochs.empty()) {
+    notes += "<p>No latency chart: this summary.json has no whole-run latency percentiles (trainio.train."
+             "sample_read_seconds; written by an older trainio), and one epoch's would not be the table's.</p>\n";
   }
   if (const nlohmann::json* checkpoints = node_at(s, "trainio.checkpoint.checkpoints"); checkpoints && checkpoints->is_array() &&
                                                                                      !checkpoints->empty()) {
@@ -137,7 +142,7 @@ std::string run_section(const RunResult& run) {
     c.series = {all, slowest};
     out += svg_chart(c);
   }
-  out += "</div>\n";
+  out += "</div>\n" + notes;
   if (const std::string table = kept_table(run); !table.empty()) out += "<pre>" + markup_escape(table) + "</pre>\n";
   return out;
 }

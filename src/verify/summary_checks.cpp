@@ -298,17 +298,22 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     std::vector<double> exact, bandwidth;
     std::uint64_t samples = 0;
     PageCache cache;
+    Latency sample_read, wait;  // every epoch's training together: the final table's latency rows
     for (const PhaseTotals* p : train) {
       exact.push_back(p->throughput());
       bandwidth.push_back(p->duration() > 0 ? static_cast<double>(p->bytes_read()) / p->duration() : 0.0);
       samples += p->samples;
       cache.merge(p->io.page_cache);
+      sample_read.merge(p->sample_read);
+      wait.merge(p->wait);
     }
     t.number("throughput_mean_samples_per_second", mean(exact), kRounding, true);
     t.number("throughput_stdev_samples_per_second", stdev(exact), {1e-9, 1e-9});
     t.number("read_bytes_per_second_mean", mean(bandwidth), kRounding, true);
     t.count("samples", samples, true);
     page_cache(t.sub("page_cache"), cache);
+    latency(t.sub("sample_read_seconds"), sample_read);
+    latency(t.sub("batch_wait_seconds"), wait);
   }
   // Checkpoints: each one, DLIO's figures over them, trainio's totals.
   const json* listed_checkpoints = find(summary, "trainio/checkpoint/checkpoints");

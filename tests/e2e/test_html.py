@@ -85,7 +85,7 @@ class HtmlReportTest(TrainioTest):
         self.check_self_contained(html)
         for title in ("Accelerator utilisation per epoch", "Training throughput per epoch",
                       "Measured read bandwidth per epoch", "Where each rank&#39;s step time went",
-                      "Latency percentiles, epoch 3", "target 90%"):
+                      "Training latency percentiles, whole run (3 epochs)", "target 90%"):
             self.assertIn(title.replace("&#39;", "'"), html)
         self.assertEqual(html.count("<svg"), 5)
         self.assertIn("accelerator util. (AU)", html)  # the end-of-run table, too
@@ -111,6 +111,30 @@ class HtmlReportTest(TrainioTest):
         r = self.run_trainio("report", self.path("a"), "--html", "a.html")
         self.assertEqual(r.code, 2, r)
         self.assertIn("exists", r.err)
+
+    def test_the_latency_chart_shows_the_tables_population(self):
+        """The latency chart and the table under it give the same figures: every epoch's training
+        together, as summary.json's trainio.train holds them (the last epoch's alone differ)."""
+        self.ok("run", "default", "dataset.data_folder=d", "workflow.generate_data=true", *RUN, "--output", "a")
+        self.ok("report", self.path("a"), "--html", "a.html")
+        html = self.read_text("a.html")
+        chart = [(title, c) for title, c in charts(html).items() if "atency percentiles" in title]
+        self.assertEqual(len(chart), 1, list(charts(html)))
+        title, chart = chart[0]
+        plotted = {label: value for label, value, _ in marks(chart, "rect")}
+        table = re.search(r"<pre>(.*)</pre>", html, re.S).group(1)
+        s = self.summary("a")
+        for name, key in (("sample read", "sample_read_seconds"), ("batch wait", "batch_wait_seconds")):
+            row = re.search(name + r"\s+p50 (\S+ \S+)  p90 (\S+ \S+)  p99 (\S+ \S+)  max (\S+ \S+)", table)
+            self.assertIsNotNone(row, table)
+            printed = [float(v.split()[0]) * UNITS[v.split()[1]] for v in row.groups()]
+            for p, text in zip(("p50", "p90", "p99", "max"), printed):
+                bar = [v for label, v in plotted.items() if label.startswith(name) and label.endswith(" " + p)]
+                self.assertEqual(len(bar), 1, (name, p, plotted))
+                # The table prints 3 or 4 significant digits.
+                self.assertAlmostEqual(bar[0], text, delta=text * 0.01, msg=f"{name} {p}: chart {bar[0]}, table {text}")
+                self.assertAlmostEqual(bar[0], s["trainio"]["train"][key][p], delta=text * 0.001, msg=f"{name} {p}")
+        self.assertEqual(title, "Training latency percentiles, whole run (3 epochs)")
 
     def test_a_sweeps_report_draws_each_point_against_the_target(self):
         self.ok("sweep", "default", "dataset.data_folder=d", "workflow.generate_data=true", *RUN,
