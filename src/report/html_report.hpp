@@ -3,8 +3,9 @@
 // fetched from a network), readable offline and attachable to a ticket.
 //  - runs_html: for each run, AU and throughput per epoch against the AU target, where the step
 //    time went (batch wait, compute, barrier), the whole run's sample-read and batch-wait
-//    latency percentiles (the end-of-run table's), the spread between ranks, checkpoint
-//    bandwidths; several runs side by side.
+//    latency percentiles (the end-of-run table's), the spread between ranks, each checkpoint's
+//    bandwidth (all ranks' bytes and the slowest rank's, over its duration); several runs side
+//    by side.
 //  - sweep_html: a sweep's points, AU and throughput against ranks (or, when the ranks do not
 //    vary, the first varied key), one line or bar colour per combination of the other varied
 //    keys, with the AU target drawn; then the table of points.

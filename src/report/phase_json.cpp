@@ -213,6 +213,10 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"rank_bytes_per_second_min", c.rank_bandwidth_min},
           {"rank_bytes_per_second_max", c.rank_bandwidth_max},
           {"ranks_with_data", c.ranks_with_data},
+          {"slowest_rank", c.slowest_rank},
+          {"slowest_rank_seconds", c.slowest_rank_seconds},
+          {"slowest_rank_file_bytes", c.slowest_rank_file_bytes},
+          {"slowest_rank_bytes_per_second", c.slowest_rank_bandwidth},
           {"storage_read_bytes", c.kind == metrics::CheckpointRecord::Kind::load && c.storage_read_known
                                      ? json(c.storage_read_bytes)
                                      : json(nullptr)},

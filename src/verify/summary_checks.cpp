@@ -345,6 +345,10 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     p.number("rank_bytes_per_second_min", k.ranks_with_data > 0 ? k.rank_bandwidth_min : 0.0);
     p.number("rank_bytes_per_second_max", k.rank_bandwidth_max);
     p.count("ranks_with_data", static_cast<std::uint64_t>(k.ranks_with_data));
+    p.count("slowest_rank", static_cast<std::uint64_t>(std::max(0, k.slowest_rank)));
+    p.number("slowest_rank_seconds", k.slowest_rank_seconds, kExact);
+    p.count("slowest_rank_file_bytes", k.slowest_rank_file_bytes);
+    p.number("slowest_rank_bytes_per_second", k.duration > 0 ? static_cast<double>(k.slowest_rank_file_bytes) / k.duration : 0.0);
     if (k.kind == "load") {
       p.number("storage_read_bytes", k.read_known == k.ranks ? std::optional<double>(k.storage_read_bytes) : std::nullopt, kExact);
       page_cache(p.sub("page_cache"), k.io.page_cache);

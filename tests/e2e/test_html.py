@@ -136,6 +136,52 @@ class HtmlReportTest(TrainioTest):
                 self.assertAlmostEqual(bar[0], s["trainio"]["train"][key][p], delta=text * 0.001, msg=f"{name} {p}")
         self.assertEqual(title, "Training latency percentiles, whole run (3 epochs)")
 
+    def test_a_single_writers_checkpoint_chart_shows_its_figures(self):
+        """ZeRO 0 on 2 ranks: data rank 0 writes every file, rank 1 none. One rank moved all the bytes,
+        so its bandwidth over the checkpoint's duration is the checkpoint's; the chart's bars are
+        summary.json's figures. With checkpoint.rank_sync every rank's time runs to a barrier the idle
+        rank may leave last."""
+        for name, sync in (("ck", []), ("ck-sync", ["checkpoint.rank_sync=true"])):
+            with self.subTest(name):
+                self.check_single_writer(name, sync)
+
+    def check_single_writer(self, name, overrides):
+        self.ok("run", "default", *CHECKPOINT_MODEL, "model.parallelism.zero_stage=0", "checkpoint.num_checkpoints_write=2",
+                "checkpoint.num_checkpoints_read=1", f"checkpoint.checkpoint_folder={name}-files", *overrides,
+                "--output", name, ranks=2)
+        s = self.summary(name)
+        checkpoints = s["trainio"]["checkpoint"]["checkpoints"]
+        self.assertEqual([(c["kind"], c["index"], c["ranks_with_data"]) for c in checkpoints],
+                         [("save", 1, 1), ("save", 2, 1), ("load", 1, 1)])
+        self.ok("report", self.path(name), "--html", name + ".html")
+        chart = [c for title, c in charts(self.read_text(name + ".html")).items() if title.startswith("Checkpoint bandwidth")]
+        self.assertEqual(len(chart), 1)
+        bars = marks(chart[0], "rect")
+        of = lambda series, category: [v for label, v, _ in bars if label.startswith(series) and label.endswith(category)]
+        for c in checkpoints:
+            category = f"{c['kind']} {c['index']}"
+            every, slowest = of("all ranks", category), of("slowest rank", category)
+            self.assertEqual((len(every), len(slowest)), (1, 1), [label for label, _, _ in bars])
+            self.assertLessEqual(slowest[0], every[0], f"{category}: the slowest rank's bar is above all ranks'")
+        if not overrides:
+            # The rank that wrote nothing only made the folder: its time is its own, not its wait for rank 0.
+            writer, idle = self.read_json(name, "0_per_epoch_stats.json"), self.read_json(name, "1_per_epoch_stats.json")
+            for key in ("save_ckpt1", "save_ckpt2"):
+                self.assertLess(idle["1"][key]["duration"], writer["1"][key]["duration"] / 2, key)
+        for c in checkpoints:
+            # The writer's own I/O took longest; its bytes are all the checkpoint's, over the same duration.
+            self.assertEqual(c["slowest_rank"], 0)
+            self.assertEqual(c["slowest_rank_file_bytes"], c["file_bytes"])
+            self.assertAlmostEqual(c["slowest_rank_bytes_per_second"], c["bytes_per_second"], delta=c["bytes_per_second"] * 1e-9)
+            category = f"{c['kind']} {c['index']}"
+            every, slowest = of("all ranks", category)[0], of("slowest rank", category)[0]
+            self.assertAlmostEqual(every, c["bytes_per_second"] / 2**30, delta=every * 1e-3)
+            self.assertAlmostEqual(slowest, c["slowest_rank_bytes_per_second"] / 2**30, delta=every * 1e-3)
+        # The legend says what each bar is.
+        legend = [t.text for t in chart[0].iter(SVG + "text")]
+        self.assertIn("all ranks' bytes / duration", legend)
+        self.assertIn("slowest rank's bytes / duration", legend)
+
     def test_a_sweeps_report_draws_each_point_against_the_target(self):
         self.ok("sweep", "default", "dataset.data_folder=d", "workflow.generate_data=true", *RUN,
                 "--vary", "reader.read_threads=1,2", "--ranks", "1,2", "--output", "s")
