@@ -308,6 +308,11 @@ CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Com
   s.rank_bandwidth_min = comm.min(moved ? mine : 1e300);
   s.rank_bandwidth_max = comm.max(mine);
   if (s.ranks_with_data == 0) s.fastest = s.rank_bandwidth_min = 0;
+  s.slowest_rank_seconds = comm.max(c.io_seconds);
+  s.slowest_rank = static_cast<int>(
+      comm.min(static_cast<std::int64_t>(c.io_seconds == s.slowest_rank_seconds ? comm.rank() : comm.size())));
+  s.slowest_rank_file_bytes = comm.sum(std::vector<std::uint64_t>{comm.rank() == s.slowest_rank ? c.file_bytes : 0})[0];
+  s.slowest_rank_bandwidth = s.duration > 0 ? static_cast<double>(s.slowest_rank_file_bytes) / s.duration : 0;
   s.io = reduce(c.io, comm);
   return s;
 }

@@ -105,6 +105,12 @@ struct CheckpointSummary {
   double bandwidth = 0;              // file_bytes / duration
   double rank_bandwidth_min = 0, rank_bandwidth_max = 0;  // over ranks that moved data, over their io_seconds
   int ranks_with_data = 0;
+  // The rank whose own I/O took longest (io_seconds; the lowest such rank on a tie), and its bytes
+  // over the duration: never above `bandwidth`, whose bytes include its own.
+  int slowest_rank = 0;
+  double slowest_rank_seconds = 0;   // its io_seconds
+  std::uint64_t slowest_rank_file_bytes = 0;
+  double slowest_rank_bandwidth = 0;  // slowest_rank_file_bytes / duration
   std::uint64_t storage_read_bytes = 0;  // loads: from storage, all ranks (/proc/self/io)
   bool storage_read_known = false;
   IoRecorder io;

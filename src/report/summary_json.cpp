@@ -245,7 +245,10 @@ void epochs_part(JsonStream& out, const config::Workload& w, const metrics::RunS
                       {"throughput_stdev_samples_per_second", metrics::stdev_of(exact)},
                       {"read_bytes_per_second_mean", metrics::mean_of(bandwidth)},
                       {"samples", samples},
-                      {"page_cache", page_cache_json(train_cache)}});
+                      {"page_cache", page_cache_json(train_cache)},
+                      // Every epoch's training together: the end-of-run table's latency rows.
+                      {"sample_read_seconds", latency_json(run.train_sample_ns)},
+                      {"batch_wait_seconds", latency_json(run.train_wait_ns)}});
   if (evaluated) out.field("eval", {{"page_cache", page_cache_json(eval_cache)}});
   if (w.cache.tier != config::CacheTier::none) out.field("cache", cache_part(w, run));
   stream_list(out, "epochs", run.epochs, [&](const metrics::EpochSummary& e) {

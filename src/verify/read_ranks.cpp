@@ -162,7 +162,7 @@ class RankReader {
   }
 
   void on_checkpoint(const CheckpointLine& c) {
-    totals_.checkpoints[{c.kind, c.index}].add(c);
+    totals_.checkpoints[{c.kind, c.index}].add(c, rank_);
     const std::string key = fmt::format("{}_ckpt{}", c.kind, c.block);
     const std::uint64_t epoch = c.epoch == 0 ? 1 : c.epoch;
     const json* entry = stats_at(epoch, key);
@@ -191,7 +191,7 @@ class RankReader {
 
 }  // namespace
 
-void CheckpointTotals::add(const CheckpointLine& c) {
+void CheckpointTotals::add(const CheckpointLine& c, int rank) {
   kind = c.kind;
   index = c.index;
   epoch = c.epoch;
@@ -200,6 +200,12 @@ void CheckpointTotals::add(const CheckpointLine& c) {
   ++ranks;
   duration = std::max(duration, c.seconds);
   collective = std::max(collective, c.collective_seconds);
+  // Ranks are read in any order: a tie goes to the lowest rank, as the summariser gives it.
+  if (slowest_rank < 0 || c.io_seconds > slowest_rank_seconds || (c.io_seconds == slowest_rank_seconds && rank < slowest_rank)) {
+    slowest_rank = rank;
+    slowest_rank_seconds = c.io_seconds;
+    slowest_rank_file_bytes = c.file_bytes;
+  }
   if (c.file_bytes > 0) {
     ++ranks_with_data;
     fastest = std::min(fastest, c.io_seconds);

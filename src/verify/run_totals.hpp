@@ -26,9 +26,13 @@ struct CheckpointTotals {
   double fastest = 1e300;       // the quickest rank's own I/O, of those that moved data
   double collective = 0;
   double rank_bandwidth_min = 1e300, rank_bandwidth_max = 0;
+  // The rank whose own I/O took longest (the lowest such rank on a tie).
+  int slowest_rank = -1;
+  double slowest_rank_seconds = 0;
+  std::uint64_t slowest_rank_file_bytes = 0;
   std::uint64_t files = 0, tensor_bytes = 0, file_bytes = 0, storage_read_bytes = 0;
   Io io;
-  void add(const CheckpointLine& c);
+  void add(const CheckpointLine& c, int rank);
 };
 
 struct GenerateTotals {

@@ -300,17 +300,22 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     std::vector<double> exact, bandwidth;
     std::uint64_t samples = 0;
     PageCache cache;
+    Latency sample_read, wait;  // every epoch's training together: the final table's latency rows
     for (const PhaseTotals* p : train) {
       exact.push_back(p->throughput());
       bandwidth.push_back(p->duration() > 0 ? static_cast<double>(p->bytes_read()) / p->duration() : 0.0);
       samples += p->samples;
       cache.merge(p->io.page_cache);
+      sample_read.merge(p->sample_read);
+      wait.merge(p->wait);
     }
     t.number("throughput_mean_samples_per_second", mean(exact), kRounding, true);
     t.number("throughput_stdev_samples_per_second", stdev(exact), {1e-9, 1e-9});
     t.number("read_bytes_per_second_mean", mean(bandwidth), kRounding, true);
     t.count("samples", samples, true);
     page_cache(t.sub("page_cache"), cache);
+    latency(t.sub("sample_read_seconds"), sample_read);
+    latency(t.sub("batch_wait_seconds"), wait);
   }
   // Checkpoints: each one, DLIO's figures over them, trainio's totals.
   const json* listed_checkpoints = find(summary, "trainio/checkpoint/checkpoints");
@@ -342,6 +347,10 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     p.number("rank_bytes_per_second_min", k.ranks_with_data > 0 ? k.rank_bandwidth_min : 0.0);
     p.number("rank_bytes_per_second_max", k.rank_bandwidth_max);
     p.count("ranks_with_data", static_cast<std::uint64_t>(k.ranks_with_data));
+    p.count("slowest_rank", static_cast<std::uint64_t>(std::max(0, k.slowest_rank)));
+    p.number("slowest_rank_seconds", k.slowest_rank_seconds, kExact);
+    p.count("slowest_rank_file_bytes", k.slowest_rank_file_bytes);
+    p.number("slowest_rank_bytes_per_second", k.duration > 0 ? static_cast<double>(k.slowest_rank_file_bytes) / k.duration : 0.0);
     if (k.kind == "load") {
       p.number("storage_read_bytes", k.read_known == k.ranks ? std::optional<double>(k.storage_read_bytes) : std::nullopt, kExact);
       page_cache(p.sub("page_cache"), k.io.page_cache);
