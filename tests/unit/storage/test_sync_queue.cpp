@@ -57,6 +57,9 @@ TEST_CASE("a sync queue publishes each file after its sync, in order, and syncs 
     CHECK(e[e.size() - 1].op == storage::Op::fsync);
     CHECK(e[e.size() - 2].op == storage::Op::fsync);
     CHECK(e[e.size() - 3].op != storage::Op::fsync);  // the folders after the last file
+    // A folder is no file of the characterization's: no identity, not data.
+    CHECK(e.back().file == 0);
+    CHECK_FALSE(e.back().data);
   }
   for (int i = 0; i < 40; ++i) {
     const std::string path = dir / (i % 2 ? "a/" : "b/") + std::to_string(i);
