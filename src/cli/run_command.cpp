@@ -224,12 +224,8 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         // that list runs by their summary.json (mlpstorage) must not count it as one.
         if (cmd.generate_only || (!w.workflow.train && !w.workflow.checkpoint)) {
           if (comm.is_root()) {
-            const auto& g = summary.generate;
-            const std::string line = fmt::format(
-                "generated the dataset in {}: {} files written, {} kept, {} in {} ({})", layout.root(),
-                util::format_count(g.files_written), util::format_count(g.files_kept),
-                util::format_bytes(static_cast<double>(g.bytes_written)), util::format_duration(g.seconds),
-                util::format_rate(g.write_bandwidth));
+            const std::string line =
+                fmt::format("generated the dataset in {}: {}", layout.root(), report::generation_line(summary.generate));
             if (cmd.generate_only) std::printf("%s\n", line.c_str());
             else spdlog::info("{}", line);  // also into the run's log file
           }

@@ -121,7 +121,8 @@ struct CheckpointRecord : CheckpointTimeline {
 
 struct GenerateRecord {
   bool ran = false;
-  double seconds = 0;
+  double seconds = 0;          // writing this rank's files, from the start to the last write
+  double durable_seconds = 0;  // from the start until they were on stable storage (>= seconds)
   std::uint64_t files_written = 0;
   std::uint64_t files_kept = 0;  // already complete and matching
   IoRecorder io;

@@ -273,6 +273,10 @@ RunSummary RunSummarizer::finish(const RankRecord& mine) {
     out.generate.bytes_written = sums[2];
     out.generate.write_bandwidth =
         out.generate.seconds > 0 ? static_cast<double>(out.generate.bytes_written) / out.generate.seconds : 0;
+    out.generate.durable_seconds = comm_.max(g.durable_seconds);
+    out.generate.durable_bandwidth = out.generate.durable_seconds > 0
+                                         ? static_cast<double>(out.generate.bytes_written) / out.generate.durable_seconds
+                                         : 0;
     out.generate.io = reduce(g.io, comm_);
     out.io.merge(out.generate.io);
   }

@@ -83,10 +83,12 @@ struct EpochSummary {
 
 struct GenerateSummary {
   bool ran = false;
-  double seconds = 0;                 // slowest rank
+  double seconds = 0;                 // slowest rank's writing (GenerateRecord::seconds)
   std::uint64_t files_written = 0, files_kept = 0;
   std::uint64_t bytes_written = 0;
-  double write_bandwidth = 0;
+  double write_bandwidth = 0;         // bytes_written / seconds
+  double durable_seconds = 0;         // slowest rank's time until its files were durable
+  double durable_bandwidth = 0;       // bytes_written / durable_seconds
   IoRecorder io;
 };
 

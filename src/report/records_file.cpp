@@ -197,6 +197,7 @@ void RecordsFile::finish(const metrics::RankRecord& r) {
   if (g.ran)
     line(json{{"record", "generate"},
               {"seconds", g.seconds},
+              {"durable_seconds", g.durable_seconds},
               {"files_written", g.files_written},
               {"files_kept", g.files_kept},
               {"io", io_record(g.io)}}

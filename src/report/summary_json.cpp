@@ -191,11 +191,14 @@ json plan_json(const plan::DatasetLayout& layout, const plan::RunShape& shape) {
 }
 
 json generate_json(const metrics::GenerateSummary& g) {
-  json o = {{"duration_seconds", g.seconds},
+  json o = {{"duration_seconds", g.durable_seconds},
           {"files_written", g.files_written},
           {"files_kept", g.files_kept},
           {"bytes_written", g.bytes_written},
+          {"write_seconds", g.seconds},
           {"write_bytes_per_second", g.write_bandwidth},
+          {"durable_seconds", g.durable_seconds},
+          {"durable_bytes_per_second", g.durable_bandwidth},
           {"io", io_json(g.io)},
           {"characterization", characterization_json(g.io)}};
   if (g.io.requests().requests() > 0) o["requests"] = requests_json(g.io.requests());

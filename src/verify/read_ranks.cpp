@@ -85,6 +85,7 @@ class RankReader {
       const std::lock_guard lock(shared_);
       totals_.generate.ran = true;
       totals_.generate.seconds = std::max(totals_.generate.seconds, g.seconds);
+      totals_.generate.durable_seconds = std::max(totals_.generate.durable_seconds, g.durable_seconds);
       totals_.generate.files_written += g.files_written;
       totals_.generate.files_kept += g.files_kept;
       totals_.generate.io.merge(g.io);

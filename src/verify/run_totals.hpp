@@ -37,7 +37,7 @@ struct CheckpointTotals {
 
 struct GenerateTotals {
   bool ran = false;
-  double seconds = 0;
+  double seconds = 0, durable_seconds = 0;  // the slowest rank's each
   std::uint64_t files_written = 0, files_kept = 0;
   Io io;
 };

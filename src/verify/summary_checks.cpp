@@ -396,11 +396,15 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
   if (totals.generate.ran) {
     const Part g = top.sub("trainio/generate");
     const auto& t = totals.generate;
-    g.number("duration_seconds", t.seconds, kExact, true);
+    const auto bytes = static_cast<double>(t.io.bytes_written());
+    g.number("duration_seconds", t.durable_seconds, kExact, true);
     g.count("files_written", t.files_written, true);
     g.count("files_kept", t.files_kept);
     g.count("bytes_written", t.io.bytes_written(), true);
-    g.number("write_bytes_per_second", t.seconds > 0 ? static_cast<double>(t.io.bytes_written()) / t.seconds : 0.0, kRounding, true);
+    g.number("write_seconds", t.seconds, kExact, true);
+    g.number("write_bytes_per_second", t.seconds > 0 ? bytes / t.seconds : 0.0, kRounding, true);
+    g.number("durable_seconds", t.durable_seconds, kExact, true);
+    g.number("durable_bytes_per_second", t.durable_seconds > 0 ? bytes / t.durable_seconds : 0.0, kRounding, true);
     io(g.sub("io"), t.io);
     characterization(g.sub("characterization"), t.io);
   }
