@@ -96,3 +96,30 @@ class IoUringWaitTest(TrainioTest):
         self.assertEqual(r.code, 1, r)
         self.assertLess(r.seconds, 30, r)
         self.assertRegex(r.err, r"I/O error \(rank 0\): read\('[^']*img_\d+_of_8.npz'\) has not returned for [23] s")
+
+
+@unittest.skipUnless(os.path.exists(SLOW_IO), f"the fault-injection library is not built ({SLOW_IO})")
+class NameCallStallTest(TrainioTest):
+    """Calls on names (unlink, rename, mkdir) are watched too: a cache tier's fill whose copy
+    cannot be put in place, on a metadata server that does not answer, ends the run naming it."""
+
+    def test_a_cache_tier_fill_that_does_not_return_ends_the_run_naming_it(self):
+        self.ok("generate", "default", "dataset.data_folder=d", *SHAPE)
+        env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": "npz.trainio-tmp", "TRAINIO_FAULT_SLOW_NAMES": "1",
+               "TRAINIO_FAULT_SLOW_SECONDS": "120"}
+        r = self.run_trainio("run", "default", "dataset.data_folder=d", *SHAPE, "reader.data_loader=pytorch",
+                             "framework=pytorch", "cache.tier=local_ssd", "cache.path=tier", "cache.capacity=64MiB",
+                             "--stall-timeout", "2", "--output", "o", env=env, timeout=100)
+        self.assertEqual(r.code, 1, r)
+        self.assertLess(r.seconds, 30, r)
+        self.assertRegex(r.err, r"(unlink|rename)\('[^']*trainio-tier[^']*npz.trainio-tmp[^']*'\) has not returned for [23] s")
+
+    def test_a_checkpoint_folder_that_cannot_be_made_is_watched_too(self):
+        env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": "ckpt-stuck", "TRAINIO_FAULT_SLOW_NAMES": "1",
+               "TRAINIO_FAULT_SLOW_SECONDS": "120"}
+        r = self.run_trainio("run", "default", "dataset.data_folder=d", *SHAPE, "workflow.generate_data=true",
+                             "workflow.checkpoint=true", "checkpoint.checkpoint_folder=ckpt-stuck",
+                             "--stall-timeout", "2", "--output", "o", env=env, timeout=100)
+        self.assertEqual(r.code, 1, r)
+        self.assertLess(r.seconds, 30, r)
+        self.assertRegex(r.err, r"mkdir\('[^']*ckpt-stuck[^']*'\) has not returned for [23] s")
