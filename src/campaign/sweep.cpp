@@ -16,6 +16,7 @@
 #include "storage/fs.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::campaign {
 
@@ -117,8 +118,12 @@ std::pair<std::string, std::vector<std::string>> parse_vary(const std::string& t
   std::vector<std::string> values = eq == std::string::npos ? std::vector<std::string>{} : split_list(text.substr(eq + 1));
   const bool empty_value = std::any_of(values.begin(), values.end(), [](const std::string& v) { return v.empty(); });
   if (key.empty() || values.empty() || empty_value)
-    throw usage_error(fmt::format("--vary '{}' is not KEY=V1,V2,...", text),
+    throw usage_error(fmt::format("--vary '{}' is not KEY=V1,V2,...", util::redact(text)),
                       "for example --vary reader.read_threads=1,2,4");
+  // Each value names a point's folder and its sweep.csv row: a secret would be written there.
+  if (util::is_secret_key(key))
+    throw usage_error(fmt::format("--vary '{}': {} holds a secret, which a sweep cannot vary", util::redact(text), key),
+                      fmt::format("give {} once, as an override shared by every point", key));
   return {key, values};
 }
 

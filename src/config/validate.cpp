@@ -7,6 +7,7 @@
 #include "config/sizes.hpp"
 #include "util/paths.hpp"
 #include "util/error.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::config {
 
@@ -97,6 +98,12 @@ void validate(Workload& w) {
   const auto& r = w.reader;
 
   require_plain_name("dataset.file_prefix", d.file_prefix, "the data folder");
+  // Credentials in the endpoint's URL would travel, and be shown and kept, in clear.
+  require(!util::url_has_user_info(w.storage.storage_options.endpoint_url),
+          fmt::format("storage.storage_options.endpoint_url '{}' holds credentials (before its '@')",
+                      util::redact(w.storage.storage_options.endpoint_url)),
+          "give the endpoint as http(s)://host[:port], and the keys as storage.storage_options.access_key_id and "
+          "secret_access_key (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)");
   require_plain_name("output.log_file", w.output.log_file, "the results folder");
 
   // The framework picks the loader when the workload does not name one (DLIO's checkpoint-only

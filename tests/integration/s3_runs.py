@@ -126,7 +126,7 @@ class S3RunTest(TrainioTest):
                 with open(path, "rb") as f:
                     self.assertNotIn(SECRET.encode(), f.read(), path)
         self.assertEqual(self.summary("out")["trainio"]["workload"]["config"]["storage"]["storage_options"]
-                         ["secret_access_key"], "<redacted>")
+                         ["secret_access_key"], "***")
 
     def test_wrong_credentials_a_missing_bucket_and_a_server_that_is_down_are_one_clear_error(self):
         cases = [
