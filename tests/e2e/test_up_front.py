@@ -1,0 +1,47 @@
+"""What cannot work is refused up front (exit 2, before anything runs or is written): a sweep
+point that cannot be planned, S3 URIs and bucket names that are not valid, `validate` of an S3
+dataset, a cache folder that resolves into the dataset, a --live-json file whose folder is missing,
+a negative time. A results disk that fills during a run names the results folder, once."""
+import glob
+import os
+
+from harness import TrainioTest
+
+TINY = ["dataset.data_folder=d", "dataset.num_files_train=8", "dataset.num_samples_per_file=1",
+        "dataset.record_length_bytes=4096", "dataset.num_files_eval=0", "workflow.evaluation=false",
+        "dataset.num_subfolders_train=0", "train.epochs=1", "train.computation_time=0.001"]
+S3 = ["storage.storage_type=s3", "storage.storage_options.endpoint_url=http://127.0.0.1:9",
+      "storage.storage_options.access_key_id=A", "storage.storage_options.secret_access_key=B",
+      "storage.storage_options.s3_max_attempts=1", "framework=pytorch", "reader.data_loader=pytorch",
+      "dataset.num_subfolders_eval=0"]
+
+
+class UpFrontTest(TrainioTest):
+    def test_s3_uris_and_bucket_names_are_checked_as_config_errors(self):
+        cases = [("s3:///x", "has no bucket name"), ("s3://Bucket_Upper/x", "not a valid S3 bucket name"),
+                 ("s3://b/x", "not a valid S3 bucket name"), ("s3://my..bucket/x", "not a valid S3 bucket name"),
+                 ("s3://192.168.1.1/x", "not a valid S3 bucket name"), ("s3://-bucket/x", "not a valid S3 bucket name")]
+        for uri, what in cases:
+            with self.subTest(uri=uri):
+                r = self.run_trainio("run", "default", *TINY, *S3, f"dataset.data_folder={uri}", "--output", "o",
+                                     timeout=60)
+                self.assertEqual(r.code, 2, r)
+                self.assertIn("dataset.data_folder", r.err)
+                self.assertIn(what, r.err)
+                self.assertIn("fix: ", r.err)
+                self.assertNotIn("create the bucket", r.err)
+                self.assertFalse(os.path.exists(self.path("o")))
+        r = self.run_trainio("run", "default", *TINY, *S3, "dataset.data_folder=s3://bucket/d", "workflow.train=false",
+                             "workflow.checkpoint=true", "checkpoint.checkpoint_folder=s3://UPPER/ck",
+                             "checkpoint.num_checkpoints_write=1", "--output", "o", timeout=60)
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("checkpoint.checkpoint_folder", r.err)
+
+    def test_a_negative_time_says_it_must_not_be_negative(self):
+        for key in ("train.computation_time", "reader.preprocess_time", "evaluation.eval_time"):
+            with self.subTest(key=key):
+                r = self.run_trainio("run", "default", *TINY, f"{key}=-1", "--output", "o")
+                self.assertEqual(r.code, 2, r)
+                self.assertIn(f"{key}: ", r.err)
+                self.assertIn("must not be negative", r.err)
+                self.assertIn("got '-1'", r.err)
