@@ -10,6 +10,7 @@
 #include "campaign/job.hpp"
 #include "campaign/outcome.hpp"
 #include "config/load.hpp"
+#include "engine/preflight.hpp"
 #include "metrics/statistics.hpp"
 #include "metrics/summary.hpp"
 #include "report/html_report.hpp"
@@ -171,13 +172,18 @@ std::vector<SweepPoint> sweep_points(const SweepSpec& spec) {
 
 int run_sweep(const SweepSpec& spec) {
   const std::vector<SweepPoint> points = sweep_points(spec);
-  // Every point's workload loads, before anything runs: a typo found after hours is hours lost.
+  // Every point's workload loads and is planned for its ranks, before anything runs: a typo or a
+  // batch too large for the dataset found after hours is hours lost.
   const config::SplitArgs base = config::split_args(spec.words);
   const config::Workload w = config::load(base.workload, base.overrides);
   for (const auto& p : points) {
     std::vector<std::string> overrides = base.overrides;
     for (const auto& o : overrides_of(p)) overrides.push_back(o);
-    config::load(base.workload, overrides);
+    try {
+      engine::preflight(config::load(base.workload, overrides), p.ranks, false);
+    } catch (const Error& e) {
+      throw Error(e.kind(), fmt::format("sweep point '{}': {}", p.name, e.what()), e.hint());
+    }
   }
   claim_folder(spec.output, "sweep", spec.words);
   const std::size_t jobs = points.size() * static_cast<std::size_t>(spec.repeat);

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "storage/atomic_file.hpp"
@@ -118,6 +119,12 @@ bool is_dir(const std::string& path) {
   struct stat st;
   const InFlightCall watched(Op::stat, path, util::now_ns());
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string resolved_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : resolved.string();
 }
 
 std::optional<std::string> irregular_file_kind(const std::string& path) {

@@ -45,3 +45,47 @@ class UpFrontTest(TrainioTest):
                 self.assertIn(f"{key}: ", r.err)
                 self.assertIn("must not be negative", r.err)
                 self.assertIn("got '-1'", r.err)
+    def test_a_sweep_plans_every_point_before_the_first_runs(self):
+        self.ok("generate", "default", *TINY)
+        r = self.run_trainio("sweep", "default", *TINY, "--vary", "reader.batch_size=1,64,2", "-o", "sw")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("reader.batch_size=64", r.err)
+        self.assertIn("too few for one step", r.err)
+        self.assertIn("fix: ", r.err)
+        self.assertEqual(glob.glob(self.path("sw", "ranks=*")), [])  # no point ran
+        # Per rank count too: 8 samples give 4 ranks a step of 2, not 16 ranks.
+        r = self.run_trainio("sweep", "default", *TINY, "reader.batch_size=2", "--ranks", "1,16", "-o", "sw2")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("ranks=16", r.err)
+        self.assertEqual(glob.glob(self.path("sw2", "ranks=*")), [])
+
+    def test_validate_refuses_an_s3_dataset(self):
+        r = self.run_trainio("validate", "default", *TINY, *S3, "dataset.data_folder=s3://bucket/d", timeout=60)
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("S3", r.err)
+        self.assertIn("not supported", r.err)
+        self.assertIn("fix: ", r.err)
+
+    def test_a_cache_path_that_resolves_into_the_data_folder_is_refused(self):
+        self.ok("generate", "default", *TINY)
+        os.symlink("d", self.path("tier-link"))
+        os.makedirs(self.path("d", "inside"))
+        for path in ("tier-link", "tier-link/inside"):
+            with self.subTest(path=path):
+                r = self.run_trainio("run", "default", *TINY, "framework=pytorch", "reader.data_loader=pytorch",
+                                     "cache.tier=local_ssd", f"cache.path={path}", "cache.capacity=64MiB",
+                                     "--output", "o")
+                self.assertEqual(r.code, 2, r)
+                self.assertIn("cache.path", r.err)
+                self.assertIn("overlap", r.err)
+                self.assertEqual(glob.glob(self.path("d", "**", "trainio-tier*"), recursive=True), [])
+                self.assertFalse(os.path.exists(self.path("o")))
+
+    def test_live_json_into_a_missing_folder_is_refused_before_the_run(self):
+        self.ok("generate", "default", *TINY)
+        r = self.run_trainio("run", "default", *TINY, "--live-json", "no/such/folder/live.json", "--output", "o")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("--live-json", r.err)
+        self.assertIn("no/such/folder", r.err)
+        self.assertNotIn("generate the dataset", r.err)
+        self.assertFalse(os.path.exists(self.path("o")))
