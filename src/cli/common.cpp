@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -103,6 +104,18 @@ void add_log_file(const std::string& path) {
   sink->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");
   spdlog::default_logger()->sinks().push_back(sink);
   log_file_only = std::make_shared<spdlog::logger>("trainio-log-file", sink);
+  // A log that cannot be written (a full results disk) is said once, with the folder to free,
+  // instead of spdlog's raw "[*** LOG ERROR #0001 ***]" line per message.
+  const auto once = std::make_shared<std::atomic<bool>>(false);
+  const auto said = [once, path](const std::string& what) {
+    if (once->exchange(true)) return;
+    std::fprintf(stderr, "trainio: warning: the run's log '%s' cannot be written (%s): it ends here\n  fix: free space "
+                         "on the file system of the results folder (--output or output.folder), or choose one elsewhere\n",
+                 path.c_str(), what.c_str());
+    std::fflush(stderr);
+  };
+  spdlog::default_logger()->set_error_handler(said);
+  log_file_only->set_error_handler(said);
 }
 
 config::Workload load_workload(const std::vector<std::string>& words, const mpi::Comm& comm) {

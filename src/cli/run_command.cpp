@@ -26,6 +26,7 @@
 #include "report/results.hpp"
 #include "report/tables.hpp"
 #include "report/trace_file.hpp"
+#include "storage/errno_hint.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -89,6 +90,10 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         std::vector<std::string> data_folders{layout.root(), plan::checkpoint_root(w)};
         if (w.cache.tier == config::CacheTier::local_ssd) data_folders.push_back(w.cache.path);
         storage::set_data_folders(std::move(data_folders));
+        // The folders a storage error's fix names, by the key that sets each.
+        storage::name_folder(layout.root(), "dataset.data_folder", true);
+        storage::name_folder(plan::checkpoint_root(w), "checkpoint.checkpoint_folder");
+        if (w.cache.tier == config::CacheTier::local_ssd) storage::name_folder(w.cache.path, "cache.path");
         const bool trains = w.workflow.train && !cmd.generate_only;
         plan::RunShape shape;
         engine::together(comm, [&] { shape = engine::preflight(w, comm.size(), cmd.generate_only); });
@@ -99,6 +104,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         std::string out_dir;
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);
+          storage::name_folder(out_dir, "the results folder (--output or output.folder)");
           if (comm.is_root()) add_log_file(util::join(out_dir, w.output.log_file));
           // Hydra's record of the run, written before it starts as Hydra does (mlpstorage reads it).
           engine::together(comm, [&] {

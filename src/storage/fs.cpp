@@ -28,7 +28,7 @@ namespace {
 
 
 Error fs_failed(const char* call, const std::string& path, int err) {
-  return io_error(fmt::format("{}('{}') failed: {}", call, path, std::strerror(err)), hint_for_errno(call, err));
+  return io_error(fmt::format("{}('{}') failed: {}", call, path, std::strerror(err)), hint_for_errno(call, err, path));
 }
 
 }  // namespace

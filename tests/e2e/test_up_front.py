@@ -17,6 +17,20 @@ S3 = ["storage.storage_type=s3", "storage.storage_options.endpoint_url=http://12
 
 
 class UpFrontTest(TrainioTest):
+    def test_a_sweep_plans_every_point_before_the_first_runs(self):
+        self.ok("generate", "default", *TINY)
+        r = self.run_trainio("sweep", "default", *TINY, "--vary", "reader.batch_size=1,64,2", "-o", "sw")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("reader.batch_size=64", r.err)
+        self.assertIn("too few for one step", r.err)
+        self.assertIn("fix: ", r.err)
+        self.assertEqual(glob.glob(self.path("sw", "ranks=*")), [])  # no point ran
+        # Per rank count too: 8 samples give 4 ranks a step of 2, not 16 ranks.
+        r = self.run_trainio("sweep", "default", *TINY, "reader.batch_size=2", "--ranks", "1,16", "-o", "sw2")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("ranks=16", r.err)
+        self.assertEqual(glob.glob(self.path("sw2", "ranks=*")), [])
+
     def test_s3_uris_and_bucket_names_are_checked_as_config_errors(self):
         cases = [("s3:///x", "has no bucket name"), ("s3://Bucket_Upper/x", "not a valid S3 bucket name"),
                  ("s3://b/x", "not a valid S3 bucket name"), ("s3://my..bucket/x", "not a valid S3 bucket name"),
@@ -36,28 +50,6 @@ class UpFrontTest(TrainioTest):
                              "checkpoint.num_checkpoints_write=1", "--output", "o", timeout=60)
         self.assertEqual(r.code, 2, r)
         self.assertIn("checkpoint.checkpoint_folder", r.err)
-
-    def test_a_negative_time_says_it_must_not_be_negative(self):
-        for key in ("train.computation_time", "reader.preprocess_time", "evaluation.eval_time"):
-            with self.subTest(key=key):
-                r = self.run_trainio("run", "default", *TINY, f"{key}=-1", "--output", "o")
-                self.assertEqual(r.code, 2, r)
-                self.assertIn(f"{key}: ", r.err)
-                self.assertIn("must not be negative", r.err)
-                self.assertIn("got '-1'", r.err)
-    def test_a_sweep_plans_every_point_before_the_first_runs(self):
-        self.ok("generate", "default", *TINY)
-        r = self.run_trainio("sweep", "default", *TINY, "--vary", "reader.batch_size=1,64,2", "-o", "sw")
-        self.assertEqual(r.code, 2, r)
-        self.assertIn("reader.batch_size=64", r.err)
-        self.assertIn("too few for one step", r.err)
-        self.assertIn("fix: ", r.err)
-        self.assertEqual(glob.glob(self.path("sw", "ranks=*")), [])  # no point ran
-        # Per rank count too: 8 samples give 4 ranks a step of 2, not 16 ranks.
-        r = self.run_trainio("sweep", "default", *TINY, "reader.batch_size=2", "--ranks", "1,16", "-o", "sw2")
-        self.assertEqual(r.code, 2, r)
-        self.assertIn("ranks=16", r.err)
-        self.assertEqual(glob.glob(self.path("sw2", "ranks=*")), [])
 
     def test_validate_refuses_an_s3_dataset(self):
         r = self.run_trainio("validate", "default", *TINY, *S3, "dataset.data_folder=s3://bucket/d", timeout=60)
@@ -89,3 +81,24 @@ class UpFrontTest(TrainioTest):
         self.assertIn("no/such/folder", r.err)
         self.assertNotIn("generate the dataset", r.err)
         self.assertFalse(os.path.exists(self.path("o")))
+
+    def test_a_negative_time_says_it_must_not_be_negative(self):
+        for key in ("train.computation_time", "reader.preprocess_time", "evaluation.eval_time"):
+            with self.subTest(key=key):
+                r = self.run_trainio("run", "default", *TINY, f"{key}=-1", "--output", "o")
+                self.assertEqual(r.code, 2, r)
+                self.assertIn(f"{key}: ", r.err)
+                self.assertIn("must not be negative", r.err)
+                self.assertIn("got '-1'", r.err)
+
+    def test_a_full_results_disk_names_the_results_folder_once(self):
+        self.ok("generate", "default", *TINY)
+        full = self.tmpfs("full", "size=12k")
+        r = self.run_trainio("run", "default", *TINY, "train.epochs=200", "--output", os.path.join(full, "r"))
+        self.assertEqual(r.code, 1, r)
+        self.assertNotIn("LOG ERROR", r.err)
+        self.assertNotIn("data/checkpoint folder", r.err)
+        self.assertIn("No space left on device", r.err)
+        self.assertIn("results folder", r.err)
+        self.assertIn("--output", r.err)
+        self.assertLessEqual(r.err.count("dlio.log"), 2, r.err)  # the log's failure said once, not per line
