@@ -81,6 +81,8 @@ PointFigures point_figures(const PointRuns& p) {
   const auto mean = [](const std::vector<double>& v) { return v.empty() ? NAN : metrics::mean_of(v); };
   PointFigures out;
   out.figures.name = p.point->name;
+  out.figures.settings.emplace_back("ranks", std::to_string(p.point->ranks));
+  for (const auto& kv : p.point->values) out.figures.settings.push_back(kv);
   out.figures.au_mean = mean(au);
   out.figures.au_min = au_lowest.empty() ? NAN : *std::min_element(au_lowest.begin(), au_lowest.end());
   out.figures.samples_per_second = mean(samples);

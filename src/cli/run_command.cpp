@@ -33,6 +33,7 @@
 #include "util/host_info.hpp"
 #include "util/paths.hpp"
 #include "util/proc_stats.hpp"
+#include "util/stop_request.hpp"
 #include "util/units.hpp"
 
 namespace trainio::cli {
@@ -74,6 +75,8 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
       throw usage_error(fmt::format("the results folder '{}' is inside the data folder '{}'", dir, data),
                         "choose a results folder (--output or output.folder) outside dataset.data_folder");
     storage::make_dirs(dir);
+    // What a run stopped without its chance to clean up (SIGKILL) left here under temporary names.
+    storage::remove_temporaries_in(dir);
   });
   return comm.broadcast(dir);
 }
@@ -83,6 +86,8 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
 int run_command(const RunCommand& cmd, int argc, char** argv) {
   return run_workload_command(
       argc, argv, cmd.log_level, cmd.words, [&](const mpi::Comm& comm, const config::Workload& w) {
+        // Ctrl-C or SIGTERM (a Slurm time limit, mpirun ending the job): stop after the step, keep the results.
+        util::install_stop_handlers();
         if (comm.is_root())
           for (const auto& note : cmd.notes) spdlog::warn("{}", note);
         const plan::DatasetLayout layout(w);
@@ -211,12 +216,8 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         // that list runs by their summary.json (mlpstorage) must not count it as one.
         if (cmd.generate_only || (!w.workflow.train && !w.workflow.checkpoint)) {
           if (comm.is_root()) {
-            const auto& g = summary.generate;
-            const std::string line = fmt::format(
-                "generated the dataset in {}: {} files written, {} kept, {} in {} ({})", layout.root(),
-                util::format_count(g.files_written), util::format_count(g.files_kept),
-                util::format_bytes(static_cast<double>(g.bytes_written)), util::format_duration(g.seconds),
-                util::format_rate(g.write_bandwidth));
+            const std::string line =
+                fmt::format("generated the dataset in {}: {}", layout.root(), report::generation_line(summary.generate));
             if (cmd.generate_only) std::printf("%s\n", line.c_str());
             else spdlog::info("{}", line);  // also into the run's log file
           }
@@ -236,6 +237,13 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           const std::string table = report::final_table(w, layout, summary, summary_path);
           print_result(table);
           storage::write_file_atomic(util::join(out_dir, "summary.txt"), table);
+        }
+        if (summary.stop_signal != 0) {
+          const std::string why = fmt::format("{} stopped the run in epoch {} ({})", util::signal_name(summary.stop_signal),
+                                              summary.stop_epoch, summary.stop_phase);
+          if (live) live->stopped(why);
+          if (comm.is_root()) spdlog::warn("{}: the results of what ran before are kept in {}, marked incomplete", why, out_dir);
+          return util::stop_exit_code(summary.stop_signal);
         }
         return 0;
       });

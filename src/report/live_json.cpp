@@ -53,6 +53,11 @@ LiveJson::~LiveJson() {
   }
 }
 
+void LiveJson::stopped(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  stopped_ = reason;
+}
+
 void LiveJson::run() {
   std::unique_lock lock(mutex_);
   const auto every = std::chrono::nanoseconds(static_cast<std::int64_t>(interval_s_ * 1e9));
@@ -88,7 +93,11 @@ void LiveJson::write_line(bool final) {
                  {"interval_seconds", interval},
                  {"read_bytes_per_second", per_second(b.read - last_read_)},
                  {"written_bytes_per_second", per_second(b.written - last_written_)}}}};
-  if (final) line["final"] = true;
+  if (final) {
+    line["final"] = true;
+    line["complete"] = stopped_.empty();
+    line["stopped"] = stopped_.empty() ? json(nullptr) : json(stopped_);
+  }
   last_ns_ = now;
   last_read_ = b.read;
   last_written_ = b.written;

@@ -353,6 +353,19 @@ void File::report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std
   FileOpTimer(*this, op, start_ns).done_io(bytes, offset, probe);
 }
 
+void File::report_call(Op op, std::int64_t start_ns, std::int64_t ns) {
+  IoObserver* obs = thread_observer();
+  if (!obs) return;
+  OpEvent e;
+  e.op = op;
+  e.start_ns = start_ns;
+  e.ns = ns;
+  e.data = data_;
+  e.file = hash_;
+  e.path = path_;
+  obs->on_op(e);
+}
+
 ProbeTicket File::probe_before(std::uint64_t offset, std::uint64_t size) {
   if (direct_ || !data_ || !sample_probe(hash_, offset, size)) return {};
   const Residency r = probe_residency(fd_, offset, size);

@@ -31,6 +31,19 @@ Error fs_failed(const char* call, const std::string& path, int err) {
   return io_error(fmt::format("{}('{}') failed: {}", call, path, std::strerror(err)), hint_for_errno(call, err, path));
 }
 
+// A call on a folder: a metadata call, but no file of the characterization's (not data, no identity).
+void observe_folder_op(Op op, std::string_view folder, std::int64_t start_ns) {
+  if (IoObserver* obs = thread_observer()) {
+    OpEvent e;
+    e.op = op;
+    e.start_ns = start_ns;
+    e.ns = util::now_ns() - start_ns;
+    e.data = false;
+    e.path = folder;
+    obs->on_op(e);
+  }
+}
+
 }  // namespace
 
 void make_dirs(const std::string& path) {
@@ -59,19 +72,19 @@ void rename_path(const std::string& from, const std::string& to) {
   observe_path_op(Op::rename, to, start);
 }
 
-void sync_folder(const std::string& folder, SyncScope scope) {
+void sync_folder(const std::string& folder, SyncScope) {
   const auto start = util::now_ns();
   int fd, rc, err;
   {
     const InFlightCall watched(Op::fsync, folder, start);
     fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) throw fs_failed("open", folder, errno);
-    rc = scope == SyncScope::file_system ? ::syncfs(fd) : ::fsync(fd);
+    rc = ::fsync(fd);
     err = errno;
   }
   ::close(fd);
-  if (rc != 0) throw fs_failed(scope == SyncScope::file_system ? "syncfs" : "fsync", folder, err);
-  observe_path_op(Op::fsync, folder, start);
+  if (rc != 0) throw fs_failed("fsync", folder, err);
+  observe_folder_op(Op::fsync, folder, start);
 }
 
 void remove_file(const std::string& path) {
@@ -211,6 +224,15 @@ std::string temp_path_for(const std::string& path) {
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   return dir + "." + name + std::string(kTempSuffix);
+}
+
+void remove_temporaries_in(const std::string& folder) {
+  std::vector<std::string> stale;
+  for_each_entry(folder, [&](const std::string& name) {
+    if (name.size() > 1 + kTempSuffix.size() && name.front() == '.' && name.ends_with(kTempSuffix)) stale.push_back(name);
+    return true;
+  });
+  for (const auto& name : stale) remove_file(folder + "/" + name);
 }
 
 FsSpace fs_space(const std::string& path) {

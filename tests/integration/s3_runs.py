@@ -74,6 +74,8 @@ class S3RunTest(TrainioTest):
                 s = self.summary(out)
                 gen = s["trainio"]["generate"]
                 self.assertEqual(gen["files_written"], 10)
+                # An object is durable once its upload completed: nothing to sync after the writes.
+                self.assertEqual(gen["durable_seconds"], gen["write_seconds"])
                 # s3torchconnector's writer: a multipart upload per object, 8 MiB parts.
                 self.assertEqual(gen["requests"]["by_kind"]["CreateMultipartUpload"], 10)
                 self.assertEqual(gen["requests"]["by_kind"]["CompleteMultipartUpload"], 10)
