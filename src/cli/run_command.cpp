@@ -8,10 +8,10 @@
 #include "cli/common.hpp"
 #include "config/dump.hpp"
 #include "engine/loader.hpp"
+#include "engine/preflight.hpp"
 #include "engine/together.hpp"
 #include "engine/stall_watchdog.hpp"
 #include "engine/workflow.hpp"
-#include "format/format.hpp"
 #include "metrics/summary.hpp"
 #include "metrics/trace.hpp"
 #include "mlperf/rules.hpp"
@@ -26,6 +26,7 @@
 #include "report/results.hpp"
 #include "report/tables.hpp"
 #include "report/trace_file.hpp"
+#include "storage/errno_hint.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -48,12 +49,6 @@ report::HydraRun hydra_run(const RunCommand& cmd, const std::string& out_dir, co
   run.subdir = cmd.hydra_subdir;
   run.job_name = program.substr(program.find_last_of('/') + 1);
   return run;
-}
-
-void check_supported(const config::Workload& w, bool generate_only) {
-  // Building a writer or reader is cheap and throws a clear error for what is not built yet.
-  if (w.dataset.format != config::Format::synthetic && (generate_only || w.workflow.generate_data)) format::make_writer(w);
-  if (!generate_only && w.workflow.train) format::make_reader(w);
 }
 
 // The results folder: --output, else output.folder, else trainio-output/<workload>-<time>. A
@@ -100,17 +95,13 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         std::vector<std::string> data_folders{layout.root(), plan::checkpoint_root(w)};
         if (w.cache.tier == config::CacheTier::local_ssd) data_folders.push_back(w.cache.path);
         storage::set_data_folders(std::move(data_folders));
-        engine::together(comm, [&] {
-          check_supported(w, cmd.generate_only);
-          format::check_workload(w, layout);
-        });
+        // The folders a storage error's fix names, by the key that sets each.
+        storage::name_folder(layout.root(), "dataset.data_folder", true);
+        storage::name_folder(plan::checkpoint_root(w), "checkpoint.checkpoint_folder");
+        if (w.cache.tier == config::CacheTier::local_ssd) storage::name_folder(w.cache.path, "cache.path");
         const bool trains = w.workflow.train && !cmd.generate_only;
         plan::RunShape shape;
-        engine::together(comm, [&] {
-          if (trains) shape = plan::shape_run(w, layout, comm.size());
-          // A model layout that does not fit the ranks fails before any I/O.
-          if (w.workflow.checkpoint && !cmd.generate_only) plan::CheckpointPlan(w, comm.size());
-        });
+        engine::together(comm, [&] { shape = engine::preflight(w, comm.size(), cmd.generate_only); });
 
         if (const auto warning = plan::few_steps_warning(shape, w); comm.is_root() && trains && !warning.empty())
           spdlog::warn("{}", warning);
@@ -118,6 +109,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         std::string out_dir;
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);
+          storage::name_folder(out_dir, "the results folder (--output or output.folder)");
           if (comm.is_root()) add_log_file(util::join(out_dir, w.output.log_file));
           // Hydra's record of the run, written before it starts as Hydra does (mlpstorage reads it).
           engine::together(comm, [&] {
