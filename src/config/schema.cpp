@@ -144,6 +144,7 @@ std::vector<Entry> build() {
   t.push_back(key("dataset.parquet.row_group_size", FIELD(dataset.parquet.row_group_size), integer(1), active, "rows per Parquet row group (the unit the reader fetches)"));
   t.push_back(key("dataset.parquet.partition_by", FIELD(dataset.parquet.partition_by), text(), active, "Hive partitioning column of the DLIO fork; not supported (config error when set)"));
   t.push_back(noted("dataset.parquet.generation_batch_size", python_only, "rows per pyarrow write batch in the DLIO fork; trainio streams rows through a fixed buffer"));
+  t.push_back(noted("dataset.parquet.read_mode", python_only, "reader mode of MLPerf's Parquet files (default, row_group); trainio reads row groups as the DLIO fork does"));
   t.push_back(noted("dataset.parquet.use_s3dlio_gen", python_only, "the DLIO fork's Rust generator for S3; no effect"));
   t.push_back(key("dataset.parquet.write_statistics", FIELD(dataset.parquet.write_statistics), boolean(), active, "write min/max/null-count statistics per column chunk (pyarrow's default)", true));
   t.push_back(key("dataset.parquet.data_page_version", FIELD(dataset.parquet.data_page_version), integer(1, 2), active, "Parquet data page version: 1 (pyarrow's default) or 2", true));

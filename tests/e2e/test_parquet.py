@@ -157,6 +157,21 @@ class ParquetTest(TrainioTest):
         self.assertAlmostEqual(near / every, 3 / 20, delta=0.01)
         self.assertEqual(reads, 2 * 2 * (1 + 4))  # adjacent chunks: one range per row group
 
+    def test_mlperf_files_load_unchanged(self):
+        # MLPerf's flux_b200 spells the row size as the old record_length; its dlrm_b200 sets
+        # parquet.read_mode. Both load, with a note for each key without effect.
+        with open(self.path("mlperf.yaml"), "w") as f:
+            f.write("model: {name: flux}\nframework: pytorch\nworkflow: {generate_data: False, train: True, checkpoint: False}\n"
+                    "dataset:\n  data_folder: data/flux/\n  format: parquet\n  compression: none\n"
+                    "  num_files_train: 4296\n  num_samples_per_file: 288\n  record_length: 2164832\n"
+                    "  parquet:\n    row_group_size: 6144\n    read_mode: row_group\n    columns:\n"
+                    "      - name: t5_encodings\n        dtype: float32\n        size: 524328\n"
+                    "      - name: timestamp\n        dtype: float32\n        size: 7\n        read: false\n"
+                    "reader: {data_loader: pytorch, batch_size: 48, read_threads: 8, file_shuffle: seed}\n"
+                    "train: {epochs: 1, computation_time: 1.35}\nmetric: {au: 0.90}\n")
+        r = self.ok("config", "mlperf.yaml")
+        self.assertIn("dataset.parquet.read_mode", r.out + r.err)
+
     def test_config_errors_name_the_key(self):
         r = self.run_trainio("generate", "default", *self.args("x", ["storage.storage_options.columns=[nope]"]))
         self.assertEqual(r.code, 2, r)
