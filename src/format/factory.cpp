@@ -45,7 +45,7 @@ storage::EngineOptions engine_options(const config::Workload& w) {
 
 Error not_built(Format f, const char* what) {
   return config_error(fmt::format("{} dataset.format '{}' is not built into trainio yet", what, config::to_string(f)),
-                      "use npz, npy, tfrecord, csv, jpeg, png, indexed_binary, tar or synthetic for now");
+                      "use npz, npy, tfrecord, csv, jpeg, png, indexed_binary, tar, parquet or synthetic for now");
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstring>
 
 #include "format/parquet/compress.hpp"
@@ -53,30 +52,60 @@ struct Extremes {
 template <typename T>
 void fold(const char* data, std::uint64_t count, Extremes& e) {
   T lo{}, hi{};
-  bool any = false;
-  if (e.any) {
-    std::memcpy(&lo, e.min.data(), sizeof(T));
-    std::memcpy(&hi, e.max.data(), sizeof(T));
-    any = true;
-  }
-  for (std::uint64_t i = 0; i < count; ++i) {
+  if (count == 0) return;
+  std::memcpy(&lo, data, sizeof(T));
+  hi = lo;
+  for (std::uint64_t i = 1; i < count; ++i) {
     T v;
     std::memcpy(&v, data + i * sizeof(T), sizeof(T));
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(v)) continue;
-    }
-    if (!any) {
-      lo = hi = v;
-      any = true;
-    } else {
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-    }
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
   }
-  if (!any) return;
+  if (e.any) {
+    T was_lo, was_hi;
+    std::memcpy(&was_lo, e.min.data(), sizeof(T));
+    std::memcpy(&was_hi, e.max.data(), sizeof(T));
+    lo = was_lo < lo ? was_lo : lo;
+    hi = was_hi > hi ? was_hi : hi;
+  }
   e.any = true;
   e.min.assign(reinterpret_cast<const char*>(&lo), sizeof(T));
   e.max.assign(reinterpret_cast<const char*>(&hi), sizeof(T));
+}
+
+// Floats compared through their bits mapped to unsigned keys in the same order (negative values
+// flipped, positive ones above them), NaN kept out: integer min/max vectorise, and denormals in
+// random content cost no floating-point assists.
+template <typename F, typename U>
+void fold_float(const char* data, std::uint64_t count, Extremes& e) {
+  constexpr U sign = U{1} << (8 * sizeof(U) - 1);
+  constexpr U inf = static_cast<U>(sizeof(U) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
+  U lo = ~U{0}, hi = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    U u;
+    std::memcpy(&u, data + i * sizeof(U), sizeof(U));
+    const bool nan = (u & ~sign) > inf;
+    const U key = (u & sign) ? ~u : (u | sign);
+    const U for_min = nan ? ~U{0} : key, for_max = nan ? U{0} : key;
+    lo = for_min < lo ? for_min : lo;
+    hi = for_max > hi ? for_max : hi;
+  }
+  if (lo == ~U{0}) return;  // only NaNs (no value maps to the largest key)
+  auto bits = [&](U key) { return (key & sign) ? (key & ~sign) : ~key; };
+  const U min_bits = bits(lo), max_bits = bits(hi);
+  F lo_f, hi_f;
+  std::memcpy(&lo_f, &min_bits, sizeof(F));
+  std::memcpy(&hi_f, &max_bits, sizeof(F));
+  if (e.any) {
+    F was_lo, was_hi;
+    std::memcpy(&was_lo, e.min.data(), sizeof(F));
+    std::memcpy(&was_hi, e.max.data(), sizeof(F));
+    lo_f = was_lo < lo_f ? was_lo : lo_f;
+    hi_f = was_hi > hi_f ? was_hi : hi_f;
+  }
+  e.any = true;
+  e.min.assign(reinterpret_cast<const char*>(&lo_f), sizeof(F));
+  e.max.assign(reinterpret_cast<const char*>(&hi_f), sizeof(F));
 }
 
 void fold_values(const Column& c, const char* data, std::uint64_t count, Extremes& e) {
@@ -85,8 +114,8 @@ void fold_values(const Column& c, const char* data, std::uint64_t count, Extreme
     case ElementType::uint32: fold<std::uint32_t>(data, count, e); break;
     case ElementType::uint64: fold<std::uint64_t>(data, count, e); break;
     case ElementType::int64: fold<std::int64_t>(data, count, e); break;
-    case ElementType::float32: fold<float>(data, count, e); break;
-    case ElementType::float64: fold<double>(data, count, e); break;
+    case ElementType::float32: fold_float<float, std::uint32_t>(data, count, e); break;
+    case ElementType::float64: fold_float<double, std::uint64_t>(data, count, e); break;
     case ElementType::float16: break;
     // Widened columns hold int32 values; uint8/uint16 ones are never negative, so signed order is theirs.
     default: fold<std::int32_t>(data, count, e); break;
