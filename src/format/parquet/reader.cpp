@@ -28,12 +28,11 @@ Reader::Reader(const config::Workload& w)
   if (pre_buffer_) pattern_ = ReadPattern::chunks;
 }
 
-void Reader::begin_epoch() { ++epoch_; }
+void Reader::begin_epoch() { indexed_ = FileBitmap{}; }
 
 Reader::FileIndex& Reader::index_for(const SampleRequest& r) {
-  if (r.file >= seen_epoch_.size()) seen_epoch_.resize(r.file + 1, 0);
   FileIndex* kept = files_.find(r.file);
-  if (kept && seen_epoch_[r.file] == epoch_ + 1) return *kept;
+  if (kept && indexed_.contains(r.file)) return *kept;
   // A new epoch (or a file not read before): the fork's reader flushes its footer cache at the
   // epoch's end, so the footer is read again.
   const std::string& path = *r.path;
@@ -68,7 +67,10 @@ Reader::FileIndex& Reader::index_for(const SampleRequest& r) {
   idx.row_starts.push_back(row);
   idx.first_range.push_back(static_cast<std::uint32_t>(idx.ranges.size()));
   idx.read.assign(groups.size(), false);
-  seen_epoch_[r.file] = epoch_ + 1;
+  // Span reads open the file anew for each row group (the fork's raw reads): the footer's
+  // descriptor is not needed after it.
+  if (pattern_ == ReadPattern::span) idx.file = storage::File();
+  indexed_.insert(r.file);
   return files_.insert(r.file, std::move(idx));
 }
 

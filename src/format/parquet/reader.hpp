@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/workload.hpp"
+#include "format/file_bitmap.hpp"
 #include "format/format.hpp"
 #include "format/parquet/footer.hpp"
 #include "format/parquet/ranges.hpp"
@@ -33,7 +34,7 @@ class Reader final : public SampleReader {
 
  private:
   struct FileIndex {
-    storage::File file;                     // kept open, as pyarrow keeps its ParquetFile's
+    storage::File file;                     // chunks: kept open, as pyarrow keeps its ParquetFile's
     std::vector<std::uint64_t> row_starts;  // first row of each row group, and the row count last
     std::vector<Range> ranges;              // each row group's reads, in order
     std::vector<std::uint32_t> first_range; // row group g reads ranges[first_range[g] .. first_range[g+1])
@@ -45,12 +46,12 @@ class Reader final : public SampleReader {
   config::Workload workload_;
   ReadPattern pattern_;
   bool pre_buffer_;
-  std::uint64_t epoch_ = 0;
   // Parsed footers of the files read last: a file read again in the same epoch after it left
-  // costs a footer read the fork (which keeps every footer of the epoch) does not make.
-  static constexpr std::size_t kMaxFiles = 256;
+  // costs a footer read the fork (which keeps every footer of the epoch) does not make. With
+  // chunk reads each holds an open descriptor: 64 per thread stays far below common fd limits.
+  static constexpr std::size_t kMaxFiles = 64;
   util::FileCache<FileIndex> files_{kMaxFiles};
-  std::vector<std::uint64_t> seen_epoch_;  // per file key: the epoch its index was built in, + 1
+  FileBitmap indexed_;  // files whose footer this thread read this epoch
   PyBufferedFile span_file_;
   std::string scratch_;
   util::Bytes buffer_;
