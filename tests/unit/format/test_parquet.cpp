@@ -317,3 +317,32 @@ TEST_CASE("Parquet configuration: the fork's keys load; impossible combinations 
   CHECK(fails("  parquet:\n    row_group_size: 0\n", "dataset.parquet.row_group_size") == "ok");
   CHECK(fails("  parquet:\n    partition_by: day\n", "dataset.parquet.partition_by") == "ok");
 }
+
+TEST_CASE("a footer longer than pyarrow's 64 KiB footer read costs one more read of its beginning") {
+  test::TempDir dir("parquet-long-footer");
+  // 60 columns x 200 row groups: about 60 bytes of metadata per chunk, some 700 KB of footer.
+  std::string columns = "  parquet:\n    row_group_size: 1\n    columns:\n";
+  for (int k = 0; k < 60; ++k) columns += fmt::format("      - {{name: c{}, dtype: int8}}\n", k);
+  const auto w = workload(fmt::format("{}storage:\n  storage_type: parallel_fs\n  storage_options: {{columns: [c7]}}\n", columns));
+  const auto f = data_file(dir / "long.parquet", 200);
+  const std::uint64_t size = write(w, f);
+  storage::File in = storage::File::open(f.path);
+  Footer footer;
+  std::string scratch;
+  REQUIRE(read_footer(in, size, scratch, footer) == std::nullopt);
+  const std::uint64_t footer_bytes = size - footer.metadata_offset;
+  REQUIRE(footer_bytes > kFooterReadSize);
+  CHECK(footer.meta.row_groups.size() == 200);
+  CHECK(validate_file(w, f) == std::nullopt);
+  Reader reader(w);
+  Trace trace;
+  {
+    const storage::ScopedObserver observe(&trace);
+    reader.read({&f.path, f.sample, 200, 150, 0});
+  }
+  REQUIRE(trace.reads.size() == 3);
+  CHECK(trace.reads[0] == Range{size - kFooterReadSize, kFooterReadSize});
+  CHECK(trace.reads[1] == Range{footer.metadata_offset, footer_bytes - kFooterReadSize});
+  const auto& c7 = footer.meta.row_groups[150].columns[7];
+  CHECK(trace.reads[2] == Range{static_cast<std::uint64_t>(c7.start()), static_cast<std::uint64_t>(c7.total_compressed_size)});
+}
