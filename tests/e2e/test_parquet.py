@@ -107,6 +107,33 @@ class ParquetTest(TrainioTest):
             if "duckdb" not in read[per_file["plain"]]:
                 print(f"\nnote: DuckDB's npm package is not available; values checked with hyparquet only")
 
+    def test_the_forks_single_data_column(self):
+        # Without dataset.parquet.columns the fork writes one column `data`: a list of
+        # record_length uint8 per row (here 10 x 10 = 100 elements).
+        args = ["dataset.format=parquet", "dataset.data_folder=lg", "dataset.num_files_train=1", "dataset.num_files_eval=0",
+                "dataset.num_subfolders_train=0", "dataset.num_samples_per_file=7", "dataset.record_length_bytes=100",
+                "dataset.compression=gzip", "workflow.train=false"]
+        self.ok("generate", "default", *args)
+        self.ok("validate", "default", *args)
+        modules, why = npm_readers()
+        if modules is None:
+            self.skipTest(f"no independent Parquet reader: {why}")
+        path = self.path("lg", "train", "img_0_of_1.parquet")
+        proc = subprocess.run(["node", READ_SCRIPT, modules, path], capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        readers = json.loads(proc.stdout)[path]
+        first = None
+        for reader, got in readers.items():
+            self.assertNotIn("error", got, reader)
+            self.assertEqual(got["rows"], 7, reader)
+            self.assertEqual(list(got["columns"]), ["data"], reader)
+            self.assertEqual(set(got["columns"]["data"]["lengths"]), {100}, reader)
+            values = [int(v) for v in got["columns"]["data"]["values"]]
+            self.assertTrue(all(0 <= v <= 255 for v in values), reader)
+            self.assertGreater(len(set(values)), 200, reader)
+            first = first or values
+            self.assertEqual(values, first, reader)
+
     def check_statistics(self, stats, values, label):
         """Each row group's min/max statistics are the min/max of its values (NaN left out)."""
         for col, size in SIZES.items():
