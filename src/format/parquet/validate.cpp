@@ -11,6 +11,7 @@ namespace {
 
 // A page header is small; this much read at a page's start holds it.
 constexpr std::size_t kHeaderRead = 256;
+constexpr std::size_t kLongHeaderRead = 64 * 1024;
 
 // Walks the pages of one chunk: their headers' sizes must tile the chunk exactly and their
 // value counts add up to the chunk's.
@@ -20,14 +21,19 @@ std::optional<std::string> check_pages(storage::File& in, const ColumnChunkMeta&
   const std::uint64_t end = begin + static_cast<std::uint64_t>(k.total_compressed_size);
   std::uint64_t at = begin, values = 0, uncompressed = 0;
   while (at < end) {
-    head.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kHeaderRead, end - at)));
-    in.pread_exact(head.data(), head.size(), at);
     std::size_t used = 0;
     PageHeader h;
-    try {
-      h = decode_page_header(head, used);
-    } catch (const thrift::ThriftError& e) {
-      return fmt::format("{}: a damaged page header at offset {}: {}", where, at, e.what());
+    // Headers with statistics of long values (other writers') may pass kHeaderRead: read more.
+    for (std::uint64_t want = kHeaderRead;; want = kLongHeaderRead) {
+      head.resize(static_cast<std::size_t>(std::min<std::uint64_t>(want, end - at)));
+      in.pread_exact(head.data(), head.size(), at);
+      try {
+        h = decode_page_header(head, used);
+        break;
+      } catch (const thrift::ThriftError& e) {
+        if (want < kLongHeaderRead && head.size() < end - at) continue;
+        return fmt::format("{}: a damaged page header at offset {}: {}", where, at, e.what());
+      }
     }
     if (at + used + static_cast<std::uint64_t>(h.compressed_page_size) > end)
       return fmt::format("{}: the page at offset {} runs past its column chunk", where, at);
