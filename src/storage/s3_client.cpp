@@ -510,6 +510,7 @@ void Client::wait_parts(std::vector<std::pair<int, std::string>>& etags) {
 
 void Client::put(const std::string& bucket, const std::string& key, std::span<const char> body) {
   Call call(Request::put, "PUT", bucket, &key);
+  call.headers.emplace_back("content-type", "application/octet-stream");
   call.body = body;
   perform(call);
 }
@@ -522,6 +523,8 @@ void Client::remove(const std::string& bucket, const std::string& key) {
 std::string Client::create_upload(const std::string& bucket, const std::string& key) {
   Call call(Request::create_upload, "POST", bucket, &key);
   call.query = {{"uploads", ""}};
+  // The object's type: without one, libcurl labels a POST an HTML form's, which S3 would keep.
+  call.headers.emplace_back("content-type", "application/octet-stream");
   const std::string id = xml_value(perform(call).text, "UploadId");
   if (id.empty()) throw io_error(fmt::format("S3 CreateMultipartUpload of 's3://{}/{}' answered without an UploadId", bucket, key),
                                  "the server at storage.storage_options.endpoint_url does not support multipart uploads");
@@ -544,6 +547,7 @@ void Client::complete_upload(const std::string& bucket, const std::string& key, 
     xml += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, etags[i]);
   xml += "</CompleteMultipartUpload>";
   Call call(Request::complete_upload, "POST", bucket, &key);
+  call.headers.emplace_back("content-type", "application/xml");
   call.query = {{"uploadId", upload}};
   call.body = {xml.data(), xml.size()};
   const Answer a = perform(call);
