@@ -155,6 +155,8 @@ void Client::setup(void* curl, Call& call, Transfer& t) {
 
   call.sent = 0;
   curl_easy_setopt(c, CURLOPT_URL, t.url.c_str());
+  // The path as signed: libcurl would otherwise remove "./" and "../" from keys that hold them.
+  curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, t.headers);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, endpoint_.connect_timeout_ms);

@@ -5,7 +5,8 @@
 #
 # SERVER is one of
 #   s3rver  the lenient Node.js server (npm, installed on first use into the build's test-tools);
-#           it checks the access key but not the signature, and answers AbortMultipartUpload 405
+#           it checks the access key but not the signature, answers AbortMultipartUpload 405,
+#           and removes "./" and "../" from keys itself
 #   strict  tests/integration/strict_s3.py: verifies SigV4 signatures with the secret, refuses
 #           unexpected headers and content types, answers as AWS does (416 for a range past the
 #           end, NoSuchUpload once an upload is completed, 10,000 parts at most) and injects
@@ -40,7 +41,7 @@ case $server in
     models=access_keys,tls ;;
   strict)
     access_key=TRAINIOSTRICTKEY
-    models=access_keys,signatures,abort,list_uploads,faults,content_type,tls ;;
+    models=access_keys,signatures,abort,list_uploads,faults,content_type,literal_keys,tls ;;
   moto)
     command -v moto_server >/dev/null && moto_server --help >/dev/null 2>&1 || skip "no moto_server on this machine"
     access_key=TRAINIOMOTOKEY

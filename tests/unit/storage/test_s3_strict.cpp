@@ -111,15 +111,17 @@ TEST_CASE("S3 strict: keys with spaces, unicode, '+', '%', './' and '../' are st
     leave_for_crosscheck("key-" + std::to_string(i++), key(name), bytes);
   }
   // Not stored where a path's dot segments would lead: the prefix holds only the keys written.
-  CHECK_FALSE(client.size_of(bucket, key("dots/here.npz")));
-  CHECK_FALSE(client.size_of(bucket, key("up.npz")));
+  // (s3rver removes dot segments itself, as a browser would: it cannot tell.)
+  const bool literal = models("literal_keys");
+  if (literal) CHECK_FALSE(client.size_of(bucket, key("dots/here.npz")));
+  if (literal) CHECK_FALSE(client.size_of(bucket, key("up.npz")));
   // A multipart upload and a whole-object read of such a key.
   const std::vector<char> big = bytes_of(s3::kMinPartBytes + 4321, 20);
   upload(client, bucket, key("dots/../multi part+.npz"), big);
   char head[4] = {};
   CHECK(client.read_object(bucket, key("dots/../multi part+.npz"), head, 1u << 20, 4) == big.size());
   CHECK(std::equal(head, head + 4, big.begin()));
-  CHECK_FALSE(client.size_of(bucket, key("multi part+.npz")));
+  if (literal) CHECK_FALSE(client.size_of(bucket, key("multi part+.npz")));
   leave_for_crosscheck("key-multipart", key("dots/../multi part+.npz"), big);
   client.remove(bucket, key("dots/./here.npz"));
   CHECK_FALSE(client.size_of(bucket, key("dots/./here.npz")));
