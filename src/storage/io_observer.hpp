@@ -44,8 +44,10 @@ struct OpEvent {
 
 // A request to an object store (storage/s3_client.hpp), as its client saw it: retries included.
 // Each is also reported as the storage call it stands for (OpEvent, marked remote).
-enum class Request : std::uint8_t { get, put, head, delete_object, create_upload, upload_part, complete_upload, abort_upload, head_bucket };
-inline constexpr int kRequestKinds = 9;
+enum class Request : std::uint8_t {
+  get, put, head, delete_object, create_upload, upload_part, complete_upload, abort_upload, head_bucket, list_uploads
+};
+inline constexpr int kRequestKinds = 10;
 const char* request_name(Request r);
 
 struct RequestEvent {

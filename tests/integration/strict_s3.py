@@ -121,6 +121,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 raise S3Error(503, "SlowDown", "Please reduce your request rate.", retry_after=rule.retry_after)
             if rule and rule.fault == "internal_error":
                 raise S3Error(500, "InternalError", "We encountered an internal error. Please try again.")
+            if rule and rule.fault == "late_error":
+                record["status"] = 200
+                return self.error(S3Error(200, "InternalError", "We encountered an internal error. Please try again."))
             if rule and rule.fault == "no_such_upload":
                 raise S3Error(404, "NoSuchUpload", "The specified upload does not exist.", UploadId=query.get("uploadId"))
             status, headers, data = self.server.store.perform(op, bucket, key, query, self.headers, body)

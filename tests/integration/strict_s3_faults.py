@@ -6,6 +6,8 @@ and does one of:
                   answer lost on the way back: the client cannot know it succeeded)
   slow_down       503 SlowDown with Retry-After: retry_after seconds; nothing done
   internal_error  500 InternalError; nothing done
+  late_error      200 whose body is an InternalError document, as S3 may answer a
+                  CompleteMultipartUpload that failed late; nothing done
   no_such_upload  404 NoSuchUpload; nothing done
   reset           the connection is reset mid-body: a GET's answer after `after_bytes` bytes of
                   its body (default: half), or a request's body after `after_bytes` were read
@@ -24,7 +26,7 @@ import time
 OPS = {"*", "GetObject", "HeadObject", "PutObject", "DeleteObject", "CreateMultipartUpload", "UploadPart",
        "CompleteMultipartUpload", "AbortMultipartUpload", "HeadBucket", "ListObjectsV2", "ListMultipartUploads",
        "CreateBucket", "ListBuckets"}
-FAULTS = {"lose_answer", "slow_down", "internal_error", "no_such_upload", "reset", "throttle", "delay"}
+FAULTS = {"lose_answer", "slow_down", "internal_error", "late_error", "no_such_upload", "reset", "throttle", "delay"}
 SETTINGS = {"op", "key", "fault", "times", "skip", "per_key", "retry_after", "after_bytes", "rate", "burst", "seconds"}
 
 

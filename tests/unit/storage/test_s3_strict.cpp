@@ -123,8 +123,9 @@ TEST_CASE("S3 strict: keys with spaces, unicode, '+', '%', './' and '../' are st
   CHECK(std::equal(head, head + 4, big.begin()));
   if (literal) CHECK_FALSE(client.size_of(bucket, key("multi part+.npz")));
   leave_for_crosscheck("key-multipart", key("dots/../multi part+.npz"), big);
-  client.remove(bucket, key("dots/./here.npz"));
-  CHECK_FALSE(client.size_of(bucket, key("dots/./here.npz")));
+  client.put(bucket, key("dots/./gone.npz"), big);
+  client.remove(bucket, key("dots/./gone.npz"));
+  CHECK_FALSE(client.size_of(bucket, key("dots/./gone.npz")));
 }
 
 TEST_CASE("S3 strict: an empty object is written and read as empty, however it is read", "[.s3]") {
@@ -203,4 +204,81 @@ TEST_CASE("S3 strict: a retried CreateMultipartUpload leaves no upload in progre
     CHECK(create->attempts == 2);  // the resend is the client's, and counted
     CHECK(read_back(client, bucket, name, bytes.size()) == bytes);
   }
+}
+
+TEST_CASE("S3 strict: 503 SlowDown waits as long as Retry-After asks, 500 and a late error are retried", "[.s3-faults]") {
+  const Faults faults;
+  s3::Client client(trainio::test::s3_endpoint());
+  const std::string bucket = env("TRAINIO_S3_BUCKET");
+  const std::vector<char> bytes = bytes_of(5000, 6);
+  trainio::test::add_fault(R"({"op": "PutObject", "key": ")" + key("slow") + R"(", "fault": "slow_down", "retry_after": 1})");
+  trainio::test::add_fault(R"({"op": "GetObject", "key": ")" + key("slow") + R"(", "fault": "internal_error", "times": 2})");
+  trainio::test::add_fault(R"({"op": "CompleteMultipartUpload", "key": ")" + key("late") + R"(", "fault": "late_error"})");
+  Requests requests;
+  const ScopedObserver observing(&requests);
+  client.put(bucket, key("slow.npz"), bytes);
+  const RequestEvent put = requests.seen.back();
+  CHECK(put.attempts == 2);
+  CHECK(put.total_ns >= 1'000'000'000);  // the server's second, not the 0.1 s back-off
+  CHECK(read_back(client, bucket, key("slow.npz"), bytes.size()) == bytes);
+  CHECK(requests.seen.back().attempts == 3);  // GET: two 500s, then the object
+  upload(client, bucket, key("late.npz"), bytes);
+  const RequestEvent* complete = requests.last(Request::complete_upload);
+  REQUIRE(complete);
+  CHECK(complete->attempts == 2);
+  CHECK(complete->status == 200);
+  CHECK(trainio::test::logged("CompleteMultipartUpload", key("late.npz")) == 2);
+  CHECK(read_back(client, bucket, key("late.npz"), bytes.size()) == bytes);
+}
+
+TEST_CASE("S3 strict: a connection reset mid-body is retried, and the bytes are whole", "[.s3-faults]") {
+  const Faults faults;
+  s3::Client client(trainio::test::s3_endpoint());
+  const std::string bucket = env("TRAINIO_S3_BUCKET");
+  const std::vector<char> bytes = bytes_of(3 * s3::kMinPartBytes + 77, 7);
+  const std::string name = key("reset.npz");
+  // Halfway through the first UploadPart's body and through each GET's answer.
+  trainio::test::add_fault(R"({"op": "UploadPart", "key": ")" + name + R"(", "fault": "reset"})");
+  trainio::test::add_fault(R"({"op": "GetObject", "key": ")" + name + R"(", "fault": "reset", "per_key": true, "times": 3})");
+  Requests requests;
+  const ScopedObserver observing(&requests);
+  upload(client, bucket, name, bytes);
+  CHECK(trainio::test::logged("UploadPart", name, "reset") == 1);
+  std::uint64_t retries = 0;
+  for (const auto& r : requests.seen) retries += static_cast<std::uint64_t>(r.attempts - 1);
+  CHECK(retries == 1);
+  requests.seen.clear();
+  char head[16] = {};
+  CHECK(client.read_object(bucket, name, head, 1u << 20, 4) == bytes.size());
+  CHECK(std::equal(head, head + 16, bytes.begin()));
+  CHECK(trainio::test::logged("GetObject", name, "reset") == 3);
+  std::uint64_t received = 0;
+  retries = 0;
+  for (const auto& r : requests.seen) {
+    received += r.bytes;
+    retries += static_cast<std::uint64_t>(r.attempts - 1);
+  }
+  CHECK(received == bytes.size());  // the bytes of the answers that counted, once each
+  CHECK(retries == 3);
+  CHECK(read_back(client, bucket, name, bytes.size()) == bytes);
+}
+
+TEST_CASE("S3 strict: a throttling server (503 SlowDown past a request rate) slows the client, which finishes", "[.s3-faults]") {
+  const Faults faults;
+  s3::Client client(trainio::test::s3_endpoint());
+  const std::string bucket = env("TRAINIO_S3_BUCKET");
+  trainio::test::add_fault(R"({"op": "*", "key": ")" + key("throttled/") + R"(", "fault": "throttle", "rate": 20,
+                              "burst": 5, "retry_after": 0})");
+  Requests requests;
+  const ScopedObserver observing(&requests);
+  const std::vector<char> bytes = bytes_of(100, 8);
+  const std::int64_t t0 = util::now_ns();
+  for (int i = 0; i < 30; ++i) client.put(bucket, key("throttled/" + std::to_string(i)), bytes);
+  const double seconds = util::ns_to_s(util::now_ns() - t0);
+  int retried = 0;
+  for (const auto& r : requests.seen) retried += r.attempts > 1;
+  CHECK(retried > 0);
+  CHECK(seconds > 0.8);  // (30 - 5 burst) / 20 per second, at the least
+  CHECK(requests.seen.size() == 30);
+  for (const auto& r : requests.seen) CHECK(r.status == 200);
 }
