@@ -225,11 +225,16 @@ int main(int argc, char** argv) {
                 "from the raw records the run kept (<rank>_records.jsonl, the step lists), by code apart from the "
                 "code that reported them; exit 1 on any figure that disagrees or any record missing or cut short, 2 "
                 "on a folder that is not a run");
-  verify->add_option("runs", verify_cmd.runs, "results folders (or folders of them)")->required()->check(CLI::ExistingDirectory);
+  verify->add_option("runs", verify_cmd.runs,
+                     "results folders (or folders of them: the aggregates `trainio report` wrote there are checked too), "
+                     "or an aggregate file")
+      ->required()
+      ->check(CLI::ExistingPath);
   verify->add_flag("--all", verify_cmd.all, "print every figure checked (default: the headline figures and every mismatch)");
   verify->footer(examples(
       "  trainio verify results/run1                          the run's headline figures, reported and recomputed\n"
-      "  trainio verify results/ --all                        every run in the folder, every figure"));
+      "  trainio verify results/ --all                        every run in the folder and its aggregates, every figure\n"
+      "  trainio verify results/aggregate.json                the aggregate against its runs' summaries"));
 
   SweepCommand sweep_cmd;
   auto* sweep = app.add_subcommand(

@@ -147,12 +147,16 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
             spdlog::warn("{} (a result below this size is not a valid MLPerf result)", *shortfall);
         }
 
-        if (!cmd.generate_only && (cmd.trace || w.workflow.profiling))
+        if (!cmd.generate_only && (cmd.trace || w.workflow.profiling)) {
+          // Every rank's times count from rank 0's clock reading, so ranks line up in one view.
+          const metrics::trace::Process process{comm.rank(), util::hostname(), comm.broadcast(metrics::trace::wall_clock_us())};
+          metrics::trace::name_thread("main (training loop)");
           engine::together(comm, [&] {
             metrics::trace::start(
                 report::open_trace_file(util::join(out_dir, fmt::format("trace-{}-of-{}.pfw", comm.rank(), comm.size()))),
-                comm.rank(), static_cast<std::uint64_t>(w.output.trace_every));
+                process, static_cast<std::uint64_t>(w.output.trace_every));
           });
+        }
 
         engine::WorkflowOptions options;
         options.generate_only = cmd.generate_only;

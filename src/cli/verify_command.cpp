@@ -1,11 +1,14 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "report/run_results.hpp"
 #include "util/error.hpp"
+#include "verify/aggregate_checks.hpp"
 #include "verify/verify_run.hpp"
 
 namespace trainio::cli {
@@ -17,13 +20,14 @@ void print_check(const verify::Check& c) {
               c.recomputed.c_str(), c.difference.empty() || c.difference == "0" ? "" : (", difference " + c.difference).c_str());
 }
 
-// One run: its headline figures, every mismatch, and the count. Returns whether all agreed.
-bool verify_one(const std::string& folder, bool all) {
+// One run (or one aggregate of runs): its headline figures, every mismatch, and the count.
+// Returns whether all agreed.
+bool verify_one(const std::string& folder, bool all, void (*verify)(const std::string&, verify::Checks&)) {
   std::printf("%s\n", folder.c_str());
   verify::Checks checks;
   if (all) checks.on_check = print_check;
   try {
-    verify::verify_run(folder, checks);
+    verify(folder, checks);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::config) throw;
     // Evidence that is missing, cut short or damaged: the figures cannot be proven.
@@ -50,12 +54,27 @@ bool verify_one(const std::string& folder, bool all) {
 
 int verify_command(const VerifyCommand& cmd) {
   return guarded([&] {
-    std::vector<std::string> folders;
-    for (const auto& path : cmd.runs)
+    std::vector<std::string> folders, aggregates;
+    for (const auto& path : cmd.runs) {
+      if (std::filesystem::is_regular_file(path)) {  // an aggregate named by itself
+        aggregates.push_back(path);
+        continue;
+      }
       for (const auto& r : report::load_runs(path)) folders.push_back(r.folder);
+      // The aggregates `trainio report` wrote beside the runs: aggregate.json, aggregate-2.json, ...
+      for (const auto& entry : std::filesystem::directory_iterator(path)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_regular_file() && name.starts_with("aggregate") && name.ends_with(".json"))
+          aggregates.push_back(entry.path().string());
+      }
+    }
+    std::sort(aggregates.begin(), aggregates.end());
     bool ok = true;
-    for (const auto& folder : folders) ok = verify_one(folder, cmd.all) && ok;
-    if (folders.size() > 1) std::printf("%zu runs: %s\n", folders.size(), ok ? "every figure agrees with its records" : "MISMATCH");
+    for (const auto& folder : folders) ok = verify_one(folder, cmd.all, verify::verify_run) && ok;
+    for (const auto& aggregate : aggregates) ok = verify_one(aggregate, cmd.all, verify::verify_aggregate) && ok;
+    if (folders.size() + aggregates.size() > 1)
+      std::printf("%zu run%s and %zu aggregate%s: %s\n", folders.size(), folders.size() == 1 ? "" : "s", aggregates.size(),
+                  aggregates.size() == 1 ? "" : "s", ok ? "every figure agrees with its records" : "MISMATCH");
     return ok ? 0 : 1;
   });
 }

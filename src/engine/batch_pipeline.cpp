@@ -1,7 +1,10 @@
 #include "engine/batch_pipeline.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "metrics/trace.hpp"
 #include "util/error.hpp"
 
 namespace trainio::engine {
@@ -14,7 +17,11 @@ BatchPipeline::BatchPipeline(std::size_t workers, std::size_t window, Assignment
   slots_.resize(window_);
   const std::size_t conditions = assignment == Assignment::worker_per_batch ? workers : 1;
   for (std::size_t i = 0; i < conditions; ++i) work_cv_.push_back(std::make_unique<std::condition_variable>());
-  for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+  for (std::size_t i = 0; i < workers; ++i)
+    threads_.emplace_back([this, i] {
+      metrics::trace::name_thread(fmt::format("reader {}", i));
+      worker_main(i);
+    });
 }
 
 BatchPipeline::~BatchPipeline() {

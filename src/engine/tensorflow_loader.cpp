@@ -4,6 +4,7 @@
 
 #include "engine/shuffle_buffer.hpp"
 #include "format/tfrecord_stream.hpp"
+#include "metrics/trace.hpp"
 #include "storage/fs.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
@@ -52,10 +53,22 @@ void TensorflowLoader::start(const PhaseWork& work) {
     for (auto& v : s.spare) v.reserve(kChunkRecords);
   }
 
-  for (std::size_t s = 0; s < cycle_; ++s) threads_.emplace_back([this, s] { stream_main(s); });
-  threads_.emplace_back([this] { pipeline_main(); });
+  // Named as the trace shows them: a stream thread reads one of the interleaved files at a time.
+  for (std::size_t s = 0; s < cycle_; ++s)
+    threads_.emplace_back([this, s] {
+      metrics::trace::name_thread(fmt::format("reader {}", s));
+      stream_main(s);
+    });
+  threads_.emplace_back([this] {
+    metrics::trace::name_thread("interleave");
+    pipeline_main();
+  });
   if (mapping_)
-    for (std::size_t i = 0; i < map_threads_; ++i) threads_.emplace_back([this] { map_main(); });
+    for (std::size_t i = 0; i < map_threads_; ++i)
+      threads_.emplace_back([this, i] {
+        metrics::trace::name_thread(fmt::format("map {}", i));
+        map_main();
+      });
 }
 
 void TensorflowLoader::halt_locked() {

@@ -84,10 +84,11 @@ json io_record(const metrics::IoRecorder& io) {
     if (s.count == 0) continue;
     ops[storage::op_name(op)] = {{"count", s.count}, {"bytes", s.bytes}, {"ns", s.ns}, {"latency_ns", histogram_record(s.latency)}};
   }
-  json o = {{"ops", ops},
-            {"data_files", profile_record(io.data_files())},
-            {"other_files", profile_record(io.other_files())},
-            {"page_cache", page_cache_record(io.page_cache())}};
+  // A class of files no call touched is left out (it reads as all zero).
+  json o = {{"ops", ops}};
+  for (const auto& [name, profile] : {std::pair{"data_files", &io.data_files()}, std::pair{"other_files", &io.other_files()}})
+    if (profile->reads + profile->writes + profile->metadata_ops > 0) o[name] = profile_record(*profile);
+  o["page_cache"] = page_cache_record(io.page_cache());
   if (io.requests().requests() > 0) o["requests"] = requests_record(io.requests());
   return o;
 }
@@ -105,6 +106,12 @@ json tier_record(const metrics::TierStats& t) {
 }
 
 json cpu_record(const util::CpuTimes& t) { return {{"user", t.user}, {"sys", t.sys}}; }
+
+bool tier_used(const metrics::TierStats& t) {
+  for (const std::uint64_t* c : const_cast<metrics::TierStats&>(t).counters())
+    if (*c != 0) return true;
+  return t.backing_cache.read_bytes + t.tier_cache.read_bytes > 0;
+}
 
 json phase_record(std::uint64_t epoch, const char* kind, const metrics::ReadPhase& p) {
   json blocks = json::array();
@@ -125,7 +132,7 @@ json phase_record(std::uint64_t epoch, const char* kind, const metrics::ReadPhas
           {"sample_bytes", p.sample_bytes},
           {"sample_read_ns", histogram_record(p.sample_ns)},
           {"io", io_record(p.io)},
-          {"tier", tier_record(p.tier)},
+          {"tier", tier_used(p.tier) ? tier_record(p.tier) : json(nullptr)},  // null: no cache tier
           {"kernel", {{"process_read_bytes", {optional_count(p.process_read_before), optional_count(p.process_read_after)}},
                       {"device_read_bytes", {optional_count(p.device_read_before), optional_count(p.device_read_after)}}}},
           {"cpu", {{"before", cpu_record(p.cpu_before)},

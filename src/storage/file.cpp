@@ -52,6 +52,7 @@ class FileOpTimer {
     e.ns = util::now_ns() - start_;
     e.data = file_.data_;
     e.file = file_.hash_;
+    e.path = file_.path_;
     return e;
   }
   // What the probe taken before a read says about the pages it returned. Pages past the end of
@@ -137,6 +138,7 @@ bool File::try_reopen(const std::string& path, OpenOptions options) {
     e.ns = util::now_ns() - start;
     e.data = data_;
     e.file = hash_;
+    e.path = path_;
     obs->on_op(e);
   }
   return true;

@@ -1,5 +1,7 @@
 #include "storage/io_observer.hpp"
 
+#include <utility>
+
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/fnv.hpp"
@@ -35,17 +37,30 @@ bool is_data_file(std::string_view path) {
   return false;
 }
 
-std::uint64_t path_hash(std::string_view path) {
-  // A file written under its temporary name "<dir>/.<name>.trainio-tmp" and renamed is one
-  // file to the user: hash it as "<dir>/<name>".
+namespace {
+
+// A file written under its temporary name "<dir>/.<name>.trainio-tmp" and renamed is one file
+// to the user: it stands for "<dir>/<name>", given here in two pieces.
+std::pair<std::string_view, std::string_view> identity(std::string_view path) {
   const auto slash = path.rfind('/') + 1;  // 0 when there is no slash
-  if (path.ends_with(kTempSuffix) && path.size() > slash + 1 + kTempSuffix.size() && path[slash] == '.') {
-    std::uint64_t h = util::fnv1a(util::kFnvOffset, path.substr(0, slash));
-    h = util::fnv1a(h, path.substr(slash + 1, path.size() - slash - 1 - kTempSuffix.size()));
-    return h ? h : 1;
-  }
-  const std::uint64_t h = util::fnv1a(util::kFnvOffset, path);
+  if (path.ends_with(kTempSuffix) && path.size() > slash + 1 + kTempSuffix.size() && path[slash] == '.')
+    return {path.substr(0, slash), path.substr(slash + 1, path.size() - slash - 1 - kTempSuffix.size())};
+  return {path, {}};
+}
+
+}  // namespace
+
+std::uint64_t path_hash(std::string_view path) {
+  const auto [head, tail] = identity(path);
+  const std::uint64_t h = util::fnv1a(util::fnv1a(util::kFnvOffset, head), tail);
   return h ? h : 1;
+}
+
+std::string hashed_path(std::string_view path) {
+  const auto [head, tail] = identity(path);
+  std::string out(head);
+  out += tail;
+  return out;
 }
 
 void observe_path_op(Op op, std::string_view path, std::int64_t start_ns, std::uint64_t bytes) {
@@ -57,6 +72,7 @@ void observe_path_op(Op op, std::string_view path, std::int64_t start_ns, std::u
     e.ns = util::now_ns() - start_ns;
     e.data = is_data_file(path);
     e.file = path_hash(path);
+    e.path = path;
     obs->on_op(e);
   }
 }

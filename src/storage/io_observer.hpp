@@ -32,6 +32,7 @@ struct OpEvent {
   bool consecutive = false;
   bool data = true;             // on a data file (dataset, checkpoint), not an index or marker
   std::uint64_t file = 0;       // hash of the file's path; 0 for calls on no file
+  std::string_view path;        // the path as the call named it; valid during on_op() only
   // Reads only: the page-cache residency of the read's pages, probed before it on a sample of
   // reads (storage/page_residency.hpp), and whether it bypassed the cache (O_DIRECT).
   std::uint32_t probed_pages = 0;      // 0: not probed
@@ -92,6 +93,8 @@ void set_data_folders(std::vector<std::string> folders);
 bool is_data_file(std::string_view path);
 // A file's identity in the characterization; a temporary name hashes as the file it becomes.
 std::uint64_t path_hash(std::string_view path);
+// The path that path_hash() stands for: a temporary name's final name, any other path itself.
+std::string hashed_path(std::string_view path);
 
 // Reports a call on a path (no open file) to the thread's observer; `bytes` for transfers made
 // by a library on its own descriptors (MPI-IO).

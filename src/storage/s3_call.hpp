@@ -36,6 +36,7 @@ struct Client::Call {
   std::uint64_t length = 0;  // the bytes it asks for or sends (0: the whole object)
   // Set when the request is first sent: its object's identity and Darshan's access pattern.
   std::uint64_t file = 0;
+  std::string uri;  // s3://bucket/key: the object's name in traces
   bool data = false, sequential = false, consecutive = false;
 
   const Policy& policy() const { return policy_of(kind, ranged); }

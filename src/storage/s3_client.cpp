@@ -231,9 +231,9 @@ Op storage_op(Request r) {
 }  // namespace
 
 void Client::mark_access(Call& call) {
-  const std::string uri = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
-  call.file = path_hash(uri);
-  call.data = call.key != nullptr && is_data_file(uri);
+  call.uri = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
+  call.file = path_hash(call.uri);
+  call.data = call.key != nullptr && is_data_file(call.uri);
   // Darshan's pattern as storage::File keeps it per open file, with a request to another object
   // standing for an open: a transfer that starts beyond where the last one on this object ended
   // is sequential; exactly there, consecutive. Judged in the order the requests are sent.
@@ -259,6 +259,7 @@ void Client::report_as_storage_call(const Call& call, const RequestRecord& recor
   e.ns = record.total_ns;
   e.remote = true;
   e.file = call.file;
+  e.path = call.uri;
   e.data = call.data;
   if (moves_data(e.op)) {
     e.bytes = record.bytes;

@@ -26,23 +26,20 @@ Tolerance printed(int decimals) { return {0, 0.5 * std::pow(10.0, -decimals) * (
 
 void Checks::number(const std::string& figure, const nlohmann::json* reported, std::optional<double> recomputed,
                     Tolerance t, bool headline) {
-  Check c{figure, {}, shown(recomputed), {}, true, headline};
   const std::optional<double> r = number_of(reported);
-  if (reported != nullptr && !reported->is_number() && !reported->is_null()) {
-    c.reported = reported->dump();
-    c.ok = false;
-  } else {
-    c.reported = reported == nullptr ? "absent" : shown(r);
-    if (r && recomputed) {
-      const double diff = std::fabs(*r - *recomputed);
-      const double allowed = t.absolute + t.relative * std::max(std::fabs(*r), std::fabs(*recomputed));
-      c.ok = diff <= allowed;
-      c.difference = diff == 0 ? "0" : fmt::format("{:.3g}", *recomputed != 0 ? diff / std::fabs(*recomputed) : diff) +
-                                           (*recomputed != 0 ? " (relative)" : "");
-    } else {
-      c.ok = r.has_value() == recomputed.has_value();
-    }
+  const bool typed = reported == nullptr || reported->is_number() || reported->is_null();
+  bool ok = typed && r.has_value() == recomputed.has_value();
+  double diff = 0;
+  if (typed && r && recomputed) {
+    diff = std::fabs(*r - *recomputed);
+    ok = diff <= t.absolute + t.relative * std::max(std::fabs(*r), std::fabs(*recomputed));
   }
+  // Most checks agree and are not shown: their text is made only when it will be read.
+  if (ok && !headline && !on_check) return count_agreed();
+  Check c{figure, typed ? (reported == nullptr ? "absent" : shown(r)) : reported->dump(), shown(recomputed), {}, ok, headline};
+  if (typed && r && recomputed)
+    c.difference = diff == 0 ? "0" : fmt::format("{:.3g}", *recomputed != 0 ? diff / std::fabs(*recomputed) : diff) +
+                                         (*recomputed != 0 ? " (relative)" : "");
   add(std::move(c));
 }
 
@@ -59,8 +56,10 @@ void Checks::cell(const std::string& figure, const std::string& reported, std::o
 }
 
 void Checks::text(const std::string& figure, const nlohmann::json* reported, const std::string& recomputed, bool headline) {
+  const bool ok = reported != nullptr && reported->is_string() && reported->get_ref<const std::string&>() == recomputed;
+  if (ok && !headline && !on_check) return count_agreed();
   const std::string r = reported == nullptr ? "absent" : reported->is_string() ? reported->get<std::string>() : reported->dump();
-  add({figure, r, recomputed, {}, reported != nullptr && reported->is_string() && r == recomputed, headline});
+  add({figure, r, recomputed, {}, ok, headline});
 }
 
 void Checks::flag(const std::string& figure, const nlohmann::json* reported, bool recomputed, bool headline) {

@@ -55,6 +55,7 @@ class Checks {
 
  private:
   void add(Check c);
+  void count_agreed() { ++count_; }
   std::uint64_t count_ = 0, mismatches_ = 0;
   std::vector<Check> headlines_, failed_;
 };

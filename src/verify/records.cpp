@@ -68,8 +68,8 @@ Io io_of(const json& o) {
   Io io;
   for (const auto& [name, op] : o.at("ops").items())
     io.ops[name] = {count_of(op, "count"), count_of(op, "bytes"), count_of(op, "ns"), latency_of(op.at("latency_ns"))};
-  io.data = profile_of(o.at("data_files"));
-  io.other = profile_of(o.at("other_files"));
+  if (o.contains("data_files")) io.data = profile_of(o.at("data_files"));  // absent: no call on such files
+  if (o.contains("other_files")) io.other = profile_of(o.at("other_files"));
   io.page_cache = page_cache_of(o.at("page_cache"));
   if (o.contains("requests")) {
     const json& r = o.at("requests");
@@ -112,7 +112,7 @@ PhaseLine phase_of(const json& o) {
   p.sample_bytes = count_of(o, "sample_bytes");
   p.sample_read = latency_of(o.at("sample_read_ns"));
   p.io = io_of(o.at("io"));
-  p.tier = tier_of(o.at("tier"));
+  if (!o.at("tier").is_null()) p.tier = tier_of(o.at("tier"));  // null: no cache tier
   const json& k = o.at("kernel");
   p.process_read_before = maybe_count(k.at("process_read_bytes").at(0));
   p.process_read_after = maybe_count(k.at("process_read_bytes").at(1));

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """How trainio's memory and time grow with steps, files and ranks (issue 11; docs/scaling.md).
 
-Not a test: it measures and prints. Three cases, each a real `trainio run`:
+Not a test: it measures and prints. Four cases, each a real `trainio run`:
   steps   one rank, N synthetic steps (no storage): peak RSS, run time, time to write the
           results after the last step, and the size of <rank>_output.json;
   files   one rank, F files x S samples per file (synthetic, 10 steps): start-up time, peak RSS,
           and the directory listings the run makes (strace: getdents64 calls);
-  ranks   R oversubscribed ranks of a small run: each rank's peak RSS, rank 0 beside the others.
+  ranks   R oversubscribed ranks of a small run: each rank's peak RSS, rank 0 beside the others;
+  verify  R ranks x E epochs (an evaluation each): the time and peak RSS of `trainio verify` of the
+          results folder (issue 31's target: 64 ranks x 1,000 epochs in under 10 s).
 Peak RSS is each process's own (wait4), not the launcher's.
 """
 import argparse
@@ -115,6 +117,25 @@ def case_ranks(work, ranks):
     return rss
 
 
+def case_verify(work, ranks, epochs):
+    out = os.path.join(work, f"verify-{ranks}x{epochs}")
+    cmd = ["mpirun", "-np", str(ranks), "--bind-to", "none", TRAINIO, "run", "default", "dataset.format=synthetic",
+           f"dataset.num_files_train={ranks}", f"dataset.num_files_eval={ranks}", "dataset.num_samples_per_file=3",
+           "reader.batch_size=1", "reader.batch_size_eval=1", "train.computation_time=0", "evaluation.eval_time=0",
+           "reader.read_threads=1", f"train.epochs={epochs}", "--no-progress", "-o", out]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=7200)
+    if proc.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{proc.stderr[-3000:]}")
+    run_seconds = time.monotonic() - start
+    result_bytes = sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out) if os.path.isfile(os.path.join(out, n)))
+    seconds, rss, _ = peak_rss_run([TRAINIO, "verify", out])
+    print(f"verify {ranks:>4} ranks x {epochs:>5} epochs  (run {run_seconds:6.1f} s, results {result_bytes / MIB:7.1f} MiB)  "
+          f"verify {seconds:6.2f} s  peak RSS {rss:6.1f} MiB")
+    shutil.rmtree(out, ignore_errors=True)
+    return seconds
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, nargs="*", default=[100_000, 2_000_000],
@@ -122,6 +143,9 @@ def main():
     parser.add_argument("--files", type=int, default=1_000_000, help="files of the files case")
     parser.add_argument("--samples-per-file", type=int, default=100)
     parser.add_argument("--ranks", type=int, nargs="*", default=[8, 32, 64], help="rank counts of the ranks case")
+    parser.add_argument("--verify", type=int, nargs=2, action="append", metavar=("RANKS", "EPOCHS"),
+                        help="a verify case of RANKS x EPOCHS (repeatable; default 64 1000)")
+    parser.add_argument("--only", choices=["steps", "files", "ranks", "verify"], help="run one case only")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
     if not os.path.exists(TRAINIO):
@@ -129,11 +153,17 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="trainio-scale-")
     os.makedirs(work, exist_ok=True)
     try:
-        for steps in args.steps:
-            case_steps(work, steps)
-        case_files(work, args.files, args.samples_per_file)
-        for ranks in args.ranks:
-            case_ranks(work, ranks)
+        if args.only in (None, "steps"):
+            for steps in args.steps:
+                case_steps(work, steps)
+        if args.only in (None, "files"):
+            case_files(work, args.files, args.samples_per_file)
+        if args.only in (None, "ranks"):
+            for ranks in args.ranks:
+                case_ranks(work, ranks)
+        if args.only in (None, "verify"):
+            for ranks, epochs in args.verify or [(64, 1000)]:
+                case_verify(work, ranks, epochs)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

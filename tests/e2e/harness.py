@@ -74,9 +74,13 @@ class TrainioTest(unittest.TestCase):
         skip = {os.path.realpath(self.path(p)) for p in self.unverified}
         # Runs started some other way (a launcher of the test's own) are known by their records.
         with_records = {f for f in self.result_folders() if os.path.exists(os.path.join(f, "0_records.jsonl"))}
-        for folder in sorted(self.runs_made | with_records):
+        aggregates = {os.path.join(folder, name) for folder, _, files in os.walk(self.dir) for name in files
+                      if name.startswith("aggregate") and name.endswith(".json")}
+        for folder in sorted(self.runs_made | with_records | aggregates):
             real = os.path.realpath(folder)
-            if any(real == s or real.startswith(s + os.sep) for s in skip) or not os.path.exists(os.path.join(folder, "summary.json")):
+            if any(real == s or real.startswith(s + os.sep) for s in skip):
+                continue
+            if not os.path.isfile(folder) and not os.path.exists(os.path.join(folder, "summary.json")):
                 continue
             proc = subprocess.run([TRAINIO, "verify", folder], capture_output=True, text=True, timeout=120)
             mismatches = "\n".join(line for line in proc.stdout.splitlines() if "MISMATCH" in line or "figures" in line)

@@ -95,6 +95,24 @@ class CheckpointTimesTest(TrainioTest):
                 self.assertAlmostEqual(stats[key]["duration"], span(stats[key]), delta=3e-6, msg=(rank, key, stats[key]))
 
 
+class CheckpointTotalsTest(TrainioTest):
+    def test_all_saves_together_beside_dlios_mean_of_rates(self):
+        # DLIO's key is the mean of per-save rates, which one fast save dominates; trainio's own
+        # figure is every save's bytes over their time together, with the per-save range.
+        self.ok("run", "default", *CheckpointTimesTest.CKPT, "checkpoint.num_checkpoints_write=3",
+                "checkpoint.num_checkpoints_read=0", "--output", "o", ranks=2)
+        c = self.summary("o")["trainio"]["checkpoint"]
+        saves = [x for x in c["checkpoints"] if x["kind"] == "save"]
+        total = c["saves"]
+        self.assertEqual(total["count"], 3)
+        self.assertEqual(total["file_bytes"], sum(x["file_bytes"] for x in saves))
+        self.assertAlmostEqual(total["bytes_per_second"], total["file_bytes"] / sum(x["duration_seconds"] for x in saves),
+                               delta=1e-6 * total["bytes_per_second"])
+        self.assertEqual(total["bytes_per_second_min"], min(x["bytes_per_second"] for x in saves))
+        self.assertEqual(total["bytes_per_second_max"], max(x["bytes_per_second"] for x in saves))
+        self.assertIsNone(c["loads"])
+
+
 class CheckpointPlacementTest(TrainioTest):
     def test_steps_between_checkpoints_counts_within_each_epoch_as_dlio(self):
         # DLIO resets next_checkpoint_step every epoch: with 4 steps an epoch and a checkpoint

@@ -1,6 +1,6 @@
 """What every run leaves behind and the commands that read it: DLIO's per-rank files, the CSVs,
-summary.json's shape, the characterization of a run whose storage calls are known exactly, the
-trace files, `trainio report` and `trainio compare`."""
+summary.json's shape, the characterization of a run whose storage calls are known exactly,
+`trainio report` and `trainio compare` (the trace files: test_trace.py)."""
 import copy
 import csv
 import json
@@ -21,13 +21,6 @@ def weighted(values, steps):
     """The step-weighted mean of the values that exist (None when none does)."""
     pairs = [(n, v) for n, v in zip(steps, values) if v is not None]
     return sum(n * v for n, v in pairs) / sum(n for n, _ in pairs) if pairs else None
-
-
-def lines_of_trace(path):
-    with open(path) as f:
-        lines = f.read().splitlines()
-    assert lines[0] == "[" and lines[-1] == "]", "a trace is framed by [ and ]"
-    return [json.loads(line) for line in lines[1:-1]]
 
 
 class ResultFilesTest(TrainioTest):
@@ -176,26 +169,6 @@ class ResultFilesTest(TrainioTest):
         c = self.summary("m")["trainio"]["epochs"][0]["train"]["characterization"]["data_files"]
         self.assertEqual((c["sequential_reads"], c["consecutive_reads"]), (7, 7))
         self.assertEqual(c["metadata_calls"], 1)
-
-    def test_trace_files(self):
-        self.ok("run", "default", *RUN, "--trace", "output.trace_every=2", "--output", "o", ranks=2)
-        for rank in (0, 1):
-            events = lines_of_trace(self.path("o", f"trace-{rank}-of-2.pfw"))
-            spans = [e for e in events if e["ph"] == "X"]
-            self.assertTrue(all(e["pid"] == rank and e["dur"] >= 0 and e["ts"] > 1.6e15 for e in spans))
-            names = [e["name"] for e in spans]
-            self.assertEqual(names.count("step"), 2 * 4 + 2 * 2)  # training and evaluation steps
-            self.assertEqual(names.count("batch_wait"), names.count("step"))
-            self.assertEqual(names.count("train"), 2)
-            calls = [e for e in spans if e["cat"] == "POSIX"]
-            self.assertTrue(calls)
-            self.assertTrue(all("fhash" in e["args"] and "size" in e["args"] for e in calls))
-            # Every step's wait and compute lie inside it.
-            steps = {(e["args"]["epoch"], e["args"]["step"], e["cat"]): e for e in spans if e["name"] == "step"}
-            for e in spans:
-                if e["name"] in ("batch_wait", "compute"):
-                    self.assertTrue(any(s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 1
-                                        for s in steps.values() if s["args"] == e["args"]))
 
 
 def fake_runs(base, folder, values, seeds=True, overrides=None):
