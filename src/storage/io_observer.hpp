@@ -4,6 +4,7 @@
 // installs and the metrics layer implements. One virtual call per storage call: cheap next to a
 // system call.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -59,6 +60,14 @@ struct RequestEvent {
   std::int64_t start_ns = 0;
   std::int64_t first_byte_ns = 0;  // time to the first byte of the answer, of the last attempt
   std::int64_t total_ns = 0;       // all attempts and the waits between them
+  std::uint16_t endpoint = 0;      // which of the workload's endpoints (storage_options.endpoint_url) it went to
+  // The status of each try that was retried (0: no answer), in order; tries past the eighth
+  // count as the eighth.
+  static constexpr int kRetriesKept = 8;
+  std::uint16_t retried_status[kRetriesKept] = {};
+  void note_retry(int status) {
+    retried_status[std::min(attempts, kRetriesKept) - 1] = static_cast<std::uint16_t>(status > 0 && status < 600 ? status : 0);
+  }
 };
 
 class IoObserver {

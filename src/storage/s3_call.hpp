@@ -24,6 +24,7 @@ struct Client::Call {
   const std::string* bucket;
   const std::string* key;  // nullptr for requests on the bucket
   bool ranged = false;     // a GET with a Range header
+  std::size_t endpoint = 0;  // which of the client's endpoints it goes to (set when first sent)
   std::vector<std::pair<std::string, std::string>> query;
   std::vector<std::pair<std::string, std::string>> headers;  // signed, besides S3's own and the policy's
   std::span<const char> body;     // sent (PUT, POST)

@@ -55,16 +55,23 @@ void Client::Call::set_range(std::uint64_t from, std::uint64_t bytes) {
 Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
   static std::once_flag global;
   std::call_once(global, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  const auto scheme_end = endpoint_.url.find("://");
-  if (scheme_end == std::string::npos)
-    throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' has no scheme", endpoint_.url),
-                       "write it as http://host:port or https://host");
-  scheme_ = endpoint_.url.substr(0, scheme_end);
-  host_ = endpoint_.url.substr(scheme_end + 3);
-  while (!host_.empty() && host_.back() == '/') host_.pop_back();
-  if (host_.empty() || host_.find('/') != std::string::npos)
-    throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' is not scheme://host[:port]", endpoint_.url),
-                       "give the server's address only, e.g. http://127.0.0.1:9000");
+  if (endpoint_.urls.empty()) endpoint_.urls = {endpoint_.url};
+  endpoint_.first %= endpoint_.urls.size();
+  next_endpoint_ = endpoint_.first;
+  for (const std::string& url : endpoint_.urls) {
+    Host& h = hosts_.emplace_back();
+    h.url = url;
+    const auto scheme_end = url.find("://");
+    if (scheme_end == std::string::npos)
+      throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' has no scheme", url),
+                         "write it as http://host:port or https://host");
+    h.scheme = url.substr(0, scheme_end);
+    h.host = url.substr(scheme_end + 3);
+    while (!h.host.empty() && h.host.back() == '/') h.host.pop_back();
+    if (h.host.empty() || h.host.find('/') != std::string::npos)
+      throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' is not scheme://host[:port]", url),
+                         "give the server's address only, e.g. http://127.0.0.1:9000");
+  }
   curl_ = curl_easy_init();
   if (!curl_) throw internal_error("curl_easy_init failed");
 }
@@ -76,13 +83,13 @@ Client::~Client() {
   curl_easy_cleanup(handle(curl_));
 }
 
-std::string Client::url_of(const std::string& bucket, const std::string& key, std::string& path) const {
+std::string Client::url_of(const Host& h, const std::string& bucket, const std::string& key, std::string& path) const {
   if (endpoint_.path_style) {
     path = "/" + bucket + (key.empty() ? "" : "/" + key);
-    return fmt::format("{}://{}{}", scheme_, host_, uri_encode(path, true));
+    return fmt::format("{}://{}{}", h.scheme, h.host, uri_encode(path, true));
   }
   path = "/" + key;
-  return fmt::format("{}://{}.{}{}", scheme_, bucket, host_, uri_encode(path, true));
+  return fmt::format("{}://{}.{}{}", h.scheme, bucket, h.host, uri_encode(path, true));
 }
 
 void Client::setup(void* curl, Call& call, Transfer& t) {
@@ -94,8 +101,9 @@ void Client::setup(void* curl, Call& call, Transfer& t) {
   curl_slist_free_all(t.headers);
   t.headers = nullptr;
   std::string path;
-  t.url = url_of(*call.bucket, call.key ? *call.key : std::string(), path);
-  const std::string host = endpoint_.path_style ? host_ : *call.bucket + "." + host_;
+  const Host& h = hosts_[call.endpoint];
+  t.url = url_of(h, *call.bucket, call.key ? *call.key : std::string(), path);
+  const std::string host = endpoint_.path_style ? h.host : *call.bucket + "." + h.host;
   const Policy& policy = call.policy();
   SignedRequest r{.method = call.method, .path = path, .query = call.query, .headers = call.headers};
   // The policy's type, signed; without one libcurl would label a POST an HTML form's.
@@ -231,6 +239,7 @@ Op storage_op(Request r) {
 }  // namespace
 
 void Client::mark_access(Call& call) {
+  call.endpoint = endpoint_.per_request ? next_endpoint_++ % hosts_.size() : endpoint_.first;
   call.uri = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
   call.file = path_hash(call.uri);
   call.data = call.key != nullptr && is_data_file(call.uri);
@@ -276,11 +285,13 @@ Client::Answer Client::perform(Call& call) {
   t.record.kind = call.kind;
   t.record.start_ns = util::now_ns();
   mark_access(call);
+  t.record.endpoint = static_cast<std::uint16_t>(call.endpoint);
   for (int n = 1;; ++n) {
     t.record.attempts = n;
     setup(handle(curl_), call, t);
     finish(t, curl_easy_perform(handle(curl_)));
     if (!again(t.answer) || n >= std::max(1, endpoint_.max_attempts)) break;
+    t.record.note_retry(t.answer.status);
     back_off(n, t.answer.retry_after);
   }
   return settle(call, t);
@@ -313,7 +324,7 @@ Client::Answer Client::settle(Call& call, Transfer& t) {
   throw_failure(policy,
                 {.status = answer.status, .code = answer.code, .message = xml_value(answer.text, "Message"),
                  .curl_error = answer.curl_error, .untrusted = answer.untrusted, .attempts = record.attempts},
-                object, *call.bucket, endpoint_.url);
+                object, *call.bucket, hosts_[call.endpoint].url);
 }
 
 Client::Lane& Client::free_lane(std::size_t lanes, const std::function<void(Lane&)>& done) {
@@ -335,6 +346,7 @@ void Client::start(Lane& lane, std::unique_ptr<Call> call, int attempts) {
     lane.t.record = RequestRecord();
     lane.t.record.kind = lane.call->kind;
     lane.t.record.start_ns = util::now_ns();
+    lane.t.record.endpoint = static_cast<std::uint16_t>(lane.call->endpoint);
   }
   lane.t.record.attempts = attempts;
   setup(lane.curl, *lane.call, lane.t);
@@ -358,6 +370,7 @@ Client::Lane& Client::complete_one(const std::function<void(Lane&)>& done) {
       lane->busy = false;
       finish(lane->t, rc);
       if (again(lane->t.answer) && lane->t.record.attempts < std::max(1, endpoint_.max_attempts)) {
+        lane->t.record.note_retry(lane->t.answer.status);
         back_off(lane->t.record.attempts, lane->t.answer.retry_after);
         start(*lane, nullptr, lane->t.record.attempts + 1);
         continue;

@@ -31,6 +31,12 @@ inline constexpr int kPartsInFlight = 8;
 
 struct Endpoint {
   std::string url = "http://127.0.0.1:9000";  // scheme://host[:port], storage_options.endpoint_url
+  // Several endpoints (storage_options.endpoint_url lists them): `url` is urls[first], the one
+  // this rank uses; with `per_request`, a client sends its requests round robin over all of them
+  // from there. Empty: `url` alone.
+  std::vector<std::string> urls;
+  std::size_t first = 0;
+  bool per_request = false;
   std::string region = "us-east-1";
   bool path_style = true;   // s3_force_path_style: http://host/bucket/key; else http://bucket.host/key
   int max_attempts = 5;     // s3_max_attempts: tries of one request, the first included
@@ -119,11 +125,16 @@ class Client {
   Answer settle(Call& call, Transfer& t);
   void mark_access(Call& call);
   void report_as_storage_call(const Call& call, const RequestRecord& record) const;
-  std::string url_of(const std::string& bucket, const std::string& key, std::string& path) const;
+  struct Host;
+  std::string url_of(const Host& h, const std::string& bucket, const std::string& key, std::string& path) const;
 
   Endpoint endpoint_;
-  std::string host_;    // as sent in Host (with the port)
-  std::string scheme_;  // http or https
+  // Each endpoint's scheme (http or https) and host as sent in Host (with the port).
+  struct Host {
+    std::string scheme, host, url;
+  };
+  std::vector<Host> hosts_;
+  std::size_t next_endpoint_ = 0;  // per_request: the endpoint of the next request
   void* curl_ = nullptr;
   struct Lane;
   // A lane without a request: an idle one, a new one (up to `lanes`), or the first to finish

@@ -205,7 +205,7 @@ void Client::complete_upload(const std::string& bucket, const std::string& key, 
                 {.status = a.status, .code = a.code,
                  .message = fmt::format("{}; a HEAD of the key then found {}", xml_value(a.text, "Message"), seen),
                  .curl_error = {}, .untrusted = false, .attempts = a.attempts},
-                fmt::format("s3://{}/{}", bucket, key), bucket, endpoint_.url);
+                fmt::format("s3://{}/{}", bucket, key), bucket, hosts_[call.endpoint].url);
 }
 
 void Client::abort_upload(const std::string& bucket, const std::string& key, const std::string& upload) {

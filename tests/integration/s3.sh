@@ -85,9 +85,12 @@ case $server in
       --configure-bucket $bucket --silent > "$d/server-tls.log" 2>&1 &
     pids+=($!) ;;
   strict)
-    "$python" "$here/strict_s3.py" --directory "$d/data" --port "$port" --port-file "$d/port" \
+    # A second port on the same objects: two endpoints of one store.
+    port2=$(free_port)
+    "$python" "$here/strict_s3.py" --directory "$d/data" --port "$port" --also-port "$port2" --port-file "$d/port" \
       --access-key $access_key --secret "$secret" --bucket $bucket > "$d/server.log" 2>&1 &
     pids+=($!)
+    export TRAINIO_S3_ENDPOINT2="http://127.0.0.1:$port2"
     tls_port=$(free_port)
     "$python" "$here/strict_s3.py" --directory "$d/tls" --port "$tls_port" --port-file "$d/tls-port" \
       --access-key $access_key --secret "$secret" --bucket $bucket --tls "$d/cert.pem" "$d/key.pem" \

@@ -251,10 +251,13 @@ train:
         # Buckets as host names (bucket.127.0.0.1) do not resolve here: path style for the run.
         self.ok("run", "unet3d_s3.yaml", "storage.storage_options.s3_force_path_style=True", "--output", "out")
         self.assertEqual(self.summary("out")["trainio"]["epochs"][0]["train"]["requests"]["by_kind"]["GET"], 8)
-        several = self.run_trainio("run", "unet3d_s3.yaml",
-                                   f"storage.storage_options.endpoint_url={ENDPOINT},{ENDPOINT}", "--output", "x")
-        self.assertEqual(several.code, 2, several)
-        self.assertIn("lists several endpoints", several.err)
+        # Newer DLIO files list several endpoints (rank r uses endpoint r % N).
+        self.ok("run", "unet3d_s3.yaml", "storage.storage_options.s3_force_path_style=True",
+                f"storage.storage_options.endpoint_url={ENDPOINT}, {ENDPOINT}", "--output", "several")
+        empty = self.run_trainio("run", "unet3d_s3.yaml", f"storage.storage_options.endpoint_url={ENDPOINT},,{ENDPOINT}",
+                                 "--output", "x")
+        self.assertEqual(empty.code, 2, empty)
+        self.assertIn("has an empty entry", empty.err)
 
     def test_an_https_endpoint_is_used_once_its_certificate_is_trusted(self):
         if "TRAINIO_S3_TLS_ENDPOINT" not in os.environ:
@@ -312,6 +315,50 @@ train:
                 r = self.run_trainio("run", "default", *args, *SMALL, override, "--output", "x")
                 self.assertEqual(r.code, 2, r)
                 self.assertIn(what, r.err)
+
+
+class S3EndpointsTest(TrainioTest):
+    """Two endpoints of one store (the strict server's second port)."""
+
+    def setUp(self):
+        if "TRAINIO_S3_ENDPOINT2" not in os.environ:
+            self.skipTest("this server has one endpoint")
+        super().setUp()
+
+    def prefix(self):
+        return f"{self.id().split('.')[-1][:40]}-{uuid.uuid4().hex[:8]}"
+
+    def by_endpoint(self, phase):
+        return [e["count"] for e in phase["requests"]["by_endpoint"]]
+
+    def test_ranks_and_requests_spread_over_the_endpoints_and_each_is_reported(self):
+        two = f"{ENDPOINT},{os.environ['TRAINIO_S3_ENDPOINT2']}"
+        prefix = self.prefix()
+        # By rank (the default): rank r uses endpoint r % 2, so two ranks use both.
+        r = self.ok("run", "default", *s3_args(prefix, endpoint=two), *SMALL, "workflow.generate_data=True",
+                    "--output", "ranks", ranks=2)
+        s = self.summary("ranks")
+        for phase in (s["trainio"]["generate"], s["trainio"]["epochs"][0]["train"]):
+            endpoints = phase["requests"]["by_endpoint"]
+            self.assertEqual([e["endpoint"] for e in endpoints], [0, 1])
+            self.assertTrue(all(e["count"] > 0 for e in endpoints), endpoints)
+            self.assertEqual(sum(e["count"] for e in endpoints), phase["requests"]["count"])
+            self.assertEqual(sum(e["bytes"] for e in endpoints), phase["requests"]["bytes"])
+            self.assertEqual(sum(e["retries"] for e in endpoints), phase["requests"]["retries"])
+            self.assertGreater(endpoints[1]["first_byte_seconds"]["p50"], 0)
+        self.assertIn("S3 endpoints", r.err + r.out)
+        # One rank by rank: only its endpoint, the first.
+        self.ok("run", "default", *s3_args(prefix, endpoint=two), *SMALL, "--output", "one")
+        self.assertEqual(self.by_endpoint(self.summary("one")["trainio"]["epochs"][0]["train"]), [16])
+        # One rank by request: its requests alternate over both.
+        self.ok("run", "default", *s3_args(prefix, endpoint=two), *SMALL, "storage.storage_options.s3_endpoint_spread=request",
+                "--output", "request")
+        train = self.by_endpoint(self.summary("request")["trainio"]["epochs"][0]["train"])
+        self.assertEqual(len(train), 2)
+        self.assertLessEqual(abs(train[0] - train[1]), 1, train)
+        if "faults" in MODELS:  # the server says which port took each request
+            ports = {x["port"] for x in control("GET", "log") if (x.get("key") or "").startswith(prefix + "/")}
+            self.assertEqual(len(ports), 2)
 
 
 class S3FaultsTest(StrictServerTest):

@@ -8,7 +8,10 @@ parts out of order, too small or numbered past 10,000), answers with AWS's XML e
 (strict_s3_faults.py).
 
     strict_s3.py --directory D --port-file F --access-key K --secret S --bucket B [--region R]
-                 [--port P] [--tls CERT KEY]
+                 [--port P] [--also-port P ...] [--tls CERT KEY]
+
+--also-port serves the same objects on more ports: several endpoints of one store, as a
+multi-endpoint S3 service has (each request's record says which port took it).
 
 Control requests, unsigned, under /__strict__/ (no bucket can have that name):
   POST /__strict__/faults    add fault rules (JSON)    DELETE: remove them    GET: rules, counts
@@ -96,7 +99,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         # A request without a body can be answered before it is read; one with a body only after.
         self.body_read = not self.headers.get("Transfer-Encoding") and int(self.headers.get("Content-Length") or 0) == 0
         record = {"method": self.command, "target": self.path, "content_type": self.headers.get("Content-Type"),
-                  "range": self.headers.get("Range"), "op": None, "key": None}
+                  "range": self.headers.get("Range"), "op": None, "key": None, "port": self.server.server_address[1]}
         try:
             try:
                 path = decoded_path(raw_path)
@@ -268,9 +271,14 @@ def main():
     p.add_argument("--secret", required=True)
     p.add_argument("--bucket", action="append", default=[])
     p.add_argument("--region", default="us-east-1")
+    p.add_argument("--also-port", type=int, action="append", default=[], help="serve the same objects here too")
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https with this certificate")
     a = p.parse_args()
     server = Server(("127.0.0.1", a.port), {a.access_key: a.secret}, a.region, Store(a.directory, a.bucket))
+    for port in a.also_port:
+        other = Server(("127.0.0.1", port), server.keys, a.region, server.store)
+        other.faults, other.log, other.log_lock = server.faults, server.log, server.log_lock
+        threading.Thread(target=other.serve_forever, daemon=True).start()
     if a.tls:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(*a.tls)
