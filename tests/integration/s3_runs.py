@@ -390,7 +390,7 @@ class S3FaultsTest(StrictServerTest):
                                    dict(once, op="CompleteMultipartUpload", fault="internal_error"),
                                    dict(once, op="PutObject", fault="lose_answer"),
                                    dict(once, op="GetObject", fault="reset")])
-        self.ok("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=True", "--output", "out")
+        run = self.ok("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=True", "--output", "out")
         applied = {r["op"]: r["applied"] for r in control("GET", "faults")}
         self.assertEqual(applied["CreateMultipartUpload"], 10)
         self.assertEqual(applied["UploadPart"], 10)
@@ -408,6 +408,25 @@ class S3FaultsTest(StrictServerTest):
         first = s["trainio"]["epochs"][0]["train"]["requests"]
         self.assertGreaterEqual(first["retries"], 1)
         self.assertEqual(set(first["by_status"]), {"206"})
+        # What the retried tries got: each fault's answer, and nothing else.
+        self.assertEqual(gen["retries_by_status"]["503"], 10)
+        self.assertEqual(gen["retries_by_status"]["500"], 10)
+        self.assertGreaterEqual(gen["retries_by_status"]["no_answer"], 10)
+        self.assertEqual(sum(gen["retries_by_status"].values()), gen["retries"])
+        self.assertEqual(first["retries_by_status"], {"no_answer": first["retries"]})
+        # The console and the HTML report show each phase's S3 figures.
+        shown = run.out + run.err
+        self.assertIn(f"S3 {gen['count']} requests (", shown)
+        self.assertIn(f"{gen['retries']} retries after ", shown)
+        self.assertIn("503 x10", shown)
+        self.assertIn(f"train: S3 {first['count']} requests (", shown)
+        self.assertIn("first byte p50 ", shown)
+        self.ok("report", self.path("out"), "--html", "out.html")
+        html = self.read_text("out.html")
+        self.assertIn("<th>S3 requests</th>", html)
+        self.assertIn(f"<tr><td>generation</td><td>{gen['count']}</td>", html)
+        self.assertIn(f"<tr><td>epoch 1 train</td><td>{first['count']}</td>", html)
+        self.assertIn("503 &times;10", html)
 
     def test_a_checkpoint_s3_cannot_hold_is_refused_before_any_request(self):
         # 6 TB in one object: over S3's 5 TiB. (The fault stops a client that would try anyway.)
