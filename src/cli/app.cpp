@@ -16,6 +16,7 @@
 #include "report/run_results.hpp"
 #include "util/build_info.hpp"
 #include "util/error.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::cli {
 
@@ -303,7 +304,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     const UsageProblem problem = explain(app, e, argc, argv);
-    std::fprintf(stderr, "%s\n", format_error(usage_error(problem.cause, problem.fix)).c_str());
+    std::fprintf(stderr, "%s\n", util::redact(format_error(usage_error(problem.cause, problem.fix))).c_str());
     return 2;
   }
   if (run->parsed()) return run_command(run_cmd, argc, argv);

@@ -45,9 +45,23 @@ int compare_command(const CompareCommand& cmd) {
         const report::Thresholds thresholds = parse_thresholds(cmd.thresholds);
         if (!(cmd.alpha > 0 && cmd.alpha < 1))
           throw usage_error(fmt::format("--alpha {} is not a significance level", cmd.alpha), "give a number between 0 and 1, e.g. 0.05");
-        const auto baseline = report::load_runs(cmd.baseline);
-        const auto candidate = report::load_runs(cmd.candidate);
-        const report::Comparison c = report::compare_runs(baseline, candidate, cmd.metrics, thresholds, cmd.alpha);
+        // A run a signal stopped measured part of its plan: it is left out, and a note says so.
+        std::vector<std::string> left_out;
+        auto complete_runs = [&](const std::string& side) {
+          std::vector<report::RunResult> runs;
+          for (auto& r : report::load_runs(side)) {
+            if (const auto why = report::incomplete_reason(r)) left_out.push_back(fmt::format("{} ({})", r.folder, *why));
+            else runs.push_back(std::move(r));
+          }
+          if (runs.empty())
+            throw usage_error(fmt::format("'{}' holds no complete run: a signal stopped every one", side),
+                              "compare runs that ran their whole plan");
+          return runs;
+        };
+        const auto baseline = complete_runs(cmd.baseline);
+        const auto candidate = complete_runs(cmd.candidate);
+        report::Comparison c = report::compare_runs(baseline, candidate, cmd.metrics, thresholds, cmd.alpha);
+        for (const auto& run : left_out) c.notes.push_back("left out, incomplete: " + run);
         const std::string out = cmd.format == "markdown" ? report::comparison_markdown(c)
                                 : cmd.format == "junit"  ? report::comparison_junit(c)
                                                          : report::comparison_text(c);

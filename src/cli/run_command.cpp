@@ -8,10 +8,10 @@
 #include "cli/common.hpp"
 #include "config/dump.hpp"
 #include "engine/loader.hpp"
+#include "engine/preflight.hpp"
 #include "engine/together.hpp"
 #include "engine/stall_watchdog.hpp"
 #include "engine/workflow.hpp"
-#include "format/format.hpp"
 #include "metrics/summary.hpp"
 #include "metrics/trace.hpp"
 #include "mlperf/rules.hpp"
@@ -26,12 +26,14 @@
 #include "report/results.hpp"
 #include "report/tables.hpp"
 #include "report/trace_file.hpp"
+#include "storage/errno_hint.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/host_info.hpp"
 #include "util/paths.hpp"
 #include "util/proc_stats.hpp"
+#include "util/stop_request.hpp"
 #include "util/units.hpp"
 
 namespace trainio::cli {
@@ -47,12 +49,6 @@ report::HydraRun hydra_run(const RunCommand& cmd, const std::string& out_dir, co
   run.subdir = cmd.hydra_subdir;
   run.job_name = program.substr(program.find_last_of('/') + 1);
   return run;
-}
-
-void check_supported(const config::Workload& w, bool generate_only) {
-  // Building a writer or reader is cheap and throws a clear error for what is not built yet.
-  if (w.dataset.format != config::Format::synthetic && (generate_only || w.workflow.generate_data)) format::make_writer(w);
-  if (!generate_only && w.workflow.train) format::make_reader(w);
 }
 
 // The results folder: --output, else output.folder, else trainio-output/<workload>-<time>. A
@@ -79,6 +75,8 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
       throw usage_error(fmt::format("the results folder '{}' is inside the data folder '{}'", dir, data),
                         "choose a results folder (--output or output.folder) outside dataset.data_folder");
     storage::make_dirs(dir);
+    // What a run stopped without its chance to clean up (SIGKILL) left here under temporary names.
+    storage::remove_temporaries_in(dir);
   });
   return comm.broadcast(dir);
 }
@@ -88,6 +86,8 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
 int run_command(const RunCommand& cmd, int argc, char** argv) {
   return run_workload_command(
       argc, argv, cmd.log_level, cmd.words, [&](const mpi::Comm& comm, const config::Workload& w) {
+        // Ctrl-C or SIGTERM (a Slurm time limit, mpirun ending the job): stop after the step, keep the results.
+        util::install_stop_handlers();
         if (comm.is_root())
           for (const auto& note : cmd.notes) spdlog::warn("{}", note);
         const plan::DatasetLayout layout(w);
@@ -95,17 +95,13 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         std::vector<std::string> data_folders{layout.root(), plan::checkpoint_root(w)};
         if (w.cache.tier == config::CacheTier::local_ssd) data_folders.push_back(w.cache.path);
         storage::set_data_folders(std::move(data_folders));
-        engine::together(comm, [&] {
-          check_supported(w, cmd.generate_only);
-          format::check_workload(w, layout);
-        });
+        // The folders a storage error's fix names, by the key that sets each.
+        storage::name_folder(layout.root(), "dataset.data_folder", true);
+        storage::name_folder(plan::checkpoint_root(w), "checkpoint.checkpoint_folder");
+        if (w.cache.tier == config::CacheTier::local_ssd) storage::name_folder(w.cache.path, "cache.path");
         const bool trains = w.workflow.train && !cmd.generate_only;
         plan::RunShape shape;
-        engine::together(comm, [&] {
-          if (trains) shape = plan::shape_run(w, layout, comm.size());
-          // A model layout that does not fit the ranks fails before any I/O.
-          if (w.workflow.checkpoint && !cmd.generate_only) plan::CheckpointPlan(w, comm.size());
-        });
+        engine::together(comm, [&] { shape = engine::preflight(w, comm.size(), cmd.generate_only); });
 
         if (const auto warning = plan::few_steps_warning(shape, w); comm.is_root() && trains && !warning.empty())
           spdlog::warn("{}", warning);
@@ -113,6 +109,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         std::string out_dir;
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);
+          storage::name_folder(out_dir, "the results folder (--output or output.folder)");
           if (comm.is_root()) add_log_file(util::join(out_dir, w.output.log_file));
           // Hydra's record of the run, written before it starts as Hydra does (mlpstorage reads it).
           engine::together(comm, [&] {
@@ -219,12 +216,8 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         // that list runs by their summary.json (mlpstorage) must not count it as one.
         if (cmd.generate_only || (!w.workflow.train && !w.workflow.checkpoint)) {
           if (comm.is_root()) {
-            const auto& g = summary.generate;
-            const std::string line = fmt::format(
-                "generated the dataset in {}: {} files written, {} kept, {} in {} ({})", layout.root(),
-                util::format_count(g.files_written), util::format_count(g.files_kept),
-                util::format_bytes(static_cast<double>(g.bytes_written)), util::format_duration(g.seconds),
-                util::format_rate(g.write_bandwidth));
+            const std::string line =
+                fmt::format("generated the dataset in {}: {}", layout.root(), report::generation_line(summary.generate));
             if (cmd.generate_only) std::printf("%s\n", line.c_str());
             else spdlog::info("{}", line);  // also into the run's log file
           }
@@ -244,6 +237,13 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           const std::string table = report::final_table(w, layout, summary, summary_path);
           print_result(table);
           storage::write_file_atomic(util::join(out_dir, "summary.txt"), table);
+        }
+        if (summary.stop_signal != 0) {
+          const std::string why = fmt::format("{} stopped the run in epoch {} ({})", util::signal_name(summary.stop_signal),
+                                              summary.stop_epoch, summary.stop_phase);
+          if (live) live->stopped(why);
+          if (comm.is_root()) spdlog::warn("{}: the results of what ran before are kept in {}, marked incomplete", why, out_dir);
+          return util::stop_exit_code(summary.stop_signal);
         }
         return 0;
       });

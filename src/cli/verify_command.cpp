@@ -22,12 +22,13 @@ void print_check(const verify::Check& c) {
 
 // One run (or one aggregate of runs): its headline figures, every mismatch, and the count.
 // Returns whether all agreed.
-bool verify_one(const std::string& folder, bool all, void (*verify)(const std::string&, verify::Checks&)) {
+bool verify_one(const std::string& folder, bool all, std::string (*verify)(const std::string&, verify::Checks&)) {
   std::printf("%s\n", folder.c_str());
   verify::Checks checks;
   if (all) checks.on_check = print_check;
+  std::string note;
   try {
-    verify(folder, checks);
+    note = verify(folder, checks);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::config) throw;
     // Evidence that is missing, cut short or damaged: the figures cannot be proven.
@@ -43,6 +44,7 @@ bool verify_one(const std::string& folder, bool all, void (*verify)(const std::s
       std::printf("  ... and %llu more mismatches\n",
                   static_cast<unsigned long long>(checks.mismatches() - checks.failed().size()));
   }
+  if (!note.empty()) std::printf("  %s\n", note.c_str());
   std::printf("  %llu figures recomputed from the records: %s\n", static_cast<unsigned long long>(checks.count()),
               checks.mismatches() == 0
                   ? "all agree"

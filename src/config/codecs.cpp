@@ -206,6 +206,12 @@ Codec<TimeSpec> time_spec() {
       try {
         t.mean = seconds.parse(node);
       } catch (const BadValue&) {
+        bool negative = false;
+        try {
+          negative = number().parse(node) < 0;
+        } catch (const BadValue&) {
+        }
+        if (negative) throw BadValue{"seconds as a number >= 0 (a time must not be negative)"};
         throw BadValue{expected};
       }
       return t;

@@ -1,10 +1,13 @@
 #include "config/schema.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 
 #include "config/codecs.hpp"
 #include "config/schema_table.hpp"
 #include "config/workload.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::config {
 
@@ -41,15 +44,6 @@ Entry stdev_key(std::string path, Ref ref, KeyStatus status, std::string help) {
     TimeSpec& t = ref(w);
     t.stdev = parse(node);
     if (t.kind == TimeSpec::Kind::constant && t.stdev > 0) t.kind = TimeSpec::Kind::normal;
-  };
-  return e;
-}
-
-// A key whose value is a secret: shown and written as <redacted> (config dumps, summary.json).
-Entry secret(Entry e) {
-  e.get = [get = e.get](const Workload& w) {
-    const std::string v = get(w);
-    return v.empty() || v == "''" || v == "\"\"" ? v : std::string("<redacted>");
   };
   return e;
 }
@@ -106,7 +100,7 @@ std::vector<Entry> build() {
   t.push_back(key("storage.storage_type", FIELD(storage.storage_type), enumeration<StorageType>(), active, "local_fs and parallel_fs are POSIX paths (parallel_fs a label for shared file systems); s3 an S3 bucket (data_folder s3://bucket/prefix)"));
   t.push_back(key("storage.storage_root", FIELD(storage.storage_root), text(), active, "prefixed to data_folder and checkpoint_folder (an absolute folder or an s3:// URI ignores it)"));
   t.push_back(key("storage.storage_options.access_key_id", FIELD(storage.storage_options.access_key_id), text(), active, "S3 access key (else AWS_ACCESS_KEY_ID)"));
-  t.push_back(secret(key("storage.storage_options.secret_access_key", FIELD(storage.storage_options.secret_access_key), text(), active, "S3 secret key (else AWS_SECRET_ACCESS_KEY); never printed nor written to results")));
+  t.push_back(key("storage.storage_options.secret_access_key", FIELD(storage.storage_options.secret_access_key), text(), active, "S3 secret key (else AWS_SECRET_ACCESS_KEY); shown and written as ***"));
   t.push_back(key("storage.storage_options.endpoint_url", FIELD(storage.storage_options.endpoint_url), text(), active, "S3 endpoint, http(s)://host[:port] (else AWS_ENDPOINT_URL); several separated by commas"));
   t.push_back(key("storage.storage_options.s3_endpoint_spread", FIELD(storage.storage_options.endpoint_spread), enumeration<EndpointSpread>(), active, "with several endpoints: rank (rank r uses endpoint r % N, as the MLCommons DLIO fork) or request (each client's requests round robin over all, starting at its rank's)"));
   t.push_back(key("storage.storage_options.region", FIELD(storage.storage_options.region), text(), active, "S3 region the requests are signed for"));
@@ -269,8 +263,18 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> all = [] {
     auto t = build();
     const Workload defaults;
-    for (auto& e : t)
-      if (e.get) e.info.default_text = e.get(defaults);
+    for (auto& e : t) {
+      if (!e.get) continue;
+      // Every value shown or written (dumps, summary.json, .hydra files) under the one rule for
+      // secrets: a secret key's value as '***' (quoted: a bare * begins a YAML alias), URLs without
+      // their user-info.
+      e.get = [get = e.get, path = e.info.path](const Workload& w) {
+        const std::string v = get(w);
+        if (!util::is_secret_key(path)) return util::redact(v);
+        return v.empty() || v == "''" || v == "\"\"" ? v : fmt::format("'{}'", util::kRedacted);
+      };
+      e.info.default_text = e.get(defaults);
+    }
     return t;
   }();
   return all;

@@ -285,13 +285,13 @@ void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint
     if (on_checkpoint) on_checkpoint(rec);
     record.checkpoints.push_back(rec);  // its timeline: its storage calls are summarised
   };
-  for (std::uint64_t i = 1; i <= writes; ++i) {
+  for (std::uint64_t i = 1; i <= writes && !stop_asked(comm, record, 1, "checkpoint"); ++i) {
     pause();
     done(checkpointer->save(1, i, i));
   }
   // Reading back what is still in the page cache would measure memory (DLIO does so).
-  if (reads > 0 && writes > 0) checkpointer->evict_saved();
-  for (std::uint64_t i = 1; i <= reads; ++i) {
+  if (reads > 0 && writes > 0 && record.stop_signal == 0) checkpointer->evict_saved();
+  for (std::uint64_t i = 1; i <= reads && record.stop_signal == 0 && !stop_asked(comm, record, 1, "checkpoint"); ++i) {
     pause();
     done(checkpointer->load(1, i, i));
   }

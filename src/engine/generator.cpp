@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <array>
+#include <set>
 #include <spdlog/spdlog.h>
 
 #include "engine/content.hpp"
@@ -19,8 +20,10 @@
 #include "storage/fs.hpp"
 #include "storage/new_file.hpp"
 #include "storage/io_observer.hpp"
+#include "storage/sync_queue.hpp"
 #include "util/checked.hpp"
 #include "util/clock.hpp"
+#include "util/stop_request.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #include "util/rng.hpp"
@@ -29,6 +32,15 @@
 namespace trainio::engine {
 
 namespace {
+
+// A signal's stop, between two files: the files written so far are whole and kept, the dataset
+// is not marked complete, and a later generation resumes from them.
+void stop_if_asked(const metrics::GenerateRecord& record) {
+  if (const int signal = util::stop_signal(); signal != 0)
+    throw stopped_error(fmt::format("{} stopped the generation after {} files written ({} kept): they are whole, and "
+                                    "generating again resumes from them",
+                                    util::signal_name(signal), record.files_written, record.files_kept));
+}
 
 // Data files and their companions (indexes) carry "_of_" in their names.
 bool looks_like_dataset_file(const std::string& name) {
@@ -195,10 +207,9 @@ void write_one(const config::Workload& w, format::FileWriter& writer, const plan
 }
 
 // The marker says "complete" only once every rank's files are on stable storage: after a node
-// crash, a complete marker must not cover short or zero-filled files. Each rank syncs the file
-// system it wrote to (its node's dirty pages), then rank 0 writes the marker durably.
+// crash, a complete marker must not cover short or zero-filled files. Each rank has made its
+// own files durable (storage::SyncQueue) when it gets here; rank 0 writes the marker durably.
 void mark_complete(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm) {
-  together(comm, [&] { storage::sync_folder(layout.root(), storage::SyncScope::file_system); });
   together(comm, [&] {
     if (comm.is_root()) write_marker(layout.root(), plan::dataset_fingerprint(w), true);
   });
@@ -206,7 +217,8 @@ void mark_complete(const config::Workload& w, const plan::DatasetLayout& layout,
 
 metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::DatasetLayout& layout,
                                         const mpi::Comm& comm, format::FileWriter& writer, Existing existing,
-                                        const GenerateOptions& options, metrics::GenerateRecord& record) {
+                                        const GenerateOptions& options, storage::SyncQueue& sync,
+                                        metrics::GenerateRecord& record) {
   metrics::IoRecorder io;
   storage::ScopedObserver observe(&io);
   const std::int64_t start = util::now_ns();
@@ -214,11 +226,13 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
   for (std::uint64_t k = 0; k < layout.total_files(); ++k) bytes += layout.file_by_global_index(k).data_bytes();
   Progress progress("generate", "generate (shared files)", layout.total_files(), bytes, 1, options.progress && comm.is_root());
   MpiSharedWriting shared(comm);
+  std::vector<std::string> to_publish;  // under their temporary names until durable (fewer than ranks)
   for (std::uint64_t k = 0; k < layout.total_files(); ++k) {
     const plan::DataFile file = layout.file_by_global_index(k);
     const std::string temp = storage::temp_path_for(file.path);
     std::int64_t keep = 0;
     together(comm, [&] {
+      stop_if_asked(record);
       if (!comm.is_root()) return;
       keep = complete_already(writer, file, existing) ? 1 : 0;
       if (!keep) storage::remove_file(temp);
@@ -233,15 +247,33 @@ metrics::GenerateRecord generate_shared(const config::Workload& w, const plan::D
         // MPI-IO moved the bytes, not trainio's storage layer: this rank's share is recorded here.
         storage::observe_path_op(storage::Op::write, temp, started, written);
       });
-      together(comm, [&] {
-        if (comm.is_root()) storage::rename_path(temp, file.path);
-      });
+      to_publish.push_back(file.path);
       if (comm.is_root()) ++record.files_written;
     }
     progress.advance(1, file.data_bytes());
   }
   progress.finish();
   record.seconds = util::ns_to_s(util::now_ns() - start);
+  // Each rank syncs every file it wrote part of (on a parallel file system its own client holds
+  // its part), and rank 0 its indexes; then rank 0 renames the files into place.
+  together(comm, [&] {
+    for (const auto& path : to_publish) {
+      storage::File f = storage::File::open(storage::temp_path_for(path));
+      f.fdatasync();
+      f.close();
+    }
+    sync.finish();
+  });
+  together(comm, [&] {
+    if (!comm.is_root()) return;
+    std::set<std::string> folders;
+    for (const auto& path : to_publish) {
+      storage::rename_path(storage::temp_path_for(path), path);
+      folders.insert(util::parent_of(path));
+    }
+    for (const auto& folder : folders) storage::sync_folder(folder, storage::SyncScope::folder_entries);
+  });
+  record.durable_seconds = util::ns_to_s(util::now_ns() - start);
   record.io = io;
   mark_complete(w, layout, comm);
   return record;
@@ -265,6 +297,9 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   OverlapThread beside;
   const auto writer = format::make_writer(w);
   writer->generate_beside(&beside);
+  // Each file (and index) is made durable before it takes its name, on threads of its own.
+  storage::SyncQueue sync;
+  writer->commit_through(&sync);
   // Fewer files than ranks: ranks write each file together (collective MPI-IO, parallel HDF5)
   // when the format allows it, as DLIO does; otherwise some ranks simply have nothing to write.
   const bool shared =
@@ -273,7 +308,7 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
   if (!shared) mine = plan::FileShare(layout, comm.rank(), comm.size());
   else if (comm.is_root()) mine = plan::FileShare(layout, 0, 1);  // rank 0 counts the shared files
   if (w.dataset.check_free_space) check_free_space(w, layout, comm, *writer, existing, mine);
-  if (shared) return generate_shared(w, layout, comm, *writer, existing, options, record);
+  if (shared) return generate_shared(w, layout, comm, *writer, existing, options, sync, record);
   if (mine.size() > 0) ready_to_write(w, *writer, layout.file_by_global_index(mine[0]));
   generate_files(layout, mine, comm, options, record,
                  [&](const plan::DataFile& file) {
@@ -290,7 +325,8 @@ metrics::GenerateRecord generate_dataset(const config::Workload& w, const plan::
                      e.with_hint("check free space and permissions of the data folder; re-running resumes");
                      throw;
                    }
-                 });
+                 },
+                 [&] { sync.finish(); });
   mark_complete(w, layout, comm);
   return record;
 }
@@ -334,7 +370,8 @@ void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout
 void generate_files(const plan::DatasetLayout& layout, const plan::FileShare& mine, const mpi::Comm& comm,
                     const GenerateOptions& options, metrics::GenerateRecord& record,
                     const std::function<bool(const plan::DataFile&)>& keep,
-                    const std::function<void(const plan::DataFile&)>& write) {
+                    const std::function<void(const plan::DataFile&)>& write,
+                    const std::function<void()>& make_durable) {
   std::uint64_t my_bytes = 0;
   for (std::uint64_t i = 0; i < mine.size(); ++i) my_bytes += layout.file_by_global_index(mine[i]).data_bytes();
   metrics::IoRecorder io;
@@ -343,6 +380,7 @@ void generate_files(const plan::DatasetLayout& layout, const plan::FileShare& mi
     storage::ScopedObserver observe(&io);
     Progress progress("generate", "generate", mine.size(), my_bytes, comm.size(), options.progress && comm.is_root());
     for (std::uint64_t i = 0; i < mine.size(); ++i) {
+      stop_if_asked(record);
       const plan::DataFile file = layout.file_by_global_index(mine[i]);
       if (keep(file)) {
         ++record.files_kept;
@@ -353,8 +391,13 @@ void generate_files(const plan::DatasetLayout& layout, const plan::FileShare& mi
       progress.advance(1, file.data_bytes());
     }
     progress.finish();
+    record.seconds = util::ns_to_s(util::now_ns() - start);
+    record.durable_seconds = record.seconds;
+    if (make_durable) {
+      make_durable();
+      record.durable_seconds = util::ns_to_s(util::now_ns() - start);
+    }
   });
-  record.seconds = util::ns_to_s(util::now_ns() - start);
   record.io = io;
 }
 
@@ -366,7 +409,7 @@ void write_data_file(format::FileWriter& writer, const plan::DataFile& file, for
   const bool in_place = writer.writes_in_one_call(file);
   if (in_place && remove_leftover) storage::remove_file(storage::temp_path_for(file.path));  // an earlier run's
   storage::NewFile out(file.path, {.in_place = in_place, .remove_leftover = remove_leftover,
-                                   .opened_by_library = writer.writes_by_name()});
+                                   .opened_by_library = writer.writes_by_name(), .sync = writer.sync_queue()});
   writer.write(file, out, content);
   out.commit();
 }

@@ -31,14 +31,18 @@ void check_dataset(const config::Workload& w, const plan::DatasetLayout& layout,
 void remove_dataset(const config::Workload& w, const plan::DatasetLayout& layout, const mpi::Comm& comm);
 
 // Collective: this rank's part of generation, with progress: each file of `mine` is kept (when
-// keep(file) says it is complete already) or written; counts, time and I/O go into `record`.
+// keep(file) says it is complete already) or written, then make_durable() waits until what was
+// written is on stable storage (none: it is once written, as an object store's uploads are);
+// counts, the times to each point and I/O go into `record`.
 void generate_files(const plan::DatasetLayout& layout, const plan::FileShare& mine, const mpi::Comm& comm,
                     const GenerateOptions& options, metrics::GenerateRecord& record,
                     const std::function<bool(const plan::DataFile&)>& keep,
-                    const std::function<void(const plan::DataFile&)>& write);
+                    const std::function<void(const plan::DataFile&)>& write,
+                    const std::function<void()>& make_durable = {});
 
 // Writes one data file as the generator does: under a temporary name, renamed into place when
-// whole, removed when writing fails. `remove_leftover`: a temporary of an interrupted run may be there.
+// whole (through the writer's sync queue, if it has one), removed when writing fails.
+// `remove_leftover`: a temporary of an interrupted run may be there.
 void write_data_file(format::FileWriter& writer, const plan::DataFile& file, format::ContentSource& content,
                      bool remove_leftover = true);
 

@@ -2,7 +2,17 @@
 
 #include <fmt/format.h>
 
+#include "util/stop_request.hpp"
+
 namespace trainio::engine {
+
+bool stop_asked(const mpi::Comm& comm, metrics::RankRecord& record, std::uint64_t epoch, const char* next) {
+  if (!comm.vote(true, util::stop_signal() != 0).stop) return false;
+  record.stop_signal = static_cast<int>(comm.max(static_cast<std::int64_t>(util::stop_signal())));
+  record.stop_epoch = epoch;
+  record.stop_phase = next;
+  return true;
+}
 
 void settle(const mpi::Comm& comm, int failing_rank, std::exception_ptr failure) {
   if (failing_rank < 0) return;

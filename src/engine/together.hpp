@@ -7,6 +7,7 @@
 #include <exception>
 #include <utility>
 
+#include "metrics/run_record.hpp"
 #include "mpi/comm.hpp"
 #include "util/error.hpp"
 
@@ -15,6 +16,11 @@ namespace trainio::engine {
 // Rethrows `failure` on the reporting rank, or throws a peer error on the others, when the
 // agreement found a failure (`failing_rank` >= 0).
 void settle(const mpi::Comm& comm, int failing_rank, std::exception_ptr failure);
+
+// Stopping together, between phases: whether a signal asked any rank to stop
+// (util/stop_request.hpp); if so, records it in `record` as stopping before phase `next` of
+// `epoch`. One agreement, so that every rank leaves at the same point.
+bool stop_asked(const mpi::Comm& comm, metrics::RankRecord& record, std::uint64_t epoch, const char* next);
 
 template <typename F>
 void together(const mpi::Comm& comm, F&& step) {

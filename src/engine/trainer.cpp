@@ -15,6 +15,7 @@
 #include "storage/page_residency.hpp"
 #include "util/clock.hpp"
 #include "util/proc_stats.hpp"
+#include "util/stop_request.hpp"
 
 #include <functional>
 #include <memory>
@@ -166,7 +167,8 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     } catch (...) {
       failure = std::current_exception();
     }
-    const auto vote = comm.vote(failure == nullptr, deadline_ns > 0 && util::now_ns() >= deadline_ns);
+    // A time limit reached, or a signal's stop, on any rank ends the phase on all after this step.
+    const auto vote = comm.vote(failure == nullptr, (deadline_ns > 0 && util::now_ns() >= deadline_ns) || util::stop_signal() != 0);
     if (vote.failing_rank >= 0) {
       loader.finish();
       settle(comm, vote.failing_rank, failure);
@@ -268,6 +270,16 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   const bool by_steps = checkpointer && cw.steps_between_checkpoints > 0;
   std::uint64_t saves = 0;
   std::uint64_t next_epoch = static_cast<std::uint64_t>(cw.checkpoint_after_epoch);
+  // Why a phase's steps ended early (collective: every rank's phase stopped after the same step).
+  auto stopped_in = [&](bool stopped, std::uint64_t epoch, const char* phase) {
+    if (!stopped) return false;
+    if (const auto signal = comm.max(static_cast<std::int64_t>(util::stop_signal())); signal != 0)
+      record.stop_signal = static_cast<int>(signal), record.stop_epoch = epoch, record.stop_phase = phase;
+    else
+      record.stopped_by_time_limit = true;
+    return true;
+  };
+  auto ended = [&] { return record.stopped_by_time_limit || record.stop_signal != 0; };
   auto save = [&](std::uint64_t epoch, std::uint64_t step, std::uint64_t block) {
     metrics::CheckpointRecord c = checkpointer->save(epoch, step, ++saves);
     c.block = block;
@@ -275,7 +287,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
     record.checkpoints.push_back(c);  // its timeline: its storage calls are summarised
   };
 
-  for (std::uint64_t epoch = 1; epoch <= shape.epochs && !record.stopped_by_time_limit; ++epoch) {
+  for (std::uint64_t epoch = 1; epoch <= shape.epochs && !ended(); ++epoch) {
+    if (stop_asked(comm, record, epoch, "train")) break;
     metrics::EpochRecord er;
     er.epoch = epoch;
     er.start = util::wall_time_iso();
@@ -302,13 +315,13 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
         }};
     evict_dataset(w, layout, comm, plan::Split::train);
     if (tier) tier->evict_copies(w.reader.evict, comm);
-    record.stopped_by_time_limit =
-        run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.train);
-    if (checkpointer && !by_steps && !record.stopped_by_time_limit && epoch == next_epoch) {
+    stopped_in(run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.train),
+               epoch, "train");
+    if (checkpointer && !by_steps && !ended() && epoch == next_epoch && !stop_asked(comm, record, epoch, "checkpoint")) {
       save(epoch, epoch_step, er.train.blocks.size());
       next_epoch += static_cast<std::uint64_t>(cw.epochs_between_checkpoints);
     }
-    if (!record.stopped_by_time_limit && plan::evaluates_after(w, epoch)) {
+    if (!ended() && plan::evaluates_after(w, epoch) && !stop_asked(comm, record, epoch, "eval")) {
       const plan::EpochPlan eval_plan(layout, plan::Split::eval, w, eval_batch, epoch, comm.rank(), comm.size(),
                                       options.run_seed, -1, plan::partition_of(w));
       const PhaseSpec eval_spec{
@@ -319,8 +332,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           options.progress, nullptr, nullptr};
       evict_dataset(w, layout, comm, plan::Split::eval);
       if (tier) tier->evict_copies(w.reader.evict, comm);
-      record.stopped_by_time_limit =
-          run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.eval);
+      stopped_in(run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.eval),
+                 epoch, "eval");
       er.evaluated = true;
     }
     er.end = util::wall_time_iso();

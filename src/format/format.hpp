@@ -16,6 +16,10 @@
 #include "storage/output.hpp"
 #include "util/page_aligned.hpp"
 
+namespace trainio::storage {
+class SyncQueue;
+}
+
 namespace trainio::format {
 
 // Fills buffers with file content (seeded random bytes, or compressible ones): a stream of bytes
@@ -91,9 +95,14 @@ class FileWriter {
   // Where writers that stream generated content may generate it beside their writes (the
   // generator's thread); none by default.
   void generate_beside(Overlap* beside) { beside_ = beside; }
+  // The queue new files (data files, their indexes) are committed through, to be made durable
+  // before they take their names (the generator's); none by default.
+  void commit_through(storage::SyncQueue* sync) { sync_ = sync; }
+  storage::SyncQueue* sync_queue() const { return sync_; }
 
  protected:
   Overlap* beside_ = nullptr;
+  storage::SyncQueue* sync_ = nullptr;
 };
 
 // The samples [first, last) rank `rank` of `ranks` writes of a shared file of `samples`.

@@ -13,10 +13,11 @@ namespace trainio::format {
 
 namespace {
 
-// Writes `count` uint64 values value(i) to `path` through a temporary name.
+// Writes `count` uint64 values value(i) to `path` through a temporary name (and `sync`).
 template <typename Value>
-void write_index(const std::string& path, std::uint64_t count, Value&& value, util::Bytes& buffer) {
-  storage::NewFile out(path, {.remove_leftover = true});
+void write_index(const std::string& path, std::uint64_t count, Value&& value, util::Bytes& buffer,
+                 storage::SyncQueue* sync) {
+  storage::NewFile out(path, {.remove_leftover = true, .sync = sync});
   {
     StreamWriter w(out, buffer, nullptr, 1u << 20);
     char word[8];
@@ -45,8 +46,9 @@ void IndexedBinaryWriter::write_indexes(const plan::DataFile& f) {
   // Offsets are absolute (DLIO's generator restarts them at 0 for every generation buffer: a
   // DLIO bug for files larger than generation_buffer_size).
   const std::uint64_t size = f.sample.bytes();
-  write_index(indexed_binary::offsets_path(f.path), f.num_samples, [&](std::uint64_t i) { return i * size; }, index_buffer_);
-  write_index(indexed_binary::sizes_path(f.path), f.num_samples, [&](std::uint64_t) { return size; }, index_buffer_);
+  write_index(indexed_binary::offsets_path(f.path), f.num_samples, [&](std::uint64_t i) { return i * size; }, index_buffer_,
+              sync_);
+  write_index(indexed_binary::sizes_path(f.path), f.num_samples, [&](std::uint64_t) { return size; }, index_buffer_, sync_);
 }
 
 std::uint64_t IndexedBinaryWriter::write_shared(const plan::DataFile& f, const std::string& path, SharedWriting& job,

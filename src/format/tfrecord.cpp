@@ -7,6 +7,7 @@
 #include "format/crc32c.hpp"
 #include "format/stream_writer.hpp"
 #include "storage/fs.hpp"
+#include "storage/new_file.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #include "util/page_aligned.hpp"
@@ -169,7 +170,9 @@ void TfRecordWriter::write(const plan::DataFile& f, storage::NewObject& out, Con
     w.flush();
   }
   // The index is complete before the data file gets its final name (the generator's commit point).
-  storage::write_file_replace(tfrecord::index_path(f), index);
+  storage::NewFile index_file(tfrecord::index_path(f), {.remove_leftover = true, .sync = sync_});
+  index_file.write_at(index.data(), index.size(), 0);
+  index_file.commit();
 }
 
 std::uint64_t DaliTfRecordReader::read(const SampleRequest& request) {

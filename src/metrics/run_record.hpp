@@ -121,7 +121,8 @@ struct CheckpointRecord : CheckpointTimeline {
 
 struct GenerateRecord {
   bool ran = false;
-  double seconds = 0;
+  double seconds = 0;          // writing this rank's files, from the start to the last write
+  double durable_seconds = 0;  // from the start until they were on stable storage (>= seconds)
   std::uint64_t files_written = 0;
   std::uint64_t files_kept = 0;  // already complete and matching
   IoRecorder io;
@@ -132,6 +133,12 @@ struct RankRecord {
   // Every step's times, for DLIO's per-rank lists; held outside memory on real runs.
   std::shared_ptr<StepLog> steps = std::make_shared<MemoryStepLog>();
   bool stopped_by_time_limit = false;  // train.max_seconds ended the run
+  // A signal asked the run to stop (util/stop_request.hpp): which, and the epoch and phase it
+  // stopped in ("train", "eval", "checkpoint"; stopped before it when that phase had not begun).
+  // The same on every rank (agreed).
+  int stop_signal = 0;
+  std::uint64_t stop_epoch = 0;
+  std::string stop_phase;
   GenerateRecord generate;
   // cache.staging before_first_epoch: what this rank copied into the tier, and how long it took.
   TierStats staging;

@@ -278,6 +278,9 @@ RunSummary RunSummarizer::finish(const RankRecord& mine) {
   out.ranks = comm_.size();
   out.hosts = comm_.num_hosts();
   out.stopped_by_time_limit = mine.stopped_by_time_limit;  // the same on every rank (agreed)
+  out.stop_signal = mine.stop_signal;
+  out.stop_epoch = mine.stop_epoch;
+  out.stop_phase = mine.stop_phase;
   out.start = mine.start;
   out.end = mine.end;
   const GenerateRecord& g = mine.generate;
@@ -290,6 +293,10 @@ RunSummary RunSummarizer::finish(const RankRecord& mine) {
     out.generate.bytes_written = sums[2];
     out.generate.write_bandwidth =
         out.generate.seconds > 0 ? static_cast<double>(out.generate.bytes_written) / out.generate.seconds : 0;
+    out.generate.durable_seconds = comm_.max(g.durable_seconds);
+    out.generate.durable_bandwidth = out.generate.durable_seconds > 0
+                                         ? static_cast<double>(out.generate.bytes_written) / out.generate.durable_seconds
+                                         : 0;
     out.generate.io = reduce(g.io, comm_);
     out.io.merge(out.generate.io);
   }
@@ -325,6 +332,11 @@ CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Com
   s.rank_bandwidth_min = comm.min(moved ? mine : 1e300);
   s.rank_bandwidth_max = comm.max(mine);
   if (s.ranks_with_data == 0) s.fastest = s.rank_bandwidth_min = 0;
+  s.slowest_rank_seconds = comm.max(c.io_seconds);
+  s.slowest_rank = static_cast<int>(
+      comm.min(static_cast<std::int64_t>(c.io_seconds == s.slowest_rank_seconds ? comm.rank() : comm.size())));
+  s.slowest_rank_file_bytes = comm.sum(std::vector<std::uint64_t>{comm.rank() == s.slowest_rank ? c.file_bytes : 0})[0];
+  s.slowest_rank_bandwidth = s.duration > 0 ? static_cast<double>(s.slowest_rank_file_bytes) / s.duration : 0;
   s.io = reduce(c.io, comm);
   return s;
 }

@@ -83,10 +83,12 @@ struct EpochSummary {
 
 struct GenerateSummary {
   bool ran = false;
-  double seconds = 0;                 // slowest rank
+  double seconds = 0;                 // slowest rank's writing (GenerateRecord::seconds)
   std::uint64_t files_written = 0, files_kept = 0;
   std::uint64_t bytes_written = 0;
-  double write_bandwidth = 0;
+  double write_bandwidth = 0;         // bytes_written / seconds
+  double durable_seconds = 0;         // slowest rank's time until its files were durable
+  double durable_bandwidth = 0;       // bytes_written / durable_seconds
   IoRecorder io;
 };
 
@@ -105,6 +107,12 @@ struct CheckpointSummary {
   double bandwidth = 0;              // file_bytes / duration
   double rank_bandwidth_min = 0, rank_bandwidth_max = 0;  // over ranks that moved data, over their io_seconds
   int ranks_with_data = 0;
+  // The rank whose own I/O took longest (io_seconds; the lowest such rank on a tie), and its bytes
+  // over the duration: never above `bandwidth`, whose bytes include its own.
+  int slowest_rank = 0;
+  double slowest_rank_seconds = 0;   // its io_seconds
+  std::uint64_t slowest_rank_file_bytes = 0;
+  double slowest_rank_bandwidth = 0;  // slowest_rank_file_bytes / duration
   std::uint64_t storage_read_bytes = 0;  // loads: from storage, all ranks (/proc/self/io)
   bool storage_read_known = false;
   IoRecorder io;
@@ -112,6 +120,10 @@ struct CheckpointSummary {
 
 struct RunSummary {
   bool stopped_by_time_limit = false;
+  // A signal stopped the run: which, and the epoch and phase (RankRecord's, agreed). 0: complete.
+  int stop_signal = 0;
+  std::uint64_t stop_epoch = 0;
+  std::string stop_phase;
   int ranks = 1;
   int hosts = 1;
   std::string start, end;

@@ -235,6 +235,10 @@ Aggregate aggregate_of(std::vector<const RunResult*> runs, bool mlperf) {
     workloads.insert(r->workload);
   }
   if (workloads.size() > 1) a.problems.push_back("the runs are of different workloads: their figures do not aggregate");
+  // A run a signal stopped measured part of its plan: its figures are not the configuration's.
+  for (const auto* r : runs)
+    if (const auto why = incomplete_reason(*r))
+      (mlperf ? a.problems : a.notes).push_back(fmt::format("run {} is incomplete: {}", r->folder, *why));
   std::vector<std::string> zero_means;  // figures whose CV and spread have no value
   for (const auto& f : known_figures()) {
     FigureStats s;

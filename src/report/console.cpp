@@ -8,6 +8,8 @@
 #include "report/dlio_figures.hpp"
 #include "storage/s3_endpoint.hpp"
 #include "util/error.hpp"
+#include "util/redact.hpp"
+#include "util/stop_request.hpp"
 #include "util/units.hpp"
 
 namespace trainio::report {
@@ -91,7 +93,7 @@ std::string endpoint_lines(const config::Workload& w, const metrics::RequestStat
   for (std::size_t i = 0; i < r.by_endpoint.size(); ++i) {
     const auto& e = r.by_endpoint[i];
     out += fmt::format("  {:<22} {}: {} requests, {}, first byte p50 {} p99 {}, {} retries\n", i == 0 ? "S3 endpoints" : "",
-                       i < urls.size() ? storage::s3::shown_url(urls[i]) : fmt::format("endpoint {}", i), e.count,
+                       i < urls.size() ? util::redact(urls[i]) : fmt::format("endpoint {}", i), e.count,
                        util::format_bytes(static_cast<double>(e.bytes)), ms(e.first_byte_ns.quantile(0.5)),
                        ms(e.first_byte_ns.quantile(0.99)), e.retries);
   }
@@ -149,15 +151,20 @@ std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t o
   return line;
 }
 
+std::string generation_line(const metrics::GenerateSummary& g) {
+  return fmt::format("{} files written, {} kept, {} written in {} ({}), durable after {} ({})",
+                     util::format_count(g.files_written), util::format_count(g.files_kept),
+                     util::format_bytes(static_cast<double>(g.bytes_written)), util::format_duration(g.seconds),
+                     util::format_rate(g.write_bandwidth), util::format_duration(g.durable_seconds),
+                     util::format_rate(g.durable_bandwidth));
+}
+
 std::string final_table(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run,
                         const std::string& summary_path) {
   std::string out;
   out += fmt::format("\n{} - {} rank{} on {} host{}\n", w.name, run.ranks, run.ranks == 1 ? "" : "s", run.hosts,
                      run.hosts == 1 ? "" : "s");
-  if (run.generate.ran)
-    out += fmt::format("  {:<22} {} files written, {} kept, {} in {} ({})\n", "generation", run.generate.files_written,
-                       run.generate.files_kept, util::format_bytes(static_cast<double>(run.generate.bytes_written)),
-                       util::format_duration(run.generate.seconds), util::format_rate(run.generate.write_bandwidth));
+  if (run.generate.ran) out += fmt::format("  {:<22} {}\n", "generation", generation_line(run.generate));
   if (run.generate.ran && run.generate.io.requests().requests() > 0)
     out += fmt::format("  {:<22} {}\n", "", s3_figures(run.generate.io.requests(), run.generate.seconds));
   if (!run.epochs.empty()) {
@@ -274,6 +281,9 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                   [](const auto& c) { return c.kind == metrics::CheckpointRecord::Kind::load; }))
     out += "  caching: checkpoint.evict is none: the loads may have been served from the page cache\n";
   out += endpoint_lines(w, run.io.requests());
+  if (run.stop_signal != 0)
+    out += fmt::format("  INCOMPLETE: {} stopped the run in epoch {} ({}); the figures are those of what ran before\n",
+                       util::signal_name(run.stop_signal), run.stop_epoch, run.stop_phase);
   if (run.stopped_by_time_limit)
     out += fmt::format("  note: train.max_seconds = {} ended the run after epoch {}\n", w.train.max_seconds,
                        run.epochs.empty() ? 0 : run.epochs.back().epoch);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "report/markup.hpp"
@@ -82,11 +83,9 @@ std::string run_section(const RunResult& run) {
   ChartSeries dlio{"DLIO's formula", {}}, exact{"exact window", {}}, read{"measured reads", {}};
   ChartSeries wait{"batch wait", {}}, compute{"compute", {}}, barrier{"barrier", {}};
   const nlohmann::json* list = node_at(s, "trainio.epochs");
-  const nlohmann::json* last = nullptr;
   if (list && list->is_array())
     for (const auto& e : *list) {
       if (!e.is_object()) continue;
-      last = &e;
       epochs.push_back(fmt::format("{:g}", number_or_nan(e, "epoch")));
       au.values.push_back(number_or_nan(e, "train.au_percentage"));
       au_min.values.push_back(number_or_nan(e, "train.au_min_rank_percentage"));
@@ -139,42 +138,94 @@ std::string run_section(const RunResult& run) {
     c.series = {wait, compute, barrier};
     out += svg_chart(c);
   }
-  if (last) {
+  // The latency percentiles of every epoch's training together: the population of the table
+  // below, which prints the same merged histograms.
+  std::string notes;
+  const nlohmann::json* latency = node_at(s, "trainio.train.sample_read_seconds");
+  if (latency && latency->is_object()) {
     Chart c;
     c.kind = Chart::Kind::bars;
     c.log_y = true;
-    c.title = fmt::format("Latency percentiles, epoch {}", epochs.back());
+    c.title = fmt::format("Training latency percentiles, whole run ({} epoch{})", epochs.size(), epochs.size() == 1 ? "" : "s");
     c.x_label = "percentile";
     c.y_label = "seconds (log)";
     c.categories = {"p50", "p90", "p99", "p99.9", "max"};
     ChartSeries sample{"sample read", {}}, batch{"batch wait", {}};
     for (const char* p : {"p50", "p90", "p99", "p99_9", "max"}) {
-      sample.values.push_back(number_or_nan(*last, std::string("train.sample_read_seconds.") + p));
-      batch.values.push_back(number_or_nan(*last, std::string("train.batch_wait_seconds.") + p));
+      sample.values.push_back(number_or_nan(s, std::string("trainio.train.sample_read_seconds.") + p));
+      batch.values.push_back(number_or_nan(s, std::string("trainio.train.batch_wait_seconds.") + p));
     }
     c.series = {sample, batch};
     out += svg_chart(c);
+  } else if (!epochs.empty()) {
+    notes += "<p>No latency chart: this summary.json has no whole-run latency percentiles (trainio.train."
+             "sample_read_seconds; written by an older trainio), and one epoch's would not be the table's.</p>\n";
   }
   if (const nlohmann::json* checkpoints = node_at(s, "trainio.checkpoint.checkpoints"); checkpoints && checkpoints->is_array() &&
                                                                                      !checkpoints->empty()) {
+    // A checkpoint's duration is its slowest rank's time (MLPerf's rule). Both bars divide by it, so
+    // the slowest rank's bytes, part of all ranks', can never make a taller bar than theirs.
     Chart c;
     c.kind = Chart::Kind::bars;
-    c.title = "Checkpoint bandwidth";
+    c.title = "Checkpoint bandwidth (duration: the slowest rank's time)";
     c.x_label = "checkpoint";
     c.y_label = "GiB/s";
-    ChartSeries all{"all ranks", {}}, slowest{"slowest rank", {}};
+    ChartSeries all{"all ranks' bytes / duration", {}}, slowest{"slowest rank's bytes / duration", {}};
     for (const auto& k : *checkpoints) {
       c.categories.push_back(fmt::format("{} {:g}", text_at(k, "kind"), number_or_nan(k, "index")));
       all.values.push_back(number_or_nan(k, "bytes_per_second") / kGiB);
-      slowest.values.push_back(number_or_nan(k, "rank_bytes_per_second_min") / kGiB);
+      slowest.values.push_back(number_or_nan(k, "slowest_rank_bytes_per_second") / kGiB);
     }
     c.series = {all, slowest};
     out += svg_chart(c);
   }
-  out += "</div>\n";
+  out += "</div>\n" + notes;
   out += s3_table(s);
   if (const std::string table = kept_table(run); !table.empty()) out += "<pre>" + markup_escape(table) + "</pre>\n";
   return out;
+}
+
+// A sweep's chart axes. The x axis is ranks when they vary (how far the storage scales), else
+// the first varied key that takes more than one value; each combination of the other varied
+// keys' values is a group, drawn as its own line or bar colour, so that no line joins points of
+// different configurations.
+struct SweepAxes {
+  std::string x_key;
+  std::vector<std::string> x_values;                   // in the sweep's order
+  std::vector<std::string> groups;                     // "key=value, key=value"; "" when nothing else varies
+  std::vector<std::pair<std::size_t, std::size_t>> at;  // per point: (x value, group)
+};
+
+SweepAxes sweep_axes(const std::vector<SweepPointFigures>& points) {
+  // The keys, as the first point names them; those that take more than one value vary.
+  std::vector<std::string> keys, varying;
+  if (!points.empty())
+    for (const auto& kv : points.front().settings) keys.push_back(kv.first);
+  const auto value_of = [](const SweepPointFigures& p, const std::string& key) {
+    for (const auto& [k, v] : p.settings)
+      if (k == key) return v;
+    return std::string();
+  };
+  for (const auto& key : keys)
+    if (std::any_of(points.begin(), points.end(), [&](const auto& p) { return value_of(p, key) != value_of(points.front(), key); }))
+      varying.push_back(key);
+  SweepAxes axes;
+  const bool ranks_vary = std::find(varying.begin(), varying.end(), "ranks") != varying.end();
+  axes.x_key = ranks_vary ? "ranks" : !varying.empty() ? varying.front() : !keys.empty() ? keys.front() : "point";
+  const auto index_in = [](std::vector<std::string>& list, const std::string& item) {
+    const auto it = std::find(list.begin(), list.end(), item);
+    if (it != list.end()) return static_cast<std::size_t>(it - list.begin());
+    list.push_back(item);
+    return list.size() - 1;
+  };
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    std::string group;
+    for (const auto& key : varying)
+      if (key != axes.x_key) group += (group.empty() ? "" : ", ") + key + "=" + value_of(points[i], key);
+    const std::string x = keys.empty() ? std::to_string(i + 1) : value_of(points[i], axes.x_key);
+    axes.at.emplace_back(index_in(axes.x_values, x), index_in(axes.groups, group));
+  }
+  return axes;
 }
 
 }  // namespace
@@ -208,38 +259,47 @@ std::string runs_html(const std::vector<RunResult>& runs) {
 }
 
 std::string sweep_html(const std::string& title, const std::vector<SweepPointFigures>& points, double au_target_percent) {
+  const SweepAxes axes = sweep_axes(points);
   Chart au, throughput, read;
   au.kind = Chart::Kind::lines;
-  au.title = "AU per point";
+  au.title = "AU against " + axes.x_key;
   au.y_max = 100;
   au.y_label = "AU %";
-  throughput.title = "Training throughput per point";
+  throughput.title = "Training throughput against " + axes.x_key;
   throughput.y_label = "samples/s";
-  read.title = "Measured read bandwidth per point";
+  read.title = "Measured read bandwidth against " + axes.x_key;
   read.y_label = "MiB/s";
-  au.x_label = throughput.x_label = read.x_label = "point";
-  ChartSeries mean{"AU mean", {}}, lowest{"lowest epoch", {}}, samples{"samples/s", {}}, mib{"read MiB/s", {}};
+  au.x_label = throughput.x_label = read.x_label = axes.x_key;
+  au.categories = throughput.categories = read.categories = axes.x_values;
+  // Per group: its AU mean (a line), its lowest epoch (dashed, same colour), and a bar colour.
+  const auto named = [](const char* figure, const std::string& group) {
+    return group.empty() ? std::string(figure) : fmt::format("{} ({})", figure, group);
+  };
+  const std::vector<double> none(axes.x_values.size(), NAN);
+  for (std::size_t g = 0; g < axes.groups.size(); ++g) {
+    const int colour = static_cast<int>(g);
+    au.series.push_back({named("AU mean", axes.groups[g]), none, colour, false});
+    au.series.push_back({named("lowest epoch", axes.groups[g]), none, colour, true});
+    throughput.series.push_back({named("samples/s", axes.groups[g]), none, colour, false});
+    read.series.push_back({named("read MiB/s", axes.groups[g]), none, colour, false});
+  }
   std::string rows;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
-    au.categories.push_back(std::to_string(i + 1));
-    mean.values.push_back(p.au_mean);
-    lowest.values.push_back(p.au_min);
-    samples.values.push_back(p.samples_per_second);
-    mib.values.push_back(p.read_mib_per_second);
+    const auto [x, g] = axes.at[i];
+    au.series[2 * g].values[x] = p.au_mean;
+    au.series[2 * g + 1].values[x] = p.au_min;
+    throughput.series[g].values[x] = p.samples_per_second;
+    read.series[g].values[x] = p.read_mib_per_second;
     const auto cell = [](double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("-"); };
     rows += fmt::format("<tr><td>{}</td><td style=\"text-align:left\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                         "<td class=\"{}\">{}</td></tr>\n",
                         i + 1, markup_escape(p.name), cell(p.au_mean), cell(p.au_min), cell(p.samples_per_second),
                         cell(p.read_mib_per_second), p.verdict == "pass" ? "pass" : "fail", markup_escape(p.verdict));
   }
-  throughput.categories = read.categories = au.categories;
-  au.series = {mean, lowest};
   au.threshold = au_target_percent;
   au.threshold_label = fmt::format("target {:.0f}%", au_target_percent);
   throughput.kind = read.kind = Chart::Kind::bars;
-  throughput.series = {samples};
-  read.series = {mib};
   const std::string body =
       R"(<div class="charts">)" + svg_chart(au) + svg_chart(throughput) + svg_chart(read) + "</div>\n" +
       "<h2>Points</h2>\n<table><tr><th>#</th><th>point</th><th>AU mean %</th><th>lowest epoch AU %</th><th>samples/s</th>"

@@ -11,6 +11,7 @@
 #include "metrics/live_status.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace trainio::report {
 
@@ -18,6 +19,11 @@ void LiveJson::check_new(const std::string& path) {
   if (std::filesystem::exists(path))
     throw usage_error(fmt::format("--live-json '{}' exists, and trainio never writes over a file", path),
                       "name a new file, or remove the old one first");
+  const std::string folder = util::parent_of(path);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw usage_error(fmt::format("--live-json '{}': its folder '{}' does not exist", path, folder),
+                      "create the folder first, or name a file in a folder that exists");
 }
 
 LiveJson::LiveJson(const std::string& path, double interval_s, int ranks)
@@ -45,6 +51,11 @@ LiveJson::~LiveJson() {
   } catch (const Error& e) {
     spdlog::warn("--live-json: {}", e.what());
   }
+}
+
+void LiveJson::stopped(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  stopped_ = reason;
 }
 
 void LiveJson::run() {
@@ -82,7 +93,11 @@ void LiveJson::write_line(bool final) {
                  {"interval_seconds", interval},
                  {"read_bytes_per_second", per_second(b.read - last_read_)},
                  {"written_bytes_per_second", per_second(b.written - last_written_)}}}};
-  if (final) line["final"] = true;
+  if (final) {
+    line["final"] = true;
+    line["complete"] = stopped_.empty();
+    line["stopped"] = stopped_.empty() ? json(nullptr) : json(stopped_);
+  }
   last_ns_ = now;
   last_read_ = b.read;
   last_written_ = b.written;

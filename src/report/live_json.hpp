@@ -22,6 +22,8 @@ class LiveJson {
   ~LiveJson();
   // A usage error when `path` exists: called before the run writes anything.
   static void check_new(const std::string& path);
+  // The run stops before its plan's end (`reason`): the last line says so.
+  void stopped(const std::string& reason);
   LiveJson(const LiveJson&) = delete;
   LiveJson& operator=(const LiveJson&) = delete;
 
@@ -39,6 +41,7 @@ class LiveJson {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::string stopped_;  // why the run did not complete; empty: it did
   std::thread thread_;
 };
 

@@ -13,13 +13,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-json latency_json(const metrics::Histogram& h) {
-  auto s = [](std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; };
-  return {{"count", h.count()},     {"mean", h.mean() * 1e-9},    {"p50", s(h.quantile(0.50))},
-          {"p90", s(h.quantile(0.90))}, {"p99", s(h.quantile(0.99))}, {"p99_9", s(h.quantile(0.999))},
-          {"max", s(h.max())}};
-}
-
 json profile_json(const metrics::AccessProfile& a) {
   json reads = json::object(), writes = json::object();
   for (int b = 0; b < metrics::kSizeBuckets; ++b) {
@@ -88,6 +81,13 @@ json step_breakdown_json(const metrics::PhaseSummary& p, int ranks) {
 }
 
 }  // namespace
+
+json latency_json(const metrics::Histogram& h) {
+  auto s = [](std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; };
+  return {{"count", h.count()},     {"mean", h.mean() * 1e-9},    {"p50", s(h.quantile(0.50))},
+          {"p90", s(h.quantile(0.90))}, {"p99", s(h.quantile(0.99))}, {"p99_9", s(h.quantile(0.999))},
+          {"max", s(h.max())}};
+}
 
 json io_json(const metrics::IoRecorder& io) {
   json o = json::object();
@@ -229,6 +229,10 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"rank_bytes_per_second_min", c.rank_bandwidth_min},
           {"rank_bytes_per_second_max", c.rank_bandwidth_max},
           {"ranks_with_data", c.ranks_with_data},
+          {"slowest_rank", c.slowest_rank},
+          {"slowest_rank_seconds", c.slowest_rank_seconds},
+          {"slowest_rank_file_bytes", c.slowest_rank_file_bytes},
+          {"slowest_rank_bytes_per_second", c.slowest_rank_bandwidth},
           {"storage_read_bytes", c.kind == metrics::CheckpointRecord::Kind::load && c.storage_read_known
                                      ? json(c.storage_read_bytes)
                                      : json(nullptr)},

@@ -14,6 +14,8 @@ namespace trainio::report {
 
 // A figure that may have no value: null then (summary.json's notes say why).
 nlohmann::ordered_json maybe(const std::optional<double>& v, double scale = 1);
+// A latency histogram: count, mean, p50, p90, p99, p99.9 and max, in seconds.
+nlohmann::ordered_json latency_json(const metrics::Histogram& h);
 // Every storage call kind used: count, bytes, seconds and latency percentiles.
 nlohmann::ordered_json io_json(const metrics::IoRecorder& io);
 // Requests to an object store: by kind and status, retries, time to first byte and in all.

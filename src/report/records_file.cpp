@@ -208,6 +208,7 @@ void RecordsFile::finish(const metrics::RankRecord& r) {
   if (g.ran)
     line(json{{"record", "generate"},
               {"seconds", g.seconds},
+              {"durable_seconds", g.durable_seconds},
               {"files_written", g.files_written},
               {"files_kept", g.files_kept},
               {"io", io_record(g.io)}}
@@ -215,7 +216,13 @@ void RecordsFile::finish(const metrics::RankRecord& r) {
   if (r.staging.fills > 0 || r.staging_seconds > 0)
     line(json{{"record", "staging"}, {"seconds", r.staging_seconds}, {"tier", tier_record(r.staging)}, {"io", io_record(r.staging_io)}}
              .dump());
-  line(json{{"record", "end"}, {"start", r.start}, {"end", r.end}, {"stopped_by_time_limit", r.stopped_by_time_limit}}.dump());
+  line(json{{"record", "end"},
+            {"start", r.start},
+            {"end", r.end},
+            {"stopped_by_time_limit", r.stopped_by_time_limit},
+            {"complete", r.stop_signal == 0},
+            {"stop_signal", r.stop_signal}}
+           .dump());
   file_.commit();
 }
 

@@ -118,6 +118,16 @@ std::vector<RunResult> runs_under(const std::string& path, std::vector<std::stri
 
 }  // namespace
 
+std::optional<std::string> incomplete_reason(const RunResult& run) {
+  const nlohmann::json* complete = node_at(run.summary, "trainio.complete");
+  if (complete == nullptr || !complete->is_boolean() || complete->get<bool>()) return std::nullopt;
+  const nlohmann::json* reason = node_at(run.summary, "trainio.stopped.reason");
+  const nlohmann::json* epoch = node_at(run.summary, "trainio.stopped.epoch");
+  const nlohmann::json* phase = node_at(run.summary, "trainio.stopped.phase");
+  return fmt::format("{} stopped it in epoch {} ({})", reason && reason->is_string() ? reason->get<std::string>() : "a signal",
+                     epoch ? epoch->dump() : "?", phase && phase->is_string() ? phase->get<std::string>() : "?");
+}
+
 std::vector<RunResult> load_runs(const std::string& path) {
   if (!storage::is_dir(path))
     throw usage_error(fmt::format("'{}' is not a folder", path), "give a results folder of trainio run, or a folder of them");

@@ -23,6 +23,10 @@ struct RunResult {
 // summary.json cannot be read or parsed.
 std::vector<RunResult> load_runs(const std::string& path);
 
+// Why a run is incomplete ("SIGTERM stopped it in epoch 3 (train)"): a signal ended it before its
+// plan did (summary.json's trainio.complete); none for a complete run, or one that does not say.
+std::optional<std::string> incomplete_reason(const RunResult& run);
+
 // The table the run printed at its end, which it keeps in summary.txt; empty when it has none
 // (an older trainio's run, or DLIO's).
 std::string kept_table(const RunResult& run);

@@ -12,6 +12,7 @@
 #include "report/phase_json.hpp"
 #include "util/build_info.hpp"
 #include "util/proc_stats.hpp"
+#include "util/stop_request.hpp"
 
 namespace trainio::report {
 
@@ -190,11 +191,14 @@ json plan_json(const plan::DatasetLayout& layout, const plan::RunShape& shape) {
 }
 
 json generate_json(const metrics::GenerateSummary& g) {
-  json o = {{"duration_seconds", g.seconds},
+  json o = {{"duration_seconds", g.durable_seconds},
           {"files_written", g.files_written},
           {"files_kept", g.files_kept},
           {"bytes_written", g.bytes_written},
+          {"write_seconds", g.seconds},
           {"write_bytes_per_second", g.write_bandwidth},
+          {"durable_seconds", g.durable_seconds},
+          {"durable_bytes_per_second", g.durable_bandwidth},
           {"io", io_json(g.io)},
           {"characterization", characterization_json(g.io)}};
   if (g.io.requests().requests() > 0) o["requests"] = requests_json(g.io.requests());
@@ -244,7 +248,10 @@ void epochs_part(JsonStream& out, const config::Workload& w, const metrics::RunS
                       {"throughput_stdev_samples_per_second", metrics::stdev_of(exact)},
                       {"read_bytes_per_second_mean", metrics::mean_of(bandwidth)},
                       {"samples", samples},
-                      {"page_cache", page_cache_json(train_cache)}});
+                      {"page_cache", page_cache_json(train_cache)},
+                      // Every epoch's training together: the end-of-run table's latency rows.
+                      {"sample_read_seconds", latency_json(run.train_sample_ns)},
+                      {"batch_wait_seconds", latency_json(run.train_wait_ns)}});
   if (evaluated) out.field("eval", {{"page_cache", page_cache_json(eval_cache)}});
   if (w.cache.tier != config::CacheTier::none) out.field("cache", cache_part(w, run));
   stream_list(out, "epochs", run.epochs, [&](const metrics::EpochSummary& e) {
@@ -312,6 +319,13 @@ void summary_json(JsonStream& out, const config::Workload& w, const plan::Datase
   out.key("trainio");
   out.begin_object();
   out.field("schema_version", kSchemaVersion);
+  // A run a signal stopped keeps what it measured, and says it is not the whole of its plan.
+  out.field("complete", run.stop_signal == 0);
+  out.field("stopped", run.stop_signal == 0 ? json(nullptr)
+                                            : json{{"reason", util::signal_name(run.stop_signal)},
+                                                   {"signal", run.stop_signal},
+                                                   {"epoch", run.stop_epoch},
+                                                   {"phase", run.stop_phase}});
   context_part(out, run, context);
   out.field("characterization", characterization_json(run.io));
   json notes = json::array();

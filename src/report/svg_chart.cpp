@@ -13,7 +13,13 @@ namespace {
 
 constexpr double kWidth = 640, kHeight = 300;
 constexpr double kLeft = 70, kRight = 20, kTop = 34, kBottom = 62;
+constexpr double kLegendRow = 16;
 constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"};
+
+const char* colour_of(const ChartSeries& s, std::size_t position) {
+  const std::size_t i = s.colour >= 0 ? static_cast<std::size_t>(s.colour) : position;
+  return kColors[i % std::size(kColors)];
+}
 
 std::string tick_text(double v) {
   const double a = std::fabs(v);
@@ -64,9 +70,22 @@ std::string svg_chart(const Chart& c) {
   const double slot = n ? plot_w / static_cast<double>(n) : plot_w;
   const auto x_of = [&](std::size_t i) { return kLeft + slot * (static_cast<double>(i) + 0.5); };
 
+  // The legend's entries, left to right, wrapping onto more rows (the chart grows to hold them).
+  std::vector<std::pair<double, double>> legend;
+  double lx = kLeft, ly = kHeight - 5;
+  for (const auto& series : c.series) {
+    const double w = 30 + 6.2 * static_cast<double>(series.name.size());
+    if (lx > kLeft && lx + w > kWidth - kRight) {
+      lx = kLeft;
+      ly += kLegendRow;
+    }
+    legend.emplace_back(lx, ly);
+    lx += w;
+  }
+  const double height = ly + 5;
   std::string svg = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}">)",
-      kWidth, kHeight, markup_escape(c.title));
+      kWidth, height, markup_escape(c.title));
   svg += fmt::format(R"(<text x="{}" y="18" font-size="14" font-weight="bold">{}</text>)", kLeft, markup_escape(c.title));
   // Axes and ticks.
   svg += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#333"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="#333"/>)",
@@ -95,33 +114,38 @@ std::string svg_chart(const Chart& c) {
   std::vector<double> stack(n, 0);
   for (std::size_t s = 0; s < m; ++s) {
     const auto& series = c.series[s];
-    const char* color = kColors[s % std::size(kColors)];
+    const char* color = colour_of(series, s);
+    const std::string dash = series.dashed ? R"( stroke-dasharray="5 3")" : "";
     std::string points;
     for (std::size_t i = 0; i < n && i < series.values.size(); ++i) {
       const double v = series.values[i];
       if (!std::isfinite(v)) continue;
+      const std::string title = markup_escape(fmt::format("{}, {} {}: {:.5g}", series.name, c.x_label, c.categories[i], v));
       if (c.kind == Chart::Kind::lines) {
         points += fmt::format("{:.1f},{:.1f} ", x_of(i), y_of(v));
-        svg += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}: {}</title></circle>)", x_of(i),
-                           y_of(v), color, markup_escape(series.name + " " + c.categories[i]), tick_text(v));
+        svg += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}</title></circle>)", x_of(i), y_of(v),
+                           color, title);
       } else {
         const bool stacked = c.kind == Chart::Kind::stacked_bars;
         const double w = stacked ? slot * 0.6 : slot * 0.8 / static_cast<double>(m);
         const double x = stacked ? x_of(i) - w / 2 : x_of(i) - slot * 0.4 + w * static_cast<double>(s);
         const double base = stacked ? stack[i] : lo;
         const double y0 = y_of(base), y1 = y_of(base + (log ? v - base : v));
-        svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>{}: {}</title></rect>)",
-                           x, std::min(y0, y1), w, std::fabs(y0 - y1), color,
-                           markup_escape(series.name + " " + c.categories[i]), tick_text(v));
+        svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>{}</title></rect>)", x,
+                           std::min(y0, y1), w, std::fabs(y0 - y1), color, title);
         if (stacked) stack[i] += v;
       }
     }
     if (c.kind == Chart::Kind::lines && !points.empty())
-      svg += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>)", points, color);
-    // Legend, under the axis title.
-    const double lx = kLeft + static_cast<double>(s) * 150;
-    svg += fmt::format(R"(<rect x="{:.1f}" y="{}" width="10" height="10" fill="{}"/><text x="{:.1f}" y="{}" font-size="11">{}</text>)",
-                       lx, kHeight - 14, color, lx + 14, kHeight - 5, markup_escape(series.name));
+      svg += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2"{}><title>{}</title></polyline>)", points,
+                         color, dash, markup_escape(series.name));
+    // Legend, under the axis title: a line sample for lines, a square for bars.
+    const auto [key_x, key_y] = legend[s];
+    svg += c.kind == Chart::Kind::lines
+               ? fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"{}/>)", key_x,
+                             key_y - 4, key_x + 16, key_y - 4, color, dash)
+               : fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="10" height="10" fill="{}"/>)", key_x, key_y - 9, color);
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11">{}</text>)", key_x + 20, key_y, markup_escape(series.name));
   }
   if (c.threshold) {
     const double y = y_of(*c.threshold);

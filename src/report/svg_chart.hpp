@@ -1,7 +1,9 @@
 #pragma once
 // Charts as inline SVG for the HTML reports: one self-contained element each (no script, nothing
 // fetched), with axes, ticks, a legend and an optional threshold line. Values that are not
-// finite are left out (a gap), never drawn as zero.
+// finite are left out (a gap), never drawn as zero. Each bar and point carries a <title>,
+// "SERIES, X_LABEL CATEGORY: VALUE", and each line one naming its series, so that what is drawn
+// can be checked against the figures it comes from.
 
 #include <optional>
 #include <string>
@@ -12,6 +14,8 @@ namespace trainio::report {
 struct ChartSeries {
   std::string name;
   std::vector<double> values;  // one per category; NaN for none
+  int colour = -1;             // index into the palette; -1: the series' position
+  bool dashed = false;         // lines: drawn dashed (e.g. a second figure of the same group)
 };
 
 struct Chart {

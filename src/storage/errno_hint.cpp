@@ -1,20 +1,63 @@
 #include "storage/errno_hint.hpp"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "util/paths.hpp"
 
 namespace trainio::storage {
 
-std::string hint_for_errno(const char* call, int err) {
+namespace {
+
+struct NamedFolder {
+  std::string folder, name;
+  bool dataset = false;
+};
+
+std::mutex names_mutex;
+std::vector<NamedFolder> names;
+
+// The named folder that holds `path` most closely (the deepest), if any.
+const NamedFolder* folder_of(const std::string& path) {
+  const NamedFolder* best = nullptr;
+  if (path.empty()) return best;
+  for (const auto& n : names)
+    if (util::is_within(path, n.folder) && (!best || n.folder.size() > best->folder.size())) best = &n;
+  return best;
+}
+
+}  // namespace
+
+void name_folder(const std::string& folder, const std::string& name, bool dataset) {
+  const std::lock_guard lock(names_mutex);
+  names.push_back({folder, name, dataset});
+}
+
+void forget_folder_names() {
+  const std::lock_guard lock(names_mutex);
+  names.clear();
+}
+
+std::string hint_for_errno(const char* call, int err, const std::string& path) {
+  const std::lock_guard lock(names_mutex);
+  const NamedFolder* named = folder_of(path);
   switch (err) {
     case ENOSPC:
     case EDQUOT:
+      if (named)
+        return fmt::format("the file system holding {} is full: free space there, or point it elsewhere", named->name);
       return "the file system is full: free space or point the data/checkpoint folder elsewhere";
     case EACCES:
     case EPERM:
     case EROFS:
       return "check the permissions of the folder, or choose one you can write to";
     case ENOENT:
+      if (named && !named->dataset)
+        return fmt::format("check the path: a folder in it is missing ({} is '{}')", named->name, named->folder);
       return "check the path; generate the dataset first with 'trainio generate' if it is missing";
     case ENOTDIR:
     case EEXIST:

@@ -85,7 +85,7 @@ namespace {
 
 Error call_failed(const char* call, const std::string& path, int err, const std::string& detail = {}) {
   return Error(ErrorKind::io, fmt::format("{}('{}'{}) failed: {}", call, path, detail, std::strerror(err)),
-               hint_for_errno(call, err));
+               hint_for_errno(call, err, path));
 }
 
 int open_flags(const OpenOptions& o) {
@@ -351,6 +351,19 @@ void File::unlock() {
 void File::report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns,
                            const ProbeTicket& probe) {
   FileOpTimer(*this, op, start_ns).done_io(bytes, offset, probe);
+}
+
+void File::report_call(Op op, std::int64_t start_ns, std::int64_t ns) {
+  IoObserver* obs = thread_observer();
+  if (!obs) return;
+  OpEvent e;
+  e.op = op;
+  e.start_ns = start_ns;
+  e.ns = ns;
+  e.data = data_;
+  e.file = hash_;
+  e.path = path_;
+  obs->on_op(e);
 }
 
 ProbeTicket File::probe_before(std::uint64_t offset, std::uint64_t size) {

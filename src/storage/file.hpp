@@ -105,6 +105,8 @@ class File {
   // `probe` is what probe_before() took before the transfer began.
   void report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns,
                        const ProbeTicket& probe = {});
+  // Reports a call that moves no data (an fdatasync made on another thread) as this file's.
+  void report_call(Op op, std::int64_t start_ns, std::int64_t ns);
   // Before a read of `size` bytes at `offset` of a data file: on the thread's sample of reads,
   // the page-cache residency of the range (the read itself would make it resident). Nothing for
   // O_DIRECT handles, whose reads bypass the cache.

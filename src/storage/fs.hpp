@@ -18,9 +18,9 @@ void make_dirs(const std::string& path);
 void rename_path(const std::string& from, const std::string& to);
 
 // Makes data durable. folder_entries: fsync(2) of the folder, so renames and creations in it
-// survive a crash. file_system: syncfs(2) of the file system holding the folder, so every file
-// written to it so far is on stable storage (one call instead of an fdatasync per file).
-enum class SyncScope { folder_entries, file_system };
+// survive a crash. (Never syncfs: it waits for every dirty page of the file system, other jobs'
+// included; files are synced one by one, storage/sync_queue.hpp.)
+enum class SyncScope { folder_entries };
 void sync_folder(const std::string& folder, SyncScope scope);
 
 // unlink(2); a missing file is not an error.
@@ -33,6 +33,10 @@ void remove_empty_dir(const std::string& path);
 std::optional<std::uint64_t> file_size(const std::string& path);
 
 bool is_dir(const std::string& path);
+
+// `path` with the symbolic links of the part that exists resolved, absolute and normalised
+// (std::filesystem::weakly_canonical); the path as it is when that fails.
+std::string resolved_path(const std::string& path);
 
 // What stands at `path` when it is something other than a regular file ("a FIFO", "a folder",
 // "a character device", ...), following links; nullopt for a regular file or nothing (stat(2)).
@@ -76,5 +80,8 @@ FsSpace fs_space(const std::string& path);
 // recognisable, so interrupted writes are found and cleaned up, and never read as data.
 std::string temp_path_for(const std::string& path);
 inline constexpr std::string_view kTempSuffix = ".trainio-tmp";
+// Removes the files of `folder` (not its subfolders') named as temp_path_for names them: what a
+// process ended before it could commit or remove them left there.
+void remove_temporaries_in(const std::string& folder);
 
 }  // namespace trainio::storage

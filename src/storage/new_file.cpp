@@ -1,6 +1,7 @@
 #include "storage/new_file.hpp"
 
 #include "storage/fs.hpp"
+#include "storage/sync_queue.hpp"
 #include "util/paths.hpp"
 
 namespace trainio::storage {
@@ -27,6 +28,13 @@ void NewFile::write_at(const void* data, std::size_t size, std::uint64_t offset)
 }
 
 void NewFile::commit() {
+  if (options_.sync) {
+    // A library wrote and closed it: opened again (for reading: fdatasync needs no more).
+    if (!file_.is_open()) file_ = File::open(writing_);
+    options_.sync->commit(std::move(file_), writing_, path_);
+    committed_ = true;  // the queue's now: it publishes it, or removes it if its sync fails
+    return;
+  }
   if (file_.is_open()) {
     if (options_.durable) file_.fsync();
     file_.close();

@@ -11,6 +11,8 @@
 
 namespace trainio::storage {
 
+class SyncQueue;
+
 struct NewFileOptions {
   // Written under its final name, with no rename (DLIO's checkpoints with atomic_files off, data
   // files written in one call); dropped without commit() it is still removed.
@@ -26,6 +28,10 @@ struct NewFileOptions {
   // fsync the file before the rename and its folder after it (result documents): a crash then
   // leaves the old file or the new one. Otherwise a crash may lose both.
   bool durable = false;
+  // commit() hands the file to this queue, which fdatasyncs it, then closes and renames it
+  // (generated data files and their indexes: durable before they take their names, the folders
+  // after the last one, without the writer waiting for each file).
+  SyncQueue* sync = nullptr;
 };
 
 class NewFile final : public NewObject {
@@ -37,7 +43,7 @@ class NewFile final : public NewObject {
 
   void write_at(const void* data, std::size_t size, std::uint64_t offset) override;
   // Closes the file (reporting a failing close, which can carry a deferred write error), then
-  // renames it into place.
+  // renames it into place; with a sync queue, hands it over to be synced, closed and renamed.
   void commit() override;
   const std::string& local_path() const override { return writing_; }
   // The open handle, for writers that need more than write_at (O_DIRECT's unaligned tail, fsync).

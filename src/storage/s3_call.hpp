@@ -80,6 +80,7 @@ struct Client::Transfer {
 struct Client::Lane {
   void* curl = nullptr;
   std::unique_ptr<Call> call;
+  std::string object;  // the call's s3://bucket/key, for the stall watchdog
   Transfer t;
   bool busy = false;
 };

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "util/error.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::storage::s3 {
 
@@ -18,11 +19,7 @@ std::string setting(const std::string& value, const char* variable, const char* 
                                  variable));
 }
 
-}  // namespace
-
-namespace {
-
-int endpoint_rank = 0;
+int endpoint_rank = 0;  // set_endpoint_rank()
 
 }  // namespace
 
@@ -45,18 +42,15 @@ std::vector<std::string> endpoint_urls(const std::string& list) {
   }
 }
 
-std::string shown_url(const std::string& url) {
-  const auto scheme_end = url.find("://");
-  const auto host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
-  const auto at = url.find('@', host_start);
-  if (at == std::string::npos || url.find('/', host_start) < at) return url;
-  return url.substr(0, host_start) + url.substr(at + 1);
-}
-
 Endpoint endpoint_of(const config::S3Options& options) {
   Endpoint e;
+  const std::string list = setting(options.endpoint_url, "AWS_ENDPOINT_URL", "endpoint_url");
+  if (util::url_has_user_info(list))  // (the workload's own is refused when it loads)
+    throw config_error(fmt::format("AWS_ENDPOINT_URL '{}' holds credentials (before its '@')", util::redact(list)),
+                       "give the endpoint as http(s)://host[:port], and the keys in AWS_ACCESS_KEY_ID and "
+                       "AWS_SECRET_ACCESS_KEY (or storage.storage_options)");
   // Newer DLIO files list several endpoints, rank r using endpoint r % N (the MLCommons fork).
-  e.urls = endpoint_urls(setting(options.endpoint_url, "AWS_ENDPOINT_URL", "endpoint_url"));
+  e.urls = endpoint_urls(list);
   e.first = static_cast<std::size_t>(endpoint_rank) % e.urls.size();
   e.url = e.urls[e.first];
   e.per_request = options.endpoint_spread == config::EndpointSpread::request && e.urls.size() > 1;

@@ -17,7 +17,5 @@ Endpoint endpoint_of(const config::S3Options& options);
 void set_endpoint_rank(int rank);
 // The endpoints a storage_options.endpoint_url lists (separated by commas).
 std::vector<std::string> endpoint_urls(const std::string& list);
-// A URL as results show it: without user information (credentials) before the host.
-std::string shown_url(const std::string& url);
 
 }  // namespace trainio::storage::s3

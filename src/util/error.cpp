@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
+
+#include "util/stop_request.hpp"
+
 namespace trainio {
 
 int exit_code(ErrorKind kind) {
@@ -9,6 +13,8 @@ int exit_code(ErrorKind kind) {
     case ErrorKind::usage:
     case ErrorKind::config:
       return 2;
+    case ErrorKind::stopped:
+      return util::stop_exit_code(util::stop_signal() != 0 ? util::stop_signal() : SIGINT);
     default:
       return 1;
   }
@@ -22,6 +28,7 @@ const char* kind_label(ErrorKind kind) {
     case ErrorKind::data: return "dataset error";
     case ErrorKind::internal: return "internal error";
     case ErrorKind::peer: return "error";
+    case ErrorKind::stopped: return "stopped";
   }
   return "error";
 }
@@ -52,5 +59,7 @@ Error internal_error(std::string message) {
   return Error(ErrorKind::internal, std::move(message),
                "this is a bug in trainio; please report it with the command line and workload");
 }
+
+Error stopped_error(std::string message) { return Error(ErrorKind::stopped, std::move(message)); }
 
 }  // namespace trainio

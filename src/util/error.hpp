@@ -14,6 +14,7 @@ enum class ErrorKind {
   data,      // dataset missing, short or malformed     -> exit 1
   internal,  // a bug in trainio                        -> exit 1
   peer,      // another rank failed and reported it     -> exit 1, printed by that rank
+  stopped,   // a signal asked the run to stop          -> exit 128 + the signal (130, 143)
 };
 
 class Error : public std::runtime_error {
@@ -71,5 +72,7 @@ Error config_error(std::string message, std::string hint = {});
 Error io_error(std::string message, std::string hint = {});
 Error data_error(std::string message, std::string hint = {});
 Error internal_error(std::string message);
+// The run stops because a signal asked it to (util/stop_request.hpp), where it cannot keep a result.
+Error stopped_error(std::string message);
 
 }  // namespace trainio

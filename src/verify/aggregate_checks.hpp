@@ -12,6 +12,6 @@
 namespace trainio::verify {
 
 // Checks the aggregate file at `path` into `checks`. Throws a usage error when it is not JSON.
-void verify_aggregate(const std::string& path, Checks& checks);
+std::string verify_aggregate(const std::string& path, Checks& checks);
 
 }  // namespace trainio::verify

@@ -85,9 +85,14 @@ class RankReader {
       const std::lock_guard lock(shared_);
       totals_.generate.ran = true;
       totals_.generate.seconds = std::max(totals_.generate.seconds, g.seconds);
+      totals_.generate.durable_seconds = std::max(totals_.generate.durable_seconds, g.durable_seconds);
       totals_.generate.files_written += g.files_written;
       totals_.generate.files_kept += g.files_kept;
       totals_.generate.io.merge(g.io);
+    };
+    v.end = [&](const EndLine& e) {
+      const std::lock_guard lock(shared_);
+      if (!e.complete) ++totals_.incomplete_ranks;
     };
     v.staging = [&](const StagingLine& s) {
       const std::lock_guard lock(shared_);
@@ -158,7 +163,7 @@ class RankReader {
   }
 
   void on_checkpoint(const CheckpointLine& c) {
-    totals_.checkpoints[{c.kind, c.index}].add(c);
+    totals_.checkpoints[{c.kind, c.index}].add(c, rank_);
     const std::string key = fmt::format("{}_ckpt{}", c.kind, c.block);
     const std::uint64_t epoch = c.epoch == 0 ? 1 : c.epoch;
     const json* entry = stats_at(epoch, key);
@@ -187,7 +192,7 @@ class RankReader {
 
 }  // namespace
 
-void CheckpointTotals::add(const CheckpointLine& c) {
+void CheckpointTotals::add(const CheckpointLine& c, int rank) {
   kind = c.kind;
   index = c.index;
   epoch = c.epoch;
@@ -196,6 +201,12 @@ void CheckpointTotals::add(const CheckpointLine& c) {
   ++ranks;
   duration = std::max(duration, c.seconds);
   collective = std::max(collective, c.collective_seconds);
+  // Ranks are read in any order: a tie goes to the lowest rank, as the summariser gives it.
+  if (slowest_rank < 0 || c.io_seconds > slowest_rank_seconds || (c.io_seconds == slowest_rank_seconds && rank < slowest_rank)) {
+    slowest_rank = rank;
+    slowest_rank_seconds = c.io_seconds;
+    slowest_rank_file_bytes = c.file_bytes;
+  }
   if (c.file_bytes > 0) {
     ++ranks_with_data;
     fastest = std::min(fastest, c.io_seconds);

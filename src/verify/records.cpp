@@ -285,14 +285,17 @@ void read_records(const std::string& path, const RecordVisitor& visit) {
       } else if (kind == "checkpoint") {
         hand_over = [&, c = checkpoint_of(o)] { if (visit.checkpoint) visit.checkpoint(c); };
       } else if (kind == "generate") {
-        const GenerateLine g{o.at("seconds").get<double>(), count_of(o, "files_written"), count_of(o, "files_kept"), io_of(o.at("io"))};
+        // Records written before generation synced its own files have no durable time: the writes'.
+        const double seconds = o.at("seconds").get<double>();
+        const GenerateLine g{seconds, o.value("durable_seconds", seconds), count_of(o, "files_written"),
+                             count_of(o, "files_kept"), io_of(o.at("io"))};
         hand_over = [&, g] { if (visit.generate) visit.generate(g); };
       } else if (kind == "staging") {
         const StagingLine st{o.at("seconds").get<double>(), tier_of(o.at("tier")), io_of(o.at("io"))};
         hand_over = [&, st] { if (visit.staging) visit.staging(st); };
       } else if (kind == "end") {
         ended = true;
-        const EndLine e{o.at("stopped_by_time_limit").get<bool>()};
+        const EndLine e{o.at("stopped_by_time_limit").get<bool>(), o.value("complete", true), o.value("stop_signal", 0)};
         hand_over = [&, e] { if (visit.end) visit.end(e); };
       } else {
         throw damaged(fmt::format("an unknown record '{}'", kind));

@@ -114,7 +114,8 @@ struct CheckpointLine {
 };
 
 struct GenerateLine {
-  double seconds = 0;
+  double seconds = 0;          // to the rank's last write
+  double durable_seconds = 0;  // until its files were durable
   std::uint64_t files_written = 0, files_kept = 0;
   Io io;
 };
@@ -133,6 +134,8 @@ struct RankLine {
 
 struct EndLine {
   bool stopped_by_time_limit = false;
+  bool complete = true;  // no signal stopped the run
+  int stop_signal = 0;
 };
 
 // What each line of a records file holds, handed over as it is read.

@@ -26,14 +26,18 @@ struct CheckpointTotals {
   double fastest = 1e300;       // the quickest rank's own I/O, of those that moved data
   double collective = 0;
   double rank_bandwidth_min = 1e300, rank_bandwidth_max = 0;
+  // The rank whose own I/O took longest (the lowest such rank on a tie).
+  int slowest_rank = -1;
+  double slowest_rank_seconds = 0;
+  std::uint64_t slowest_rank_file_bytes = 0;
   std::uint64_t files = 0, tensor_bytes = 0, file_bytes = 0, storage_read_bytes = 0;
   Io io;
-  void add(const CheckpointLine& c);
+  void add(const CheckpointLine& c, int rank);
 };
 
 struct GenerateTotals {
   bool ran = false;
-  double seconds = 0;
+  double seconds = 0, durable_seconds = 0;  // the slowest rank's each
   std::uint64_t files_written = 0, files_kept = 0;
   Io io;
 };
@@ -47,6 +51,7 @@ struct RunTotals {
   Tier staging;
   Io staging_io;
   std::vector<std::string> hostnames;  // by host index
+  int incomplete_ranks = 0;            // ranks whose records end saying a signal stopped the run
 };
 
 // Reads every rank's records and step lists into `totals`, checking on the way what each rank's

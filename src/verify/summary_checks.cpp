@@ -286,6 +286,8 @@ void dlio_metric(const Part& m, const std::string& prefix, const std::vector<con
 void check_summary(const std::string&, const json& summary, const RunTotals& totals, Checks& checks) {
   const Part top(summary, "", checks);
   const Part m = top.sub("metric");
+  // A run a signal stopped says so, as every rank's records do.
+  top.flag("trainio/complete", totals.incomplete_ranks == 0);
   const json* nominal = find(summary, "trainio/plan/nominal_record_bytes");
   const json* target = find(summary, "trainio/train/au_target_percentage");
   std::vector<const PhaseTotals*> train, eval;
@@ -310,17 +312,22 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     std::vector<double> exact, bandwidth;
     std::uint64_t samples = 0;
     PageCache cache;
+    Latency sample_read, wait;  // every epoch's training together: the final table's latency rows
     for (const PhaseTotals* p : train) {
       exact.push_back(p->throughput());
       bandwidth.push_back(p->duration() > 0 ? static_cast<double>(p->bytes_read()) / p->duration() : 0.0);
       samples += p->samples;
       cache.merge(p->io.page_cache);
+      sample_read.merge(p->sample_read);
+      wait.merge(p->wait);
     }
     t.number("throughput_mean_samples_per_second", mean(exact), kRounding, true);
     t.number("throughput_stdev_samples_per_second", stdev(exact), {1e-9, 1e-9});
     t.number("read_bytes_per_second_mean", mean(bandwidth), kRounding, true);
     t.count("samples", samples, true);
     page_cache(t.sub("page_cache"), cache);
+    latency(t.sub("sample_read_seconds"), sample_read);
+    latency(t.sub("batch_wait_seconds"), wait);
   }
   // Checkpoints: each one, DLIO's figures over them, trainio's totals.
   const json* listed_checkpoints = find(summary, "trainio/checkpoint/checkpoints");
@@ -352,6 +359,10 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     p.number("rank_bytes_per_second_min", k.ranks_with_data > 0 ? k.rank_bandwidth_min : 0.0);
     p.number("rank_bytes_per_second_max", k.rank_bandwidth_max);
     p.count("ranks_with_data", static_cast<std::uint64_t>(k.ranks_with_data));
+    p.count("slowest_rank", static_cast<std::uint64_t>(std::max(0, k.slowest_rank)));
+    p.number("slowest_rank_seconds", k.slowest_rank_seconds, kExact);
+    p.count("slowest_rank_file_bytes", k.slowest_rank_file_bytes);
+    p.number("slowest_rank_bytes_per_second", k.duration > 0 ? static_cast<double>(k.slowest_rank_file_bytes) / k.duration : 0.0);
     if (k.kind == "load") {
       p.number("storage_read_bytes", k.read_known == k.ranks ? std::optional<double>(k.storage_read_bytes) : std::nullopt, kExact);
       page_cache(p.sub("page_cache"), k.io.page_cache);
@@ -397,11 +408,15 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
   if (totals.generate.ran) {
     const Part g = top.sub("trainio/generate");
     const auto& t = totals.generate;
-    g.number("duration_seconds", t.seconds, kExact, true);
+    const auto bytes = static_cast<double>(t.io.bytes_written());
+    g.number("duration_seconds", t.durable_seconds, kExact, true);
     g.count("files_written", t.files_written, true);
     g.count("files_kept", t.files_kept);
     g.count("bytes_written", t.io.bytes_written(), true);
-    g.number("write_bytes_per_second", t.seconds > 0 ? static_cast<double>(t.io.bytes_written()) / t.seconds : 0.0, kRounding, true);
+    g.number("write_seconds", t.seconds, kExact, true);
+    g.number("write_bytes_per_second", t.seconds > 0 ? bytes / t.seconds : 0.0, kRounding, true);
+    g.number("durable_seconds", t.durable_seconds, kExact, true);
+    g.number("durable_bytes_per_second", t.durable_seconds > 0 ? bytes / t.durable_seconds : 0.0, kRounding, true);
     io(g.sub("io"), t.io);
     characterization(g.sub("characterization"), t.io);
     if (t.io.requests.total.count() > 0) requests(g.sub("requests"), t.io.requests);

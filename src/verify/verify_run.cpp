@@ -11,7 +11,7 @@
 
 namespace trainio::verify {
 
-void verify_run(const std::string& folder, Checks& checks) {
+std::string verify_run(const std::string& folder, Checks& checks) {
   const std::string path = util::join(folder, "summary.json");
   std::ifstream in(path);
   if (!in) throw usage_error(fmt::format("'{}' holds no summary.json", folder), "name a results folder of trainio run");
@@ -26,6 +26,11 @@ void verify_run(const std::string& folder, Checks& checks) {
   read_ranks(folder, ranks->get<int>(), totals, checks);
   check_summary(folder, summary, totals, checks);
   check_csvs(folder, totals, checks);
+  if (totals.incomplete_ranks == 0) return {};
+  const nlohmann::json* reason = find(summary, "trainio/stopped/reason");
+  const nlohmann::json* epoch = find(summary, "trainio/stopped/epoch");
+  return fmt::format("incomplete: {} stopped the run in epoch {}; these are the figures of what ran before",
+                     reason && reason->is_string() ? reason->get<std::string>() : "a signal", epoch ? epoch->dump() : "?");
 }
 
 }  // namespace trainio::verify

@@ -12,6 +12,7 @@ namespace trainio::verify {
 // Checks the run in `folder` into `checks`. Throws a usage error when the folder holds no
 // readable trainio summary, and a data error naming the file when a record is missing, cut
 // short or damaged.
-void verify_run(const std::string& folder, Checks& checks);
+// Returns what a reader must know beside the figures: that the run is incomplete, and why.
+std::string verify_run(const std::string& folder, Checks& checks);
 
 }  // namespace trainio::verify

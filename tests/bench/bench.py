@@ -85,12 +85,12 @@ def trainio(args, ranks):
     return out, time.monotonic() - start
 
 
-def reported_rate(text):
-    """The rate trainio prints at the end of a phase, "(1.23 GiB/s)", in MiB/s: its own timing
-    of the phase, without process and MPI start-up (fio's figures leave those out too)."""
-    m = re.search(r"\(([\d.]+) (B|KiB|MiB|GiB|TiB)/s\)", text)
+def durable_rate(text):
+    """The rate over generation's durable time that trainio prints ("durable after 2.20 s
+    (465.45 MiB/s)"), in MiB/s: until the last file the slowest rank wrote was on stable storage."""
+    m = re.search(r"durable after [\d.]+ \S+ \(([\d.]+) (B|KiB|MiB|GiB|TiB)/s\)", text)
     if not m:
-        sys.exit(f"no rate in trainio's output:\n{text}")
+        sys.exit(f"no durable rate in trainio's output:\n{text}")
     scale = {"B": 1 / MIB, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "TiB": 1024 * 1024}[m.group(2)]
     return float(m.group(1)) * scale
 
@@ -157,14 +157,16 @@ class Table:
 
 
 def bench_generate(table, work, ranks, files_per_rank, size_mib, repeat, fmt):
-    """Dataset generation on the benchmark's disk (buffered writes, no fsync) against two
-    references of the same number and size of files, one writer per rank: the plain writer
-    (tests/bench/plain_writer.cpp, committing each file by rename as trainio does; wall clock of
-    the slowest writer, as trainio's generation time is its slowest rank's), the like-for-like
-    target; and fio's sequential buffered writes (informative: fio's figure is its bandwidth over
-    its own job time, files created on open, and the two were not doing the same work when its
-    ratio came out well above 1). Each side starts from the same state (every earlier file
-    deleted, synced, settled) and the order rotates from round to round: on this machine's
+    """Dataset generation on the benchmark's disk (buffered writes, each file made durable: trainio's
+    rate over its durable time) against two references of the same number and size of files, one
+    writer per rank: the plain writer (tests/bench/plain_writer.cpp, committing each file by rename
+    as trainio does, after an fdatasync made on one of 16 threads as trainio makes it, and its
+    folder fsynced at the end; wall clock of the slowest writer, as trainio's generation time is
+    its slowest rank's), the like-for-like target; and fio's sequential buffered writes with an
+    fsync of each file at the end (end_fsync, in fio's time; informative: fio's figure is its
+    bandwidth over its own job time, files created on open, and the two were not doing the same
+    work when its ratio came out well above 1). Each side starts from the same state (every
+    earlier file deleted, synced, settled) and the order rotates from round to round: on this machine's
     virtual disk, whichever writer came first after the deletion of the previous gigabytes ran
     several times slower than the one after it (trainio first: 1.0 s against the plain writer's
     0.52 s; plain writer first: 1.9-2.3 s against trainio's 0.22-0.28 s), which a fixed order
@@ -185,7 +187,7 @@ def bench_generate(table, work, ranks, files_per_rank, size_mib, repeat, fmt):
                           f"dataset.num_files_train={files}", "dataset.num_files_eval=0", "workflow.evaluation=false",
                           f"dataset.record_length_bytes={record}", "dataset.num_subfolders_train=0",
                           "--no-progress"], ranks)
-        ours.append(reported_rate(out.stdout))
+        ours.append(durable_rate(out.stdout))
         total = sum(os.path.getsize(name) for name in data_files(d))
 
     def run_plain():
@@ -193,7 +195,8 @@ def bench_generate(table, work, ranks, files_per_rank, size_mib, repeat, fmt):
         for r in range(ranks):
             os.makedirs(os.path.join(p, str(r)))
         writers = [subprocess.Popen([PLAIN_WRITER, os.path.join(p, str(r)), str(files_per_rank), str(total // files),
-                                     str(MIB), "rename"], stdout=subprocess.PIPE, text=True) for r in range(ranks)]
+                                     str(MIB), "rename", "sync"], stdout=subprocess.PIPE, text=True)
+                   for r in range(ranks)]
         seconds = max(float(w.communicate()[0]) for w in writers)
         plain.append(total / seconds / MIB)
 
@@ -202,7 +205,7 @@ def bench_generate(table, work, ranks, files_per_rank, size_mib, repeat, fmt):
         os.makedirs(f)
         job = fio(["--name=write", "--rw=write", "--bs=4m", "--ioengine=psync", f"--numjobs={ranks}",
                    f"--nrfiles={files_per_rank}", f"--filesize={size_mib}m", "--file_service_type=sequential",
-                   "--create_on_open=1"], f)
+                   "--create_on_open=1", "--end_fsync=1"], f)
         theirs.append(job["write"]["bw_bytes"] / MIB)
 
     run_ours()  # a first, uncounted run learns the files' real size (headers included)
@@ -213,7 +216,7 @@ def bench_generate(table, work, ranks, files_per_rank, size_mib, repeat, fmt):
             side()
     settle()
     title = f"generate {fmt}, {ranks} ranks x {files_per_rank} files x {size_mib} MiB"
-    table.add(f"{title} (reference: plain writer + rename)", ours, plain,
+    table.add(f"{title} (reference: plain writer + fdatasync + rename)", ours, plain,
               "MiB/s", 0.70)
     table.add(f"{title} (reference: fio)", ours, theirs, "MiB/s", None)
 
@@ -224,9 +227,10 @@ PLAIN_READER = os.path.join(ROOT, "build", "tests", "bench", "trainio_plain_read
 
 
 def generation_seconds(text):
-    """The duration trainio prints for generation ("... in 234.53 ms (...)"): the phase's own
-    wall clock, without process and MPI start-up."""
-    m = re.search(r"kept, .* in ([\d.]+) (µs|us|ms|s|min)\b", text)
+    """The durable time trainio prints for generation ("... durable after 234.53 ms (...)"): the
+    phase's own wall clock until its files were on stable storage, without process and MPI
+    start-up."""
+    m = re.search(r"durable after ([\d.]+) (µs|us|ms|s|min)\b", text)
     if not m:
         sys.exit(f"no generation time in trainio's output:\n{text}")
     return float(m.group(1)) * {"µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1, "min": 60}[m.group(2)]
@@ -234,14 +238,16 @@ def generation_seconds(text):
 
 def bench_generate_plain(table, work, repeat):
     """Generation against a plain writer (tests/bench/plain_writer.cpp: create, write 1 MiB pieces
-    of a buffer filled beforehand, close) putting the same number of files of the same size in a
-    tmpfs, where only the client's cost remains; wall clock of the phase on both sides,
-    alternating. trainio also makes the content, frames the format and records every call. A
-    second reference, the plain writer committing each file by rename as trainio does, shows how
-    much of the gap is that protocol (informative: the target is against the plain writer). HDF5
-    has a third, like for like: a plain libhdf5 program making the same files (same datasets,
-    shapes and layout, a buffer filled beforehand, rename), since libhdf5's own work per file
-    (metadata cache, object headers) is part of making an HDF5 file whoever calls it."""
+    of a buffer filled beforehand, fdatasync on one of 16 threads as trainio syncs each file,
+    close, fsync of the folder at the end) putting the same number of files of the same size in a
+    tmpfs, where only the client's cost remains; wall clock of the phase until its files are
+    durable on both sides, alternating. trainio also makes the content, frames the format and
+    records every call. A second reference, the plain writer committing each file by rename as
+    trainio does, shows how much of the gap is that protocol (informative: the target is against
+    the plain writer). HDF5 has a third, like for like: a plain libhdf5 program making the same
+    files (same datasets, shapes and layout, a buffer filled beforehand, fdatasync, rename), since
+    libhdf5's own work per file (metadata cache, object headers) is part of making an HDF5 file
+    whoever calls it."""
     shm = "/dev/shm"
     if not os.path.isdir(shm):
         print("  (no /dev/shm: generation against the plain writer skipped)")
@@ -270,17 +276,18 @@ def bench_generate_plain(table, work, repeat):
                 p = os.path.join(base, "plain")
                 shutil.rmtree(p, ignore_errors=True)
                 os.makedirs(p)
-                seconds = float(run([PLAIN_WRITER, p, str(len(files)), str(total // len(files))]).stdout)
+                seconds = float(run([PLAIN_WRITER, p, str(len(files)), str(total // len(files)), str(MIB), "place",
+                                     "sync"]).stdout)
                 theirs.append(total / seconds / MIB)
                 shutil.rmtree(p, ignore_errors=True)
                 os.makedirs(p)
                 seconds = float(run([PLAIN_WRITER, p, str(len(files)), str(total // len(files)), str(MIB),
-                                     "rename"]).stdout)
+                                     "rename", "sync"]).stdout)
                 renamed.append(total / seconds / MIB)
                 shutil.rmtree(p, ignore_errors=True)
                 if title in hdf5_shape:
                     os.makedirs(p)
-                    seconds = float(run([PLAIN_HDF5_WRITER, p, str(len(files)), *hdf5_shape[title]]).stdout)
+                    seconds = float(run([PLAIN_HDF5_WRITER, p, str(len(files)), *hdf5_shape[title], "sync"]).stdout)
                     libhdf5.append(sum(os.path.getsize(os.path.join(p, f)) for f in os.listdir(p)) / seconds / MIB)
                     shutil.rmtree(p, ignore_errors=True)
             table.add(f"generate {title}, tmpfs (reference: plain writer)", ours,

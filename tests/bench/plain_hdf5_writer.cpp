@@ -5,12 +5,17 @@
 // from a buffer filled before the clock starts, an int64 "labels" dataset of zeros, close,
 // rename into place (trainio commits every data file so). Prints the wall-clock seconds. No
 // content generation, no instrumentation, no trainio code: what libhdf5 itself costs per file
-// is in both figures, so their ratio is trainio's own overhead.
+// is in both figures, so their ratio is trainio's own overhead. With `sync`, each file is made
+// durable before its rename, as trainio's generation does (opened again and fdatasync'ed once
+// libhdf5 closed it), and the folder fsynced at the end; one sync at a time (bench.py runs this
+// on a tmpfs, where a sync costs a call, not a wait).
 //
-// Usage: trainio_plain_hdf5_writer FOLDER FILES SAMPLES SAMPLE_SHAPE   (SAMPLE_SHAPE: 362x362)
+// Usage: trainio_plain_hdf5_writer FOLDER FILES SAMPLES SAMPLE_SHAPE [sync]   (SAMPLE_SHAPE: 362x362)
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -40,13 +45,14 @@ bool write_file(const std::string& path, hid_t fapl, const std::vector<hsize_t>&
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s FOLDER FILES SAMPLES SAMPLE_SHAPE (e.g. 362x362)\n", argv[0]);
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s FOLDER FILES SAMPLES SAMPLE_SHAPE (e.g. 362x362) [sync]\n", argv[0]);
     return 2;
   }
   const std::string folder = argv[1];
   const long files = std::atol(argv[2]);
   const long long samples = std::atoll(argv[3]);
+  const bool sync = argc > 5 && std::string(argv[5]) == "sync";
   if (files <= 0 || samples <= 0) {
     std::fprintf(stderr, "%s: FILES and SAMPLES must be positive numbers\n", argv[0]);
     return 2;
@@ -78,8 +84,22 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "libhdf5 failed on %s\n", writing.c_str());
       return 1;
     }
+    if (sync) {
+      const int fd = ::open(writing.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || ::fdatasync(fd) != 0 || ::close(fd) != 0) {
+        std::perror(writing.c_str());
+        return 1;
+      }
+    }
     if (std::rename(writing.c_str(), path.c_str()) != 0) {
       std::perror("rename");
+      return 1;
+    }
+  }
+  if (sync) {
+    const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0 || ::fsync(dir) != 0 || ::close(dir) != 0) {
+      std::perror(folder.c_str());
       return 1;
     }
   }

@@ -129,12 +129,33 @@ STORAGE_CALLS = ("openat(", "open(", "newfstatat(", "fstat(", "statx(", "lstat("
                  "write(", "pread64(", "read(", "ftruncate(", "lseek(", "close(", "rename(", "unlink(")
 
 
+def joined_calls(lines):
+    """strace -f lines with each call interrupted by another thread's ("<unfinished ...>") joined
+    to its end ("<... call resumed>"), in the order the calls began."""
+    joined, pending = [], {}
+    for line in lines:
+        m = re.match(r"(\d+)\s+(.*)$", line)
+        if not m:
+            continue
+        pid, rest = m.groups()
+        if rest.endswith(" <unfinished ...>"):
+            pending[pid] = len(joined)
+            joined.append(f"{pid} {rest[:-len(' <unfinished ...>')]}")
+        elif rest.startswith("<... ") and pid in pending:
+            at = pending.pop(pid)
+            joined[at] += re.sub(r"\s+= ", " = ", re.sub(r"^<\.\.\. \w+ resumed>", "", rest))
+        else:
+            joined.append(line)
+    return joined
+
+
 def hdf5_calls_of(lines, name):
     """The system calls writing data file `name` (through its temporary name), from the first
-    open of the temporary to its rename, on the thread that opened it: names, descriptors,
-    buffers and stat structures elided."""
+    open of the temporary to the open that hands it over to be synced (its close and rename
+    follow once its sync is done, on the generator's time: test_durability.py checks them), on
+    the thread that opened it: names, descriptors, buffers and stat structures elided."""
     out, pid, fd = [], None, None
-    for line in lines:
+    for line in joined_calls(lines):
         m = re.match(r"(\d+)\s+(.*)$", line)
         if not m:
             continue
@@ -161,7 +182,7 @@ def hdf5_calls_of(lines, name):
         if not ("(FD" in call or "NAME" in call or call.startswith("getcwd(")):
             continue  # another descriptor (a runtime's pipe): not this file
         out.append(call)
-        if call.startswith("rename("):
+        if call.startswith("openat(") and "O_RDONLY" in call:
             break
     return out
 
@@ -220,7 +241,7 @@ class Hdf5Test(TrainioTest):
     def test_files_after_the_first_make_libhdf5s_system_calls(self):
         """The first file is written by libhdf5, the next ones of its layout replay its calls
         (format/hdf5_write_template.hpp): under strace, every file's calls are the first one's,
-        from libhdf5's probe open to the rename, and every file reads back in h5py."""
+        from libhdf5's probe open to the hand-over for its sync, and every file reads back in h5py."""
         import h5py
         import numpy as np
         strace = shutil.which("strace")

@@ -1,10 +1,13 @@
 """The HTML reports: self-contained files (inline SVG, no script, nothing fetched) that a real
 browser renders: Debian's chromium, headless, draws them to a screenshot that holds the charts."""
+import csv
+import json
 import os
 import re
 import shutil
 import subprocess
 import unittest
+import xml.etree.ElementTree as ET
 
 from PIL import Image
 
@@ -18,6 +21,29 @@ RUN = ["dataset.num_files_train=8", "dataset.num_samples_per_file=8", "dataset.r
 # The charts' first colour (AU, sample reads, ...) and the AU target's red line, as drawn.
 BLUE = (0x1f, 0x77, 0xb4)
 RED = (0xd6, 0x27, 0x28)
+SVG = "{http://www.w3.org/2000/svg}"
+UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def charts(html):
+    """Each chart of a page by its title (its aria-label), as parsed SVG."""
+    out = {}
+    for m in re.finditer(r"<svg .*?</svg>", html, re.S):
+        root = ET.fromstring(m.group(0))
+        out[root.get("aria-label")] = root
+    return out
+
+
+def marks(chart, tag):
+    """A chart's bars ("rect") or points ("circle") that carry a value: (label, value, element),
+    from each one's <title>, "LABEL: VALUE"."""
+    out = []
+    for e in chart.iter(SVG + tag):
+        title = e.find(SVG + "title")
+        if title is not None:
+            label, _, value = title.text.rpartition(": ")
+            out.append((label, float(value), e))
+    return out
 
 
 class HtmlReportTest(TrainioTest):
@@ -59,7 +85,7 @@ class HtmlReportTest(TrainioTest):
         self.check_self_contained(html)
         for title in ("Accelerator utilisation per epoch", "Training throughput per epoch",
                       "Measured read bandwidth per epoch", "Where each rank&#39;s step time went",
-                      "Latency percentiles, epoch 3", "target 90%"):
+                      "Training latency percentiles, whole run (3 epochs)", "target 90%"):
             self.assertIn(title.replace("&#39;", "'"), html)
         self.assertEqual(html.count("<svg"), 5)
         self.assertIn("accelerator util. (AU)", html)  # the end-of-run table, too
@@ -86,15 +112,120 @@ class HtmlReportTest(TrainioTest):
         self.assertEqual(r.code, 2, r)
         self.assertIn("exists", r.err)
 
+    def test_the_latency_chart_shows_the_tables_population(self):
+        """The latency chart and the table under it give the same figures: every epoch's training
+        together, as summary.json's trainio.train holds them (the last epoch's alone differ)."""
+        self.ok("run", "default", "dataset.data_folder=d", "workflow.generate_data=true", *RUN, "--output", "a")
+        self.ok("report", self.path("a"), "--html", "a.html")
+        html = self.read_text("a.html")
+        chart = [(title, c) for title, c in charts(html).items() if "atency percentiles" in title]
+        self.assertEqual(len(chart), 1, list(charts(html)))
+        title, chart = chart[0]
+        plotted = {label: value for label, value, _ in marks(chart, "rect")}
+        table = re.search(r"<pre>(.*)</pre>", html, re.S).group(1)
+        s = self.summary("a")
+        for name, key in (("sample read", "sample_read_seconds"), ("batch wait", "batch_wait_seconds")):
+            row = re.search(name + r"\s+p50 (\S+ \S+)  p90 (\S+ \S+)  p99 (\S+ \S+)  max (\S+ \S+)", table)
+            self.assertIsNotNone(row, table)
+            printed = [float(v.split()[0]) * UNITS[v.split()[1]] for v in row.groups()]
+            for p, text in zip(("p50", "p90", "p99", "max"), printed):
+                bar = [v for label, v in plotted.items() if label.startswith(name) and label.endswith(" " + p)]
+                self.assertEqual(len(bar), 1, (name, p, plotted))
+                # The table prints 3 or 4 significant digits.
+                self.assertAlmostEqual(bar[0], text, delta=text * 0.01, msg=f"{name} {p}: chart {bar[0]}, table {text}")
+                self.assertAlmostEqual(bar[0], s["trainio"]["train"][key][p], delta=text * 0.001, msg=f"{name} {p}")
+        self.assertEqual(title, "Training latency percentiles, whole run (3 epochs)")
+
+    def test_a_single_writers_checkpoint_chart_shows_its_figures(self):
+        """ZeRO 0 on 2 ranks: data rank 0 writes every file, rank 1 none. One rank moved all the bytes,
+        so its bandwidth over the checkpoint's duration is the checkpoint's; the chart's bars are
+        summary.json's figures. With checkpoint.rank_sync every rank's time runs to a barrier the idle
+        rank may leave last."""
+        for name, sync in (("ck", []), ("ck-sync", ["checkpoint.rank_sync=true"])):
+            with self.subTest(name):
+                self.check_single_writer(name, sync)
+
+    def check_single_writer(self, name, overrides):
+        self.ok("run", "default", *CHECKPOINT_MODEL, "model.parallelism.zero_stage=0", "checkpoint.num_checkpoints_write=2",
+                "checkpoint.num_checkpoints_read=1", f"checkpoint.checkpoint_folder={name}-files", *overrides,
+                "--output", name, ranks=2)
+        s = self.summary(name)
+        checkpoints = s["trainio"]["checkpoint"]["checkpoints"]
+        self.assertEqual([(c["kind"], c["index"], c["ranks_with_data"]) for c in checkpoints],
+                         [("save", 1, 1), ("save", 2, 1), ("load", 1, 1)])
+        self.ok("report", self.path(name), "--html", name + ".html")
+        chart = [c for title, c in charts(self.read_text(name + ".html")).items() if title.startswith("Checkpoint bandwidth")]
+        self.assertEqual(len(chart), 1)
+        bars = marks(chart[0], "rect")
+        of = lambda series, category: [v for label, v, _ in bars if label.startswith(series) and label.endswith(category)]
+        for c in checkpoints:
+            category = f"{c['kind']} {c['index']}"
+            every, slowest = of("all ranks", category), of("slowest rank", category)
+            self.assertEqual((len(every), len(slowest)), (1, 1), [label for label, _, _ in bars])
+            self.assertLessEqual(slowest[0], every[0], f"{category}: the slowest rank's bar is above all ranks'")
+        if not overrides:
+            # The rank that wrote nothing only made the folder: its time is its own, not its wait for rank 0.
+            writer, idle = self.read_json(name, "0_per_epoch_stats.json"), self.read_json(name, "1_per_epoch_stats.json")
+            for key in ("save_ckpt1", "save_ckpt2"):
+                self.assertLess(idle["1"][key]["duration"], writer["1"][key]["duration"] / 2, key)
+        for c in checkpoints:
+            # The writer's own I/O took longest; its bytes are all the checkpoint's, over the same duration.
+            self.assertEqual(c["slowest_rank"], 0)
+            self.assertEqual(c["slowest_rank_file_bytes"], c["file_bytes"])
+            self.assertAlmostEqual(c["slowest_rank_bytes_per_second"], c["bytes_per_second"], delta=c["bytes_per_second"] * 1e-9)
+            category = f"{c['kind']} {c['index']}"
+            every, slowest = of("all ranks", category)[0], of("slowest rank", category)[0]
+            self.assertAlmostEqual(every, c["bytes_per_second"] / 2**30, delta=every * 1e-3)
+            self.assertAlmostEqual(slowest, c["slowest_rank_bytes_per_second"] / 2**30, delta=every * 1e-3)
+        # The legend says what each bar is.
+        legend = [t.text for t in chart[0].iter(SVG + "text")]
+        self.assertIn("all ranks' bytes / duration", legend)
+        self.assertIn("slowest rank's bytes / duration", legend)
+
     def test_a_sweeps_report_draws_each_point_against_the_target(self):
         self.ok("sweep", "default", "dataset.data_folder=d", "workflow.generate_data=true", *RUN,
                 "--vary", "reader.read_threads=1,2", "--ranks", "1,2", "--output", "s")
         html = self.read_text("s", "report.html")
         self.check_self_contained(html)
-        for title in ("AU per point", "Training throughput per point", "Measured read bandwidth per point", "target 90%"):
+        # No line joins two configurations: ranks on the x axis, one line per figure and read_threads
+        # value, each point where sweep.csv puts it.
+        au = [c for title, c in charts(html).items() if title.startswith("AU ")]
+        self.assertEqual(len(au), 1, list(charts(html)))
+        lines = list(au[0].iter(SVG + "polyline"))
+        self.assertEqual(len(lines), 4, "a line per figure (AU mean, lowest epoch) and read_threads value")
+        with open(self.path("s", "sweep.csv")) as f:
+            rows = {(r["ranks"], r["reader.read_threads"]): r for r in csv.DictReader(f)}
+        at = {}  # where each configuration's points are drawn
+        for label, value, e in marks(au[0], "circle"):
+            m = re.fullmatch(r"(AU mean|lowest epoch) \(reader\.read_threads=(\d+)\), ranks (\d+)", label)
+            self.assertIsNotNone(m, f"{label!r} does not name its configuration")
+            figure, threads, ranks = m.groups()
+            column = "au_mean_percent" if figure == "AU mean" else "au_min_percent"
+            self.assertAlmostEqual(value, float(rows[(ranks, threads)][column]), delta=0.01, msg=label)
+            at.setdefault((e.get("cx"), e.get("cy")), set()).add((figure, threads))
+        joined = []
+        for line in lines:
+            vertices = [tuple(v.split(",")) for v in line.get("points").split()]
+            self.assertEqual(len(vertices), 2, "a vertex per rank count")
+            common = set.intersection(*(at.get(v, set()) for v in vertices))
+            self.assertTrue(common, f"a line joins points of different configurations: {[at.get(v) for v in vertices]}")
+            joined.append(common)
+        self.assertEqual(set.union(*joined), {(f, t) for f in ("AU mean", "lowest epoch") for t in ("1", "2")})
+        for title in ("AU against ranks", "Training throughput against ranks", "Measured read bandwidth against ranks",
+                      "target 90%"):
             self.assertIn(title, html)
         self.assertEqual(html.count("<tr>"), 5)  # a header and a row per point
         self.assertIn("ranks=2,reader.read_threads=1", html)
+        # The bars, too, by configuration.
+        for title, column in (("Training throughput against ranks", "samples_per_second_mean"),
+                              ("Measured read bandwidth against ranks", "read_MiB_per_second_mean")):
+            bars = marks(charts(html)[title], "rect")
+            self.assertEqual(len(bars), 4, title)
+            for label, value, _ in bars:
+                m = re.fullmatch(r".* \(reader\.read_threads=(\d+)\), ranks (\d+)", label)
+                self.assertIsNotNone(m, label)
+                expected = float(rows[(m.group(2), m.group(1))][column])
+                self.assertAlmostEqual(value, expected, delta=max(0.06, expected * 1e-3), msg=label)
         # Its runs side by side are named by their points, not four times "run1".
         self.ok("report", self.path("s"), "--html", "runs.html")
         labels = re.findall(r">([^<>]+/run1)</text>", self.read_text("runs.html"))

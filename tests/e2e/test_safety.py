@@ -3,7 +3,6 @@ import glob
 import json
 import os
 import re
-import shutil
 import unittest
 
 import harness
@@ -159,42 +158,6 @@ class SafetyTest(TrainioTest):
         self.assertIn("No space left on device", r.err)
         self.assertIn("trace-0-of-1.pfw", r.err)
         self.assertEqual([f for f in os.listdir(f"{mount}/o") if "pfw" in f], [], "no trace, whole or half")
-
-
-@unittest.skipUnless(shutil.which("strace"), "strace is not installed")
-class DurabilityTest(TrainioTest):
-    """A dataset is marked complete only once its files are on stable storage: after a node
-    crash, a marker that says complete must not cover short or zero-filled files."""
-
-    def test_data_is_synced_before_the_marker_says_complete(self):
-        trace = self.path("gen.strace")
-        self.ok("generate", "default", *SMALL, wrapper=["strace", "-f", "-o", trace, "-e",
-                                                         "trace=openat,pwrite64,rename,renameat,renameat2,syncfs,sync,"
-                                                         "fsync,fdatasync"])
-        calls = [line for line in open(trace) if "resumed>" not in line or "rename" in line or "sync" in line]
-        text = "".join(calls)
-
-        def last_index(pattern, before=None):
-            hits = [i for i, line in enumerate(calls[:before]) if re.search(pattern, line)]
-            return hits[-1] if hits else None
-
-        # Small files are written under their final names in one write (no rename): the data is
-        # complete at the last write or data-file rename before the complete marker is opened.
-        marker_open = last_index(r'openat.*\.trainio-dataset\.json\.trainio-tmp"')
-        self.assertIsNotNone(marker_open, text[-2000:])
-        self.assertIsNotNone(last_index(r'openat.*img_\d+_of_\d+\.npz"'), text[-2000:])
-        last_data = last_index(r'pwrite64\(|rename.*img_\d+_of_\d+\.npz"', marker_open)
-        data_sync = [i for i, line in enumerate(calls) if re.search(r"\b(syncfs|sync)\(", line)]
-        marker_rename = last_index(r'rename.*\.trainio-dataset\.json"')
-        self.assertIsNotNone(last_data, text[-2000:])
-        self.assertIsNotNone(marker_rename, text[-2000:])
-        self.assertTrue(data_sync, "no syncfs or sync: the data files are never made durable\n" + text[-2000:])
-        self.assertTrue(any(last_data < i < marker_rename for i in data_sync),
-                        "the data is not synced between the last data file's write and the complete marker\n"
-                        + text[-3000:])
-        # The marker's own rename is made durable by an fsync of its folder after it.
-        self.assertTrue(any(re.search(r"\bfsync\(", line) for line in calls[marker_rename + 1:]),
-                        "the marker's rename is not followed by an fsync of its folder\n" + text[-2000:])
 
 
 class FailureReportingTest(TrainioTest):

@@ -10,6 +10,7 @@
 #  - srun without an MPI plugin (each task a one-rank MPI world) is refused, exit 2, naming
 #    --mpi=pmix, before anything is written;
 #  - a task killed mid-run ends the job non-zero, promptly, with no summary;
+#  - a job that hits its --time limit keeps its finished epochs, marked incomplete;
 #  - sbatch runs the same (a batch script of generate, run and report);
 #  - trainio sweep inside an allocation (salloc) launches its runs with srun.
 #
@@ -145,6 +146,24 @@ cat killed.txt | tail -5
 [ "$rc" -ne 0 ] || fail "the job with a killed task exited 0"
 [ ! -e killed/summary.json ] || fail "the job with a killed task wrote a summary"
 
+# 3b. A job that hits its time limit: Slurm sends SIGTERM to every task (SIGKILL KillWait = 5 s
+# later); the ranks stop after the same step and keep what they measured, marked incomplete.
+rc=0
+timeout 300 srun --mpi=pmix -n 2 --time=1 "$trainio" run default "${data[@]}" train.epochs=1000000 \
+  train.computation_time=0.05 --output timelimit >timelimit.txt 2>&1 || rc=$?
+tail -5 timelimit.txt
+[ "$rc" -ne 0 ] || fail "the job that hit its time limit exited 0"
+[ -f timelimit/summary.json ] || { cat timelimit.txt; fail "the job that hit its time limit kept no summary"; }
+"$python" - "$d/work/timelimit/summary.json" <<'PY' || fail "the time-limited run's summary is not an incomplete run's"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["trainio"]
+print("time limit:", t["complete"], t["stopped"], len(t["epochs"]), "epochs kept")
+assert t["complete"] is False and t["stopped"]["reason"] == "SIGTERM" and len(t["epochs"]) >= 1, t["stopped"]
+PY
+ls -a timelimit | grep -q trainio-tmp && fail "the time-limited run left temporaries: $(ls -a timelimit)"
+"$trainio" verify timelimit >verify.txt 2>&1 || { cat verify.txt; fail "trainio verify of the time-limited run failed"; }
+
 # 4. sbatch: the shape of docs/usage.md's batch script (generate, run, report), waited for.
 cat >job.sh <<EOF
 #!/bin/bash
@@ -167,7 +186,7 @@ salloc -n 2 "$trainio" sweep default "${data[@]}" workflow.generate_data=false -
 cat sweep.txt | tail -4
 
 # Every run's figures agree with its own records.
-for run in pmix batch/solo batch/run1 batch/run2 sweep; do
+for run in pmix timelimit batch/solo batch/run1 batch/run2 sweep; do
   "$trainio" verify "$run" >verify.txt 2>&1 || { cat verify.txt; fail "trainio verify $run found figures that disagree with their records"; }
 done
 
