@@ -186,6 +186,24 @@ class S3RunTest(TrainioTest):
                 self.assertLess(time.monotonic() - start, 30)
                 self.assertFalse(os.path.exists(self.path("x", "summary.json")))
 
+    def test_the_shipped_s3_workload_generates_trains_and_checkpoints_on_s3(self):
+        prefix = self.prefix()
+        env = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+        config = self.ok("config", "unet3d_h100_s3").out
+        self.assertIn("storage_type: s3", config)
+        self.assertIn("checkpoint_folder: s3://unet3d/checkpoints", config)
+        self.ok("run", "unet3d_h100_s3", f"dataset.data_folder=s3://{BUCKET}/{prefix}/data",
+                f"checkpoint.checkpoint_folder=s3://{BUCKET}/{prefix}/ck", "workflow.generate_data=True",
+                "dataset.num_files_train=4", "dataset.record_length_bytes=1000000", "dataset.record_length_bytes_stdev=0",
+                "dataset.record_length_bytes_resize=0", "reader.batch_size=2", "reader.read_threads=1", "train.epochs=1",
+                "train.computation_time=0", "checkpoint.checkpoint_after_epoch=1", "model.model_size_bytes=4096",
+                "--output", "out", env=env)
+        s = self.summary("out")["trainio"]
+        self.assertEqual(s["generate"]["files_written"], 4)
+        self.assertEqual(s["epochs"][0]["train"]["requests"]["by_kind"]["GET"], 4)
+        self.assertEqual(s["checkpoint"]["checkpoints"][0]["kind"], "save")
+        self.assertGreater(s["checkpoint"]["checkpoints"][0]["requests"]["by_kind"]["CompleteMultipartUpload"], 0)
+
     def test_checkpoints_to_s3_are_multipart_uploads_that_torch_loads(self):
         prefix = self.prefix()
         self.ok("run", "default", *s3_args(prefix), "workflow.train=False", "workflow.generate_data=False",
