@@ -186,6 +186,25 @@ class S3RunTest(TrainioTest):
                 self.assertLess(time.monotonic() - start, 30)
                 self.assertFalse(os.path.exists(self.path("x", "summary.json")))
 
+    def test_a_checkpoint_only_run_needs_no_data_folder(self):
+        # The shipped llama3_8b_s3, scaled down: no dataset section, so data_folder is DLIO's local
+        # default; nothing is read from it and no folder is made for it.
+        prefix = self.prefix()
+        env = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+        small = ["model.num_layers=2", "model.transformer.vocab_size=1000", "model.transformer.hidden_size=256",
+                 "model.transformer.ffn_hidden_size=512", "model.transformer.num_attention_heads=4",
+                 "model.transformer.num_kv_heads=2", "checkpoint.num_checkpoints_write=1",
+                 "checkpoint.num_checkpoints_read=1", "checkpoint.time_between_checkpoints=0"]
+        r = self.ok("run", "llama3_8b_s3", f"checkpoint.checkpoint_folder=s3://{BUCKET}/{prefix}/ck", *small,
+                    "--output", "out", env=env)
+        self.assertFalse(os.path.exists(self.path("data")), os.listdir(self.dir))
+        save, load = self.summary("out")["trainio"]["checkpoint"]["checkpoints"]
+        self.assertGreater(save["requests"]["by_kind"]["CompleteMultipartUpload"], 0)
+        self.assertGreater(load["requests"]["by_kind"]["GET"], 0)
+        self.assertIn(f"S3 {save['requests']['count']} requests (", r.out + r.err)
+        keys = [o["Key"] for o in client().list_objects_v2(Bucket=BUCKET, Prefix=f"{prefix}/ck/")["Contents"]]
+        self.assertEqual(len(keys), save["files"])
+
     def test_the_shipped_s3_workload_generates_trains_and_checkpoints_on_s3(self):
         prefix = self.prefix()
         env = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
