@@ -435,6 +435,15 @@ class S3EndpointsTest(TrainioTest):
             self.assertEqual(sum(e["retries"] for e in endpoints), phase["requests"]["retries"])
             self.assertGreater(endpoints[1]["first_byte_seconds"]["p50"], 0)
         self.assertIn("S3 endpoints", r.err + r.out)
+        # trainio verify rebuilds each endpoint's figures from the records: one edited is found.
+        import shutil
+        shutil.copytree(self.path("ranks"), self.path("edited"))
+        self.unverified.add("edited")
+        s["trainio"]["epochs"][0]["train"]["requests"]["by_endpoint"][1]["bytes"] += 1
+        self.write_json(s, "edited", "summary.json")
+        edited = self.run_trainio("verify", self.path("edited"))
+        self.assertNotEqual(edited.code, 0, edited)
+        self.assertIn("by_endpoint.1.bytes", edited.out)
         # One rank by rank: only its endpoint, the first.
         self.ok("run", "default", *s3_args(prefix, endpoint=two), *SMALL, "--output", "one")
         self.assertEqual(self.by_endpoint(self.summary("one")["trainio"]["epochs"][0]["train"]), [16])
