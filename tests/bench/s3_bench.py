@@ -85,7 +85,7 @@ def main():
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--in-flight", default="1,8,32")
     p.add_argument("--sizes", default="64K,1M,8M")
-    p.add_argument("--megabytes", type=int, default=64, help="MiB each side moves per case and phase (at least 32 objects)")
+    p.add_argument("--megabytes", type=int, default=64, help="MiB each side moves per case and phase (at least 32 objects, 4 per request in flight)")
     a = p.parse_args()
     bench = os.path.join(a.build, "tests", "bench", "trainio_s3_bench")
     s3rver = os.path.join(a.build, "test-tools", "node_modules", ".bin", "s3rver")
@@ -109,8 +109,9 @@ def main():
             except OSError:
                 time.sleep(0.1)
         for size in (size_of(s) for s in a.sizes.split(",")):
-            objects = max(32, a.megabytes * 1024 ** 2 // size)
             for in_flight in (int(n) for n in a.in_flight.split(",")):
+                # At least 4 requests per request in flight: throughput of a stream, not of one wave.
+                objects = max(32, 4 * in_flight, a.megabytes * 1024 ** 2 // size)
                 runs = {"trainio": [], "boto3": []}
                 for r in range(a.repeat):
                     for side in ("trainio", "boto3"):
