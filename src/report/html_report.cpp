@@ -65,7 +65,7 @@ std::string s3_table(const nlohmann::json& s) {
       return out;
     };
     const double retries = number_or_nan(*r, "retries");
-    rows += fmt::format("<tr><td>{}</td><td>{:g}</td><td>{}</td><td>{}</td><td>{}</td><td>{:g}{}</td><td>{}</td></tr>\n",
+    rows += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}{}</td><td>{}</td></tr>\n",
                         markup_escape(name), count, duration > 0 ? fmt::format("{:.1f}", count / duration) : "-",
                         seconds(number_or_nan(*r, "first_byte_seconds.p50")), seconds(number_or_nan(*r, "first_byte_seconds.p99")),
                         retries, retries > 0 ? " (after " + statuses("retries_by_status") + ")" : "", statuses("by_status"));

@@ -524,6 +524,14 @@ class S3FaultsTest(StrictServerTest):
         self.assertIn(f"<tr><td>generation</td><td>{gen['count']}</td>", html)
         self.assertIn(f"<tr><td>epoch 1 train</td><td>{first['count']}</td>", html)
         self.assertIn("503 &times;10", html)
+        # Counts print whole, however large (not 1.23457e+06).
+        import shutil
+        shutil.copytree(self.path("out"), self.path("big"))
+        self.unverified.add("big")
+        s["trainio"]["generate"]["requests"]["count"] = 1234567
+        self.write_json(s, "big", "summary.json")
+        self.ok("report", self.path("big"), "--html", "big.html")
+        self.assertIn("<tr><td>generation</td><td>1234567</td>", self.read_text("big.html"))
 
     def test_a_checkpoint_s3_cannot_hold_is_refused_before_any_request(self):
         # 6 TB in one object: over S3's 5 TiB. (The fault stops a client that would try anyway.)
