@@ -23,6 +23,7 @@
 #include "report/hydra_files.hpp"
 #include "report/live_json.hpp"
 #include "report/records_file.hpp"
+#include "report/run_results.hpp"
 #include "report/results.hpp"
 #include "report/tables.hpp"
 #include "report/trace_file.hpp"
@@ -81,6 +82,23 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
   return comm.broadcast(dir);
 }
 
+// --resume-from: the write job's results (one run that saved checkpoints), whose end starts the
+// failover gap. Read on every rank before anything runs, so a wrong folder is a usage error.
+report::Failover failover_from(const std::string& folder, const config::Workload& w) {
+  const auto fix = "give --resume-from the results folder of the run that wrote the checkpoints";
+  if (!w.workflow.checkpoint || w.workflow.train || w.checkpoint.num_checkpoints_read <= 0)
+    throw usage_error("--resume-from is for a checkpoint-only run that reads checkpoints (the read job of a failover)",
+                      "set workflow.checkpoint=True, workflow.train=False and checkpoint.num_checkpoints_read, or drop "
+                      "--resume-from");
+  const std::vector<report::RunResult> runs = report::load_runs(folder);
+  if (runs.size() != 1)
+    throw usage_error(fmt::format("--resume-from '{}' holds {} runs, not one", folder, runs.size()), fix);
+  const report::RunResult& run = runs.front();
+  if (run.end.empty() || report::number_at(run.summary, "trainio.checkpoint.saves.count").value_or(0) < 1)
+    throw usage_error(fmt::format("--resume-from '{}' is not a run that saved checkpoints", folder), fix);
+  return {folder, run.end};
+}
+
 }  // namespace
 
 int run_command(const RunCommand& cmd, int argc, char** argv) {
@@ -106,6 +124,8 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         if (const auto warning = plan::few_steps_warning(shape, w); comm.is_root() && trains && !warning.empty())
           spdlog::warn("{}", warning);
         if (!cmd.live_json.empty()) engine::together(comm, [&] { report::LiveJson::check_new(cmd.live_json); });
+        std::optional<report::Failover> failover;
+        if (!cmd.resume_from.empty()) engine::together(comm, [&] { failover = failover_from(cmd.resume_from, w); });
         std::string out_dir;
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);
@@ -177,6 +197,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
                                                static_cast<std::uint64_t>(w.reader.batch_size_eval),
                                                static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                                static_cast<std::uint64_t>(w.output.exclude_end_steps)});
+            if (failover) records->add_failover(failover->previous_results, failover->previous_end);
           });
         options.on_epoch = [&](const metrics::EpochRecord& e) {
           if (records) records->add(e);
@@ -224,8 +245,9 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           return 0;
         }
 
-        const report::RunContext context =
+        report::RunContext context =
             report::context_of(layout, comm, mpi::launched_by_mpi(), command_line(argc, argv), out_dir, std::move(hosts));
+        context.failover = failover;
         const std::string summary_path = util::join(out_dir, "summary.json");
         engine::together(comm, [&] {
           report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
@@ -237,6 +259,10 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           const std::string table = report::final_table(w, layout, summary, summary_path);
           print_result(table);
           storage::write_file_atomic(util::join(out_dir, "summary.txt"), table);
+          if (const std::string line = report::startup_line(summary.startup, context.failover); !line.empty()) {
+            print_result(line + "\n");
+            spdlog::info("{}", line);  // also into the run's log file
+          }
         }
         if (summary.stop_signal != 0) {
           const std::string why = fmt::format("{} stopped the run in epoch {} ({})", util::signal_name(summary.stop_signal),

@@ -173,6 +173,7 @@ void validate(Workload& w) {
   if (uses_data) check_sizes(d);  // sizes and counts that overflow
   if (w.storage.storage_type == StorageType::s3) validate_s3(w, uses_data);
   if (w.workflow.train) validate_cache(w);
+  validate_parquet(w);
   require(!w.workflow.checkpoint || !w.checkpoint.checkpoint_folder.starts_with("s3://") ||
               w.storage.storage_type == StorageType::s3,
           fmt::format("checkpoint.checkpoint_folder '{}' is in S3, but storage.storage_type is not s3",
@@ -234,7 +235,8 @@ void validate(Workload& w) {
   require(!(r.io_engine == IoEngine::mmap && r.odirect), "reader.odirect and reader.io_engine=mmap exclude each other",
           "a memory map goes through the page cache: drop one of them");
   const bool compresses = (d.format == Format::npz && d.compression == Compression::zip) ||
-                         (d.format == Format::hdf5 && d.compression != Compression::zip);
+                         (d.format == Format::hdf5 && d.compression != Compression::zip && d.compression != Compression::zstd) ||
+                         d.format == Format::parquet;
   if (d.compression != Compression::none && !compresses)
     w.notes.push_back({"dataset.compression",
                        fmt::format("dataset.compression '{}' has no effect on '{}' files (npz takes zip; hdf5 gzip, lzf, ...)",

@@ -28,6 +28,7 @@ std::uint64_t choose_run_seed(const config::Workload& w, const mpi::Comm& comm) 
 metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& comm, const WorkflowOptions& options) {
   metrics::RankRecord record;
   record.start = util::wall_time_iso();
+  record.process_start_ns = util::process_start_ns();
   storage::s3::set_endpoint_rank(comm.rank());  // with several S3 endpoints, rank r uses r % N
   const plan::DatasetLayout layout(w);
   const bool train = w.workflow.train && !options.generate_only;

@@ -4,10 +4,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <vector>
 
-#include "util/paths.hpp"
 
 namespace trainio::storage {
 
@@ -16,17 +16,31 @@ namespace {
 struct NamedFolder {
   std::string folder, name;
   bool dataset = false;
+  std::filesystem::path absolute;  // the folder, absolute and normalised
 };
 
 std::mutex names_mutex;
 std::vector<NamedFolder> names;
+// The working directory when the first folder was named (trainio never changes it). A hint is
+// made without system calls: libhdf5's probe of a missing file builds one, and the calls it makes
+// must be libhdf5's own, which the HDF5 write template replays (format/hdf5_write_template.hpp).
+std::filesystem::path working_dir;
+
+std::filesystem::path absolute_of(const std::string& p) {
+  const std::filesystem::path n = (working_dir / p).lexically_normal();  // an absolute p stays itself
+  return n.has_filename() ? n : n.parent_path();  // "a/b/" names the folder "a/b"
+}
 
 // The named folder that holds `path` most closely (the deepest), if any.
 const NamedFolder* folder_of(const std::string& path) {
   const NamedFolder* best = nullptr;
   if (path.empty()) return best;
-  for (const auto& n : names)
-    if (util::is_within(path, n.folder) && (!best || n.folder.size() > best->folder.size())) best = &n;
+  const std::filesystem::path p = absolute_of(path);
+  for (const auto& n : names) {
+    const auto rel = p.lexically_relative(n.absolute);
+    const bool within = !rel.empty() && *rel.begin() != "..";
+    if (within && (!best || n.folder.size() > best->folder.size())) best = &n;
+  }
   return best;
 }
 
@@ -34,7 +48,8 @@ const NamedFolder* folder_of(const std::string& path) {
 
 void name_folder(const std::string& folder, const std::string& name, bool dataset) {
   const std::lock_guard lock(names_mutex);
-  names.push_back({folder, name, dataset});
+  if (working_dir.empty()) working_dir = std::filesystem::current_path();
+  names.push_back({folder, name, dataset, absolute_of(folder)});
 }
 
 void forget_folder_names() {
