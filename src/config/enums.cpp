@@ -42,6 +42,8 @@ TRAINIO_ENUM_TABLE(Compression, {"none", Compression::none}, {"gzip", Compressio
 TRAINIO_ENUM_TABLE(StorageType, {"local_fs", StorageType::local_fs},
                    {"parallel_fs", StorageType::parallel_fs}, {"s3", StorageType::s3})
 
+TRAINIO_ENUM_TABLE(EndpointSpread, {"rank", EndpointSpread::rank}, {"request", EndpointSpread::request})
+
 TRAINIO_ENUM_TABLE(FileAccess, {"multi", FileAccess::multi}, {"shared", FileAccess::shared},
                    {"collective", FileAccess::collective}, {"mpio", FileAccess::mpio},
                    {"posix", FileAccess::posix})

@@ -18,6 +18,9 @@ enum class Shuffle { off, seed, random, cache_aware };
 enum class ReadType { on_demand, memory };
 enum class Compression { none, gzip, lzf, bz2, zip, xz, zstd };
 enum class StorageType { local_fs, parallel_fs, s3 };
+// Several S3 endpoints: each rank uses endpoint rank % N (the MLCommons DLIO fork's way), or
+// each client sends its requests round robin over all of them.
+enum class EndpointSpread { rank, request };
 enum class FileAccess { multi, shared, collective, mpio, posix };
 enum class CheckpointType { rank_zero, all_ranks };
 enum class CheckpointMode { standard, subset };  // DLIO spells `standard` as "default"

@@ -101,7 +101,8 @@ std::vector<Entry> build() {
   t.push_back(key("storage.storage_root", FIELD(storage.storage_root), text(), active, "prefixed to data_folder and checkpoint_folder (an absolute folder or an s3:// URI ignores it)"));
   t.push_back(key("storage.storage_options.access_key_id", FIELD(storage.storage_options.access_key_id), text(), active, "S3 access key (else AWS_ACCESS_KEY_ID)"));
   t.push_back(key("storage.storage_options.secret_access_key", FIELD(storage.storage_options.secret_access_key), text(), active, "S3 secret key (else AWS_SECRET_ACCESS_KEY); shown and written as ***"));
-  t.push_back(key("storage.storage_options.endpoint_url", FIELD(storage.storage_options.endpoint_url), text(), active, "S3 endpoint, http(s)://host[:port] (else AWS_ENDPOINT_URL)"));
+  t.push_back(key("storage.storage_options.endpoint_url", FIELD(storage.storage_options.endpoint_url), text(), active, "S3 endpoint, http(s)://host[:port] (else AWS_ENDPOINT_URL); several separated by commas"));
+  t.push_back(key("storage.storage_options.s3_endpoint_spread", FIELD(storage.storage_options.endpoint_spread), enumeration<EndpointSpread>(), active, "with several endpoints: rank (rank r uses endpoint r % N, as the MLCommons DLIO fork) or request (each client's requests round robin over all, starting at its rank's)"));
   t.push_back(key("storage.storage_options.region", FIELD(storage.storage_options.region), text(), active, "S3 region the requests are signed for"));
   t.push_back(key("storage.storage_options.s3_force_path_style", FIELD(storage.storage_options.force_path_style), boolean(), active, "address buckets as http://host/bucket/key instead of http://bucket.host/key"));
   t.push_back(key("storage.storage_options.s3_max_attempts", FIELD(storage.storage_options.max_attempts), integer(1), active, "tries of one S3 request, the first included (5xx, 429 and lost connections are retried)"));

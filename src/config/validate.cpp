@@ -69,10 +69,14 @@ void require_s3_uri(const std::string& key, const std::string& uri) {
 void validate_s3(const Workload& w, bool uses_data) {
   const auto& d = w.dataset;
   const auto& r = w.reader;
-  require(d.data_folder.starts_with("s3://") && d.data_folder.size() > 5,
-          fmt::format("storage.storage_type is s3, but dataset.data_folder '{}' is not an s3:// URI", d.data_folder),
-          "set dataset.data_folder=s3://<bucket>/<prefix> (the bucket comes from the URI, as in DLIO)");
-  require_s3_uri("dataset.data_folder", d.data_folder);
+  // A checkpoint-only run reads no dataset: its data_folder is not looked at (DLIO would want a
+  // dummy s3:// one).
+  if (uses_data || d.data_folder.starts_with("s3://")) {
+    require(d.data_folder.starts_with("s3://") && d.data_folder.size() > 5,
+            fmt::format("storage.storage_type is s3, but dataset.data_folder '{}' is not an s3:// URI", d.data_folder),
+            "set dataset.data_folder=s3://<bucket>/<prefix> (the bucket comes from the URI, as in DLIO)");
+    require_s3_uri("dataset.data_folder", d.data_folder);
+  }
   if (w.workflow.checkpoint && w.checkpoint.checkpoint_folder.starts_with("s3://"))
     require_s3_uri("checkpoint.checkpoint_folder", w.checkpoint.checkpoint_folder);
   if (uses_data) {

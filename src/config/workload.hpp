@@ -51,7 +51,8 @@ struct WorkflowSection {
 struct S3Options {
   std::string access_key_id;
   std::string secret_access_key;  // never printed nor written to results
-  std::string endpoint_url;
+  std::string endpoint_url;  // one, or several separated by commas
+  EndpointSpread endpoint_spread = EndpointSpread::rank;
   std::string region = "us-east-1";
   bool force_path_style = false;
   std::int64_t max_attempts = 5;

@@ -46,6 +46,9 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
   source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
   for (const auto* parts : {&mine_, &source_})
     for (const Part& p : *parts) largest_file_ = std::max(largest_file_, p.archive.file_size());
+  // An object S3 cannot hold fails every rank here, before any checkpoint's first byte.
+  if (s3_)
+    for (const Part& p : mine_) storage::s3::check_object_size(p.archive.file_size(), util::join(root_, p.file.name));
   if (!mine_.empty() || !source_.empty()) scratch_.resize(staging_bytes(largest_file_, alignment_));
 }
 
@@ -75,7 +78,9 @@ void Checkpointer::write_file(const Part& part, const std::string& path, std::ui
   if (s3_) {
     // DLIO: with s3_checkpoint.writer(name) as w: torch.save(state, w).
     const auto object = storage::s3::parse_object_path(path);
-    storage::s3::Upload out(*s3_, object.bucket, object.key);
+    storage::s3::Upload out(*s3_, object.bucket, object.key, storage::s3::kPartBytes,
+                            storage::s3::Upload::Parts::always_multipart, storage::s3::kPartsInFlight,
+                            part.archive.file_size());
     format::torch::save_to(part.archive, out, content, scratch_);
     out.commit();
     return;

@@ -78,7 +78,9 @@ metrics::GenerateRecord generate_s3_dataset(const config::Workload& w, const pla
                  [&](const plan::DataFile& file) { return complete_already(client, *writer, file, trusted != 0); },
                  [&](const plan::DataFile& file) {
                    const s3::ObjectPath object = s3::parse_object_path(file.path);
-                   s3::Upload out(client, object.bucket, object.key);
+                   // The object's size, when the format knows it, sets the part size (S3's 10,000 parts).
+                   s3::Upload out(client, object.bucket, object.key, s3::kPartBytes, s3::Upload::Parts::always_multipart,
+                                  s3::kPartsInFlight, writer->expected_size(file).value_or(0));
                    writer->write(file, out, *file_content(w, file));
                    out.commit();
                  });

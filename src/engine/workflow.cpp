@@ -6,6 +6,7 @@
 #include "engine/generator.hpp"
 #include "engine/step_spill.hpp"
 #include "engine/trainer.hpp"
+#include "storage/s3_endpoint.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"
 #include "util/clock.hpp"
@@ -28,6 +29,7 @@ metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& com
   metrics::RankRecord record;
   record.start = util::wall_time_iso();
   record.process_start_ns = util::process_start_ns();
+  storage::s3::set_endpoint_rank(comm.rank());  // with several S3 endpoints, rank r uses r % N
   const plan::DatasetLayout layout(w);
   const bool train = w.workflow.train && !options.generate_only;
   // Infeasible plans (too few samples for the ranks) fail before any I/O.

@@ -77,6 +77,9 @@ RequestStats reduce(const RequestStats& r, const mpi::Comm& comm) {
   std::vector<std::uint64_t> statuses = r.by_status;
   statuses.resize(RequestStats::kStatuses);  // a rank without requests has none
   counts.insert(counts.end(), statuses.begin(), statuses.end());
+  std::vector<std::uint64_t> retried = r.retries_by_status;
+  retried.resize(RequestStats::kStatuses);
+  counts.insert(counts.end(), retried.begin(), retried.end());
   counts.push_back(r.retries);
   counts.push_back(r.bytes);
   counts = comm.sum(counts);
@@ -84,10 +87,27 @@ RequestStats reduce(const RequestStats& r, const mpi::Comm& comm) {
   for (auto& c : out.by_kind) c = counts[i++];
   out.by_status.resize(RequestStats::kStatuses);
   for (auto& c : out.by_status) c = counts[i++];
+  out.retries_by_status.resize(RequestStats::kStatuses);
+  for (auto& c : out.retries_by_status) c = counts[i++];
   out.retries = counts[i++];
   out.bytes = counts[i++];
   out.first_byte_ns = reduce(r.first_byte_ns, comm);
   out.total_ns = reduce(r.total_ns, comm);
+  // Every rank has the same endpoints; a rank that used fewer has shorter lists.
+  const auto endpoints = static_cast<std::size_t>(comm.max(static_cast<std::uint64_t>(r.by_endpoint.size())));
+  std::vector<metrics::EndpointStats> mine = r.by_endpoint;
+  mine.resize(endpoints);
+  std::vector<std::uint64_t> sums;
+  for (const auto& e : mine) sums.insert(sums.end(), {e.count, e.retries, e.bytes});
+  sums = comm.sum(sums);
+  out.by_endpoint.resize(endpoints);
+  for (std::size_t e = 0; e < endpoints; ++e) {
+    out.by_endpoint[e].count = sums[3 * e];
+    out.by_endpoint[e].retries = sums[3 * e + 1];
+    out.by_endpoint[e].bytes = sums[3 * e + 2];
+    out.by_endpoint[e].first_byte_ns = reduce(mine[e].first_byte_ns, comm);
+    out.by_endpoint[e].total_ns = reduce(mine[e].total_ns, comm);
+  }
   return out;
 }
 

@@ -7,6 +7,9 @@
 #include <numeric>
 
 #include "report/dlio_figures.hpp"
+#include "storage/s3_endpoint.hpp"
+#include "util/error.hpp"
+#include "util/redact.hpp"
 #include "util/stop_request.hpp"
 #include "util/units.hpp"
 
@@ -77,7 +80,45 @@ std::string tier_lines(const config::Workload& w, const metrics::RunSummary& run
   return out;
 }
 
+std::string ms(std::uint64_t ns) { return util::format_duration(static_cast<double>(ns) * 1e-9); }
+
+// Every endpoint's share of the run's requests, named as the workload lists them.
+std::string endpoint_lines(const config::Workload& w, const metrics::RequestStats& r) {
+  if (r.by_endpoint.size() < 2) return "";
+  std::vector<std::string> urls;
+  try {
+    urls = storage::s3::endpoint_urls(w.storage.storage_options.endpoint_url);
+  } catch (const Error&) {  // given by AWS_ENDPOINT_URL instead
+  }
+  std::string out;
+  for (std::size_t i = 0; i < r.by_endpoint.size(); ++i) {
+    const auto& e = r.by_endpoint[i];
+    out += fmt::format("  {:<22} {}: {} requests, {}, first byte p50 {} p99 {}, {} retries\n", i == 0 ? "S3 endpoints" : "",
+                       i < urls.size() ? util::redact(urls[i]) : fmt::format("endpoint {}", i), e.count,
+                       util::format_bytes(static_cast<double>(e.bytes)), ms(e.first_byte_ns.quantile(0.5)),
+                       ms(e.first_byte_ns.quantile(0.99)), e.retries);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string s3_figures(const metrics::RequestStats& r, double seconds) {
+  if (r.requests() == 0) return "";
+  std::string statuses;
+  for (std::size_t s = 0; s < r.by_status.size(); ++s)
+    if (r.by_status[s] > 0)
+      statuses += fmt::format("{}{} x{}", statuses.empty() ? "" : ", ", s == 0 ? std::string("no answer") : std::to_string(s),
+                              r.by_status[s]);
+  std::string retried;
+  for (std::size_t s = 0; s < r.retries_by_status.size(); ++s)
+    if (r.retries_by_status[s] > 0)
+      retried += fmt::format("{}{} x{}", retried.empty() ? " after " : ", ", s == 0 ? std::string("no answer") : std::to_string(s),
+                             r.retries_by_status[s]);
+  return fmt::format("S3 {} requests ({}/s), first byte p50 {} p99 {}, {} retries{}, HTTP {}", r.requests(),
+                     seconds > 0 ? fmt::format("{:.1f}", static_cast<double>(r.requests()) / seconds) : std::string("-"),
+                     ms(r.first_byte_ns.quantile(0.5)), ms(r.first_byte_ns.quantile(0.99)), r.retries, retried, statuses);
+}
 
 std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, double nominal_record_bytes) {
   const auto& t = e.train;
@@ -93,6 +134,9 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
   if (e.evaluated)
     line += fmt::format("; eval {} steps, AU {}%, {} samples/s", e.eval.steps, maybe(e.eval.au, "{:.1f}", 100),
                         maybe(e.eval.throughput_dlio, "{:.1f}"));
+  if (t.io.requests().requests() > 0) line += "\n  train: " + s3_figures(t.io.requests(), t.duration);
+  if (e.evaluated && e.eval.io.requests().requests() > 0)
+    line += "\n  eval: " + s3_figures(e.eval.io.requests(), e.eval.duration);
   return line;
 }
 
@@ -119,6 +163,7 @@ std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t o
                                  util::format_rate(c.bandwidth));
   if (c.ranks_with_data > 1)
     line += fmt::format(" (per rank {} to {})", util::format_rate(c.rank_bandwidth_min), util::format_rate(c.rank_bandwidth_max));
+  if (c.io.requests().requests() > 0) line += "\n  " + s3_figures(c.io.requests(), c.duration);
   return line;
 }
 
@@ -136,6 +181,8 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
   out += fmt::format("\n{} - {} rank{} on {} host{}\n", w.name, run.ranks, run.ranks == 1 ? "" : "s", run.hosts,
                      run.hosts == 1 ? "" : "s");
   if (run.generate.ran) out += fmt::format("  {:<22} {}\n", "generation", generation_line(run.generate));
+  if (run.generate.ran && run.generate.io.requests().requests() > 0)
+    out += fmt::format("  {:<22} {}\n", "", s3_figures(run.generate.io.requests(), run.generate.seconds));
   if (!run.epochs.empty()) {
     std::vector<double> bw, exact;
     bool degenerate = false;
@@ -249,6 +296,7 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
       std::any_of(run.checkpoints.begin(), run.checkpoints.end(),
                   [](const auto& c) { return c.kind == metrics::CheckpointRecord::Kind::load; }))
     out += "  caching: checkpoint.evict is none: the loads may have been served from the page cache\n";
+  out += endpoint_lines(w, run.io.requests());
   if (run.stop_signal != 0)
     out += fmt::format("  INCOMPLETE: {} stopped the run in epoch {} ({}); the figures are those of what ran before\n",
                        util::signal_name(run.stop_signal), run.stop_epoch, run.stop_phase);

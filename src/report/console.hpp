@@ -17,6 +17,12 @@ std::string generation_line(const metrics::GenerateSummary& g);
 
 std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, double nominal_record_bytes);
 
+// A phase's requests to S3 (docs/s3.md): "S3 1234 requests (412.0/s), first byte p50 1.2 ms p99
+// 8.1 ms, 3 retries after 503 x3, HTTP 206 x1234"; the rate is the requests over the phase's
+// duration (its slowest rank's), the statuses are the requests' final answers. Empty without
+// requests.
+std::string s3_figures(const metrics::RequestStats& r, double seconds);
+
 // "checkpoint save 3/10 (global_epoch1_step3): 104.70 GiB in 41.2 s, 2.54 GiB/s ..."; `of` 0 when
 // the number of checkpoints is not known in advance (training mode).
 std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t of);

@@ -8,6 +8,7 @@
 #include "report/markup.hpp"
 #include "report/svg_chart.hpp"
 #include "util/paths.hpp"
+#include "util/units.hpp"
 
 namespace trainio::report {
 
@@ -38,6 +39,40 @@ table {{ border-collapse: collapse; font-size: 13px; }} td, th {{ border: 1px so
 
 double number_or_nan(const nlohmann::json& root, const std::string& dotted) {
   return number_at(root, dotted).value_or(NAN);
+}
+
+// Each phase's requests to S3 (docs/s3.md): how many and how fast, the time to first byte, the
+// retries and the answers; empty for a run without an object store.
+std::string s3_table(const nlohmann::json& s) {
+  std::vector<std::pair<std::string, const nlohmann::json*>> phases;
+  if (const auto* g = node_at(s, "trainio.generate")) phases.emplace_back("generation", g);
+  if (const auto* list = node_at(s, "trainio.epochs"); list && list->is_array())
+    for (const auto& e : *list)
+      for (const char* part : {"train", "eval"})
+        if (e.is_object() && e.contains(part)) phases.emplace_back(fmt::format("epoch {:g} {}", number_or_nan(e, "epoch"), part), &e.at(part));
+  if (const auto* list = node_at(s, "trainio.checkpoint.checkpoints"); list && list->is_array())
+    for (const auto& k : *list) phases.emplace_back(fmt::format("checkpoint {} {:g}", text_at(k, "kind"), number_or_nan(k, "index")), &k);
+  std::string rows;
+  const auto seconds = [](double v) { return std::isfinite(v) ? util::format_duration(v) : std::string("-"); };
+  for (const auto& [name, phase] : phases) {
+    const nlohmann::json* r = node_at(*phase, "requests");
+    if (!r || !r->is_object()) continue;
+    const double count = number_or_nan(*r, "count"), duration = number_or_nan(*phase, "duration_seconds");
+    const auto statuses = [&](const char* key) {
+      std::string out;
+      if (const auto* by = node_at(*r, key); by && by->is_object())
+        for (const auto& [status, n] : by->items()) out += fmt::format("{}{} &times;{}", out.empty() ? "" : ", ", markup_escape(status), n.dump());
+      return out;
+    };
+    const double retries = number_or_nan(*r, "retries");
+    rows += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}{}</td><td>{}</td></tr>\n",
+                        markup_escape(name), count, duration > 0 ? fmt::format("{:.1f}", count / duration) : "-",
+                        seconds(number_or_nan(*r, "first_byte_seconds.p50")), seconds(number_or_nan(*r, "first_byte_seconds.p99")),
+                        retries, retries > 0 ? " (after " + statuses("retries_by_status") + ")" : "", statuses("by_status"));
+  }
+  if (rows.empty()) return "";
+  return "<table><tr><th>S3 requests</th><th>requests</th><th>per second</th><th>first byte p50</th><th>first byte p99</th>"
+         "<th>retries</th><th>answers (HTTP status)</th></tr>\n" + rows + "</table>\n";
 }
 
 std::string run_section(const RunResult& run) {
@@ -145,6 +180,7 @@ std::string run_section(const RunResult& run) {
     out += svg_chart(c);
   }
   out += "</div>\n" + notes;
+  out += s3_table(s);
   if (const std::string table = kept_table(run); !table.empty()) out += "<pre>" + markup_escape(table) + "</pre>\n";
   return out;
 }

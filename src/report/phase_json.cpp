@@ -107,13 +107,29 @@ json requests_json(const metrics::RequestStats& r) {
     if (r.by_kind[static_cast<std::size_t>(k)] > 0) kinds[storage::request_name(static_cast<storage::Request>(k))] = r.by_kind[static_cast<std::size_t>(k)];
   for (std::size_t s = 0; s < r.by_status.size(); ++s)
     if (r.by_status[s] > 0) statuses[s == 0 ? "no_answer" : std::to_string(s)] = r.by_status[s];
+  json retried = json::object();
+  for (std::size_t s = 0; s < r.retries_by_status.size(); ++s)
+    if (r.retries_by_status[s] > 0) retried[s == 0 ? "no_answer" : std::to_string(s)] = r.retries_by_status[s];
+  // In storage_options.endpoint_url's order: entry i is the i-th endpoint listed.
+  json endpoints = json::array();
+  for (std::size_t i = 0; i < r.by_endpoint.size(); ++i) {
+    const auto& e = r.by_endpoint[i];
+    endpoints.push_back({{"endpoint", i},
+                         {"count", e.count},
+                         {"retries", e.retries},
+                         {"bytes", e.bytes},
+                         {"first_byte_seconds", latency_json(e.first_byte_ns)},
+                         {"total_seconds", latency_json(e.total_ns)}});
+  }
   return {{"count", r.requests()},
           {"by_kind", kinds},
           {"by_status", statuses},
           {"retries", r.retries},
+          {"retries_by_status", retried},
           {"bytes", r.bytes},
           {"first_byte_seconds", latency_json(r.first_byte_ns)},
-          {"total_seconds", latency_json(r.total_ns)}};
+          {"total_seconds", latency_json(r.total_ns)},
+          {"by_endpoint", endpoints}};
 }
 
 json maybe(const std::optional<double>& v, double scale) { return v ? json(*v * scale) : json(nullptr); }

@@ -64,17 +64,28 @@ json profile_record(const metrics::AccessProfile& a) {
 }
 
 json requests_record(const metrics::RequestStats& r) {
-  json kinds = json::object(), statuses = json::object();
+  json kinds = json::object(), statuses = json::object(), retried = json::object();
   for (int k = 0; k < storage::kRequestKinds; ++k)
     if (const auto n = r.by_kind[static_cast<std::size_t>(k)]; n > 0) kinds[storage::request_name(static_cast<storage::Request>(k))] = n;
   for (std::size_t s = 0; s < r.by_status.size(); ++s)
     if (r.by_status[s] > 0) statuses[std::to_string(s)] = r.by_status[s];
+  for (std::size_t s = 0; s < r.retries_by_status.size(); ++s)
+    if (r.retries_by_status[s] > 0) retried[std::to_string(s)] = r.retries_by_status[s];
+  json endpoints = json::array();
+  for (const auto& e : r.by_endpoint)
+    endpoints.push_back({{"count", e.count},
+                         {"retries", e.retries},
+                         {"bytes", e.bytes},
+                         {"first_byte_ns", histogram_record(e.first_byte_ns)},
+                         {"total_ns", histogram_record(e.total_ns)}});
   return {{"by_kind", kinds},
           {"by_status", statuses},
           {"retries", r.retries},
+          {"retries_by_status", retried},
           {"bytes", r.bytes},
           {"first_byte_ns", histogram_record(r.first_byte_ns)},
-          {"total_ns", histogram_record(r.total_ns)}};
+          {"total_ns", histogram_record(r.total_ns)},
+          {"by_endpoint", endpoints}};
 }
 
 json io_record(const metrics::IoRecorder& io) {

@@ -79,7 +79,8 @@ void observe_path_op(Op op, std::string_view path, std::int64_t start_ns, std::u
 
 const char* request_name(Request r) {
   static constexpr const char* kNames[kRequestKinds] = {"GET", "PUT", "HEAD", "DELETE", "CreateMultipartUpload", "UploadPart",
-                                                        "CompleteMultipartUpload", "AbortMultipartUpload", "HEAD bucket"};
+                                                        "CompleteMultipartUpload", "AbortMultipartUpload", "HEAD bucket",
+                                                        "ListMultipartUploads"};
   return kNames[static_cast<int>(r)];
 }
 

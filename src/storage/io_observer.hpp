@@ -4,6 +4,7 @@
 // installs and the metrics layer implements. One virtual call per storage call: cheap next to a
 // system call.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,8 +46,10 @@ struct OpEvent {
 
 // A request to an object store (storage/s3_client.hpp), as its client saw it: retries included.
 // Each is also reported as the storage call it stands for (OpEvent, marked remote).
-enum class Request : std::uint8_t { get, put, head, delete_object, create_upload, upload_part, complete_upload, abort_upload, head_bucket };
-inline constexpr int kRequestKinds = 9;
+enum class Request : std::uint8_t {
+  get, put, head, delete_object, create_upload, upload_part, complete_upload, abort_upload, head_bucket, list_uploads
+};
+inline constexpr int kRequestKinds = 10;
 const char* request_name(Request r);
 
 struct RequestEvent {
@@ -57,6 +60,14 @@ struct RequestEvent {
   std::int64_t start_ns = 0;
   std::int64_t first_byte_ns = 0;  // time to the first byte of the answer, of the last attempt
   std::int64_t total_ns = 0;       // all attempts and the waits between them
+  std::uint16_t endpoint = 0;      // which of the workload's endpoints (storage_options.endpoint_url) it went to
+  // The status of each try that was retried (0: no answer), in order; tries past the eighth
+  // count as the eighth.
+  static constexpr int kRetriesKept = 8;
+  std::uint16_t retried_status[kRetriesKept] = {};
+  void note_retry(int status) {
+    retried_status[std::min(attempts, kRetriesKept) - 1] = static_cast<std::uint16_t>(status > 0 && status < 600 ? status : 0);
+  }
 };
 
 class IoObserver {

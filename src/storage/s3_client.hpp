@@ -1,10 +1,12 @@
 #pragma once
 // An S3 client over libcurl: the requests a training job's S3 connector makes (GET of a whole
 // object or a byte range, PUT, multipart upload, HEAD, DELETE), each signed with SigV4, with a
-// timeout on every request, retries of what S3 says may succeed later (5xx, 429, a dropped
-// connection) and one clear error for what will not (wrong credentials, a missing bucket or
-// object, an endpoint that is down). One client per thread: its curl handle keeps connections
-// open between requests, as connection-pooling clients do.
+// timeout on every request, and what each request sends, retries and makes of its answers as
+// one table says (s3_policy.hpp): retries of what may succeed later (5xx, 429, a dropped
+// connection or lost answer), a completed upload recognised when its answer was lost, no upload
+// left behind by a retried start, and one clear error for what will not succeed (wrong
+// credentials, a missing bucket or object, an endpoint that is down). One client per thread: its
+// curl handle keeps connections open between requests, as connection-pooling clients do.
 
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "storage/io_observer.hpp"
+#include "storage/s3_policy.hpp"
 #include "storage/s3_sigv4.hpp"
 
 namespace trainio::storage::s3 {
@@ -28,6 +31,12 @@ inline constexpr int kPartsInFlight = 8;
 
 struct Endpoint {
   std::string url = "http://127.0.0.1:9000";  // scheme://host[:port], storage_options.endpoint_url
+  // Several endpoints (storage_options.endpoint_url lists them): `url` is urls[first], the one
+  // this rank uses; with `per_request`, a client sends its requests round robin over all of them
+  // from there. Empty: `url` alone.
+  std::vector<std::string> urls;
+  std::size_t first = 0;
+  bool per_request = false;
   std::string region = "us-east-1";
   bool path_style = true;   // s3_force_path_style: http://host/bucket/key; else http://bucket.host/key
   int max_attempts = 5;     // s3_max_attempts: tries of one request, the first included
@@ -83,36 +92,49 @@ class Client {
   // Drops every request in flight without waiting for its answer (an upload given up).
   void cancel_in_flight() { abandon_all(); }
 
+  // After a retry, aborts the key's other uploads in progress: an earlier try may have begun one.
   std::string create_upload(const std::string& bucket, const std::string& key);
   // Returns the part's ETag.
   std::string upload_part(const std::string& bucket, const std::string& key, const std::string& upload,
                           int part, std::span<const char> body, std::uint64_t offset);
+  // `etags` of parts 1, 2, ...; `object_bytes`: their total, which a HEAD checks when a retry
+  // finds the upload gone (an earlier try completed it and its answer was lost).
   void complete_upload(const std::string& bucket, const std::string& key, const std::string& upload,
-                       const std::vector<std::string>& etags);
+                       const std::vector<std::string>& etags, std::uint64_t object_bytes);
   void abort_upload(const std::string& bucket, const std::string& key, const std::string& upload);
+  // The ids of the multipart uploads in progress for exactly `key` (ListMultipartUploads).
+  std::vector<std::string> uploads_of(const std::string& bucket, const std::string& key);
 
   const Endpoint& endpoint() const { return endpoint_; }
 
- private:
+  // Inside the client (s3_call.hpp).
   struct Call;
   struct Answer;
   struct Transfer;
+
+ private:
   // One request with its retries, then settle().
   Answer perform(Call& call);
   // Signs `call` and readies curl handle `curl` for it; `t` holds what the transfer needs.
   void setup(void* curl, Call& call, Transfer& t);
   // Takes the outcome of a finished transfer (a CURLcode) into t.answer.
   void finish(Transfer& t, int curl_code);
-  static void back_off(int tries);
-  // Records a finished request (observer, storage call) and throws the error its answer means.
+  static void back_off(int tries, std::optional<int> retry_after_s);
+  // Records a finished request (observer, storage call) and throws the error its answer means
+  // (the policy's verdict; verdicts other than error come back in the answer).
   Answer settle(Call& call, Transfer& t);
   void mark_access(Call& call);
   void report_as_storage_call(const Call& call, const RequestRecord& record) const;
-  std::string url_of(const std::string& bucket, const std::string& key, std::string& path) const;
+  struct Host;
+  std::string url_of(const Host& h, const std::string& bucket, const std::string& key, std::string& path) const;
 
   Endpoint endpoint_;
-  std::string host_;    // as sent in Host (with the port)
-  std::string scheme_;  // http or https
+  // Each endpoint's scheme (http or https) and host as sent in Host (with the port).
+  struct Host {
+    std::string scheme, host, url;
+  };
+  std::vector<Host> hosts_;
+  std::size_t next_endpoint_ = 0;  // per_request: the endpoint of the next request
   void* curl_ = nullptr;
   struct Lane;
   // A lane without a request: an idle one, a new one (up to `lanes`), or the first to finish

@@ -10,7 +10,12 @@
 namespace trainio::storage::s3 {
 
 // Throws a config error naming the key (and the variable) when the endpoint or a credential is
-// missing.
+// missing. With several endpoints, this process's rank (set_endpoint_rank) picks its own.
 Endpoint endpoint_of(const config::S3Options& options);
+// The rank of this process, for endpoint_of(): rank r uses endpoint r % N. Set once, before the
+// first client (engine::run_workflow); 0 until then.
+void set_endpoint_rank(int rank);
+// The endpoints a storage_options.endpoint_url lists (separated by commas).
+std::vector<std::string> endpoint_urls(const std::string& list);
 
 }  // namespace trainio::storage::s3

@@ -9,9 +9,18 @@
 
 namespace trainio::storage::s3 {
 
+namespace {
+
+std::size_t part_size(std::size_t configured, std::uint64_t object_bytes, const std::string& bucket, const std::string& key) {
+  check_object_size(object_bytes, fmt::format("s3://{}/{}", bucket, key));  // before any request
+  return static_cast<std::size_t>(part_bytes_for(object_bytes, std::max(configured, kMinPartBytes)));
+}
+
+}  // namespace
+
 Upload::Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes, Parts parts,
-               int parts_in_flight)
-    : client_(client), bucket_(std::move(bucket)), key_(std::move(key)), part_(std::max(part_bytes, kMinPartBytes)),
+               int parts_in_flight, std::uint64_t object_bytes)
+    : client_(client), bucket_(std::move(bucket)), key_(std::move(key)), part_(part_size(part_bytes, object_bytes, bucket_, key_)),
       parts_(parts), pending_start_(part_), parts_in_flight_(std::max(1, parts_in_flight)) {
   first_.reserve(part_);
   if (parts_ == Parts::always_multipart) upload_ = client_.create_upload(bucket_, key_);
@@ -59,6 +68,10 @@ void Upload::write_at(const void* data, std::size_t size, std::uint64_t offset) 
 }
 
 void Upload::send_pending() {
+  if (static_cast<std::uint64_t>(next_part_) > kMaxParts)
+    throw internal_error(fmt::format("S3 object 's3://{}/{}' would need more than {} parts of {} bytes, S3's limit: its "
+                                     "upload was not given the object's size (a bug: please report it)",
+                                     bucket_, key_, kMaxParts, part_));
   if (upload_.empty()) upload_ = client_.create_upload(bucket_, key_);
   const int part = next_part_++;
   std::vector<char>& body = sending_[part];
@@ -89,7 +102,8 @@ void Upload::commit() {
     std::sort(etags_.begin(), etags_.end());
     std::vector<std::string> etags;
     for (const auto& [part, etag] : etags_) etags.push_back(etag);
-    client_.complete_upload(bucket_, key_, upload_, etags);
+    // Every byte is in a part: the object ends where the last part sent ends (or part 1 does).
+    client_.complete_upload(bucket_, key_, upload_, etags, next_part_ > 2 ? pending_start_ : first_.size());
   }
   committed_ = true;
 }

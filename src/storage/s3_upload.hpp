@@ -12,6 +12,10 @@
 // last, where s3torchconnector sends parts in order (DLIO serialises a whole file in memory first);
 // the requests are the same. Parts go out as the CRT sends them, several at once (up to
 // `parts_in_flight`): memory is the first part, the one being filled, and those in flight.
+//
+// S3 takes at most 10,000 parts: given the object's size, the part grows so that it needs no more
+// (as the AWS SDKs grow it), and an object S3 cannot hold (over 5 TiB) is refused before any
+// request. Without the size, a write that would need part 10,001 fails before it is sent.
 
 #include <cstdint>
 #include <map>
@@ -24,13 +28,14 @@
 namespace trainio::storage::s3 {
 
 // S3's smallest part (but the last).
-inline constexpr std::size_t kMinPartBytes = 5u << 20;
+inline constexpr std::size_t kMinPartBytes = static_cast<std::size_t>(kMinPart);
 
 class Upload final : public NewObject {
  public:
   enum class Parts { always_multipart, put_when_small };
+  // `object_bytes`: the object's size when known (0: not known).
   Upload(Client& client, std::string bucket, std::string key, std::size_t part_bytes = kPartBytes,
-         Parts parts = Parts::always_multipart, int parts_in_flight = kPartsInFlight);
+         Parts parts = Parts::always_multipart, int parts_in_flight = kPartsInFlight, std::uint64_t object_bytes = 0);
   ~Upload() override;
   Upload(const Upload&) = delete;
   Upload& operator=(const Upload&) = delete;
@@ -43,6 +48,7 @@ class Upload final : public NewObject {
 
   // Parts sent so far (1 for a single PUT once committed).
   std::size_t parts_sent() const { return parts_sent_; }
+  std::size_t part_bytes() const { return part_; }
 
  private:
   void send_pending();

@@ -79,6 +79,12 @@ Io io_of(const json& o) {
     io.requests.bytes = count_of(r, "bytes");
     io.requests.first_byte = latency_of(r.at("first_byte_ns"));
     io.requests.total = latency_of(r.at("total_ns"));
+    if (r.contains("retries_by_status"))
+      for (const auto& [k, v] : r.at("retries_by_status").items()) io.requests.retries_by_status[k] = v.get<std::uint64_t>();
+    if (r.contains("by_endpoint"))
+      for (const auto& e : r.at("by_endpoint"))
+        io.requests.by_endpoint.push_back({count_of(e, "count"), count_of(e, "retries"), count_of(e, "bytes"),
+                                           latency_of(e.at("first_byte_ns")), latency_of(e.at("total_ns"))});
   }
   return io;
 }
@@ -200,6 +206,17 @@ void PageCache::merge(const PageCache& o) {
 void Requests::merge(const Requests& o) {
   for (const auto& [k, v] : o.by_kind) by_kind[k] += v;
   for (const auto& [k, v] : o.by_status) by_status[k] += v;
+  for (const auto& [k, v] : o.retries_by_status) retries_by_status[k] += v;
+  retries += o.retries;
+  bytes += o.bytes;
+  first_byte.merge(o.first_byte);
+  total.merge(o.total);
+  if (by_endpoint.size() < o.by_endpoint.size()) by_endpoint.resize(o.by_endpoint.size());
+  for (std::size_t i = 0; i < o.by_endpoint.size(); ++i) by_endpoint[i].merge(o.by_endpoint[i]);
+}
+
+void EndpointRequests::merge(const EndpointRequests& o) {
+  count += o.count;
   retries += o.retries;
   bytes += o.bytes;
   first_byte.merge(o.first_byte);

@@ -44,10 +44,18 @@ struct PageCache {
   void merge(const PageCache& o);
 };
 
+// One endpoint's share of the requests (storage_options.endpoint_url may list several).
+struct EndpointRequests {
+  std::uint64_t count = 0, retries = 0, bytes = 0;
+  Latency first_byte, total;
+  void merge(const EndpointRequests& o);
+};
+
 struct Requests {
-  std::map<std::string, std::uint64_t> by_kind, by_status;
+  std::map<std::string, std::uint64_t> by_kind, by_status, retries_by_status;
   std::uint64_t retries = 0, bytes = 0;
   Latency first_byte, total;
+  std::vector<EndpointRequests> by_endpoint;  // in endpoint_url's order
   void merge(const Requests& o);
 };
 

@@ -142,9 +142,21 @@ void requests(const Part& p, const Requests& r) {
   for (const auto& [k, v] : r.by_kind) p.sub("by_kind").count(k, v);
   for (const auto& [k, v] : r.by_status) p.sub("by_status").count(k == "0" ? "no_answer" : k, v);
   p.count("retries", r.retries);
+  for (const auto& [k, v] : r.retries_by_status) p.sub("retries_by_status").count(k == "0" ? "no_answer" : k, v);
   p.count("bytes", r.bytes);
   latency(p.sub("first_byte_seconds"), r.first_byte);
   latency(p.sub("total_seconds"), r.total);
+  p.entries("by_endpoint", r.by_endpoint.size());
+  for (std::size_t i = 0; i < r.by_endpoint.size(); ++i) {
+    const Part e = p.sub(fmt::format("by_endpoint/{}", i));
+    const auto& x = r.by_endpoint[i];
+    e.count("endpoint", i);
+    e.count("count", x.count);
+    e.count("retries", x.retries);
+    e.count("bytes", x.bytes);
+    latency(e.sub("first_byte_seconds"), x.first_byte);
+    latency(e.sub("total_seconds"), x.total);
+  }
 }
 
 std::optional<double> ratio(std::uint64_t part, std::uint64_t whole) {
@@ -437,6 +449,7 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     g.number("durable_bytes_per_second", t.durable_seconds > 0 ? bytes / t.durable_seconds : 0.0, kRounding, true);
     io(g.sub("io"), t.io);
     characterization(g.sub("characterization"), t.io);
+    if (t.io.requests.total.count() > 0) requests(g.sub("requests"), t.io.requests);
   }
   startup(top.sub("trainio/startup"), totals);
   // The whole run's characterization: every phase's calls together.

@@ -13,6 +13,7 @@ DLIO = ["unet3d_a100", "unet3d_h100", "unet3d_v100", "resnet50_a100", "resnet50_
 MLCOMMONS = ["unet3d_datagen", "resnet50_datagen", "cosmoflow_datagen", "llama3_8b", "llama3_70b", "llama3_405b",
              "llama3_1t", "unet3d_b200", "retinanet_b200", "dlrm_b200", "flux_b200"]
 STUDIES = ["hepcnnb", "cdb_climate", "survey_bert", "survey_unet3d", "imagenet_pytorch", "cifar10_tf"]
+S3 = ["unet3d_h100_s3", "llama3_8b_s3"]  # trainio's own, run against S3 servers by tests/integration/s3_runs.py
 
 # Values from DLIO's and MLPerf's workload files (REFERENCE section 2) and the seed studies.
 EXPECTED = {
@@ -59,6 +60,10 @@ EXPECTED = {
     "llama_7b": {"model.transformer.vocab_size": 32000, "model.transformer.ffn_hidden_size": 11008},
     "dlio_default": {"train.epochs": 10, "train.computation_time": 1.0, "evaluation.eval_time": 0.5,
                      "dataset.num_subfolders_train": 2},
+    "unet3d_h100_s3": {"storage.storage_type": "s3", "dataset.data_folder": "s3://unet3d/data", "reader.batch_size": 7,
+                       "train.computation_time": 0.323, "checkpoint.checkpoint_folder": "s3://unet3d/checkpoints"},
+    "llama3_8b_s3": {"storage.storage_type": "s3", "workflow.train": False, "model.parallelism.zero_stage": 3,
+                     "checkpoint.checkpoint_folder": "s3://llama3-8b/checkpoints", "checkpoint.num_checkpoints_write": 10},
     "unet3d_datagen": {"workflow.generate_data": True, "workflow.train": False, "dataset.num_files_train": 168},
     "hepcnnb": {"dataset.format": "hdf5", "dataset.num_files_train": 2048, "framework": "tensorflow"},
     "cdb_climate": {"dataset.format": "hdf5", "dataset.num_files_train": 62738},
@@ -89,7 +94,7 @@ class ShippedWorkloadsTest(TrainioTest):
     def test_every_workload_resolves_with_its_sources_values(self):
         listed = self.ok("workloads").out
         names = [line.split()[0] for line in listed.splitlines() if line and not line.startswith(" ")]
-        self.assertEqual(sorted(set(DLIO + MLCOMMONS + STUDIES)), sorted(names))
+        self.assertEqual(sorted(set(DLIO + MLCOMMONS + STUDIES + S3)), sorted(names))
         for name in names:
             config, text = self.config(name)
             # No key without effect in our own files, except unet3d's model.model_size, kept as DLIO

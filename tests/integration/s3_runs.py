@@ -1,8 +1,10 @@
 """trainio runs on an S3 dataset (storage_type: s3), against the S3 server tests/integration/s3.sh
-starts (TRAINIO_S3_ENDPOINT, bucket TRAINIO_S3_BUCKET). What trainio generated is read back with
-boto3 and parsed with numpy, as DLIO's NPZReaderS3 and NPYReaderS3 parse it (np.load of the bytes)."""
+starts (TRAINIO_S3_ENDPOINT, bucket TRAINIO_S3_BUCKET, TRAINIO_S3_ACCESS_KEY and _SECRET_KEY;
+TRAINIO_S3_MODELS says what the server checks). What trainio generated is read back with boto3 and
+parsed with numpy, as DLIO's NPZReaderS3 and NPYReaderS3 parse it (np.load of the bytes)."""
 import glob
 import io
+import json
 import os
 import signal
 import socket
@@ -10,6 +12,7 @@ import subprocess
 import sys
 import time
 import unittest
+import urllib.request
 import uuid
 
 import boto3
@@ -21,11 +24,13 @@ from harness import MPI_ENV, TRAINIO, TrainioTest  # noqa: E402
 
 ENDPOINT = os.environ["TRAINIO_S3_ENDPOINT"]
 BUCKET = os.environ["TRAINIO_S3_BUCKET"]
-SECRET = "never-shown-" + uuid.uuid4().hex  # s3rver checks the access key, not the signature
-S3RVER = os.environ.get("TRAINIO_S3RVER")  # the server's program, for tests that need one of their own
+ACCESS_KEY = os.environ["TRAINIO_S3_ACCESS_KEY"]
+SECRET = os.environ["TRAINIO_S3_SECRET_KEY"]  # never-shown-...: the tests look for it in what trainio leaves
+MODELS = set(os.environ.get("TRAINIO_S3_MODELS", "").split(","))
+S3RVER = os.environ.get("TRAINIO_S3RVER")  # s3rver's program, for tests that need a server of their own
 
 
-def s3_args(prefix, secret=SECRET, access_key="S3RVER", endpoint=ENDPOINT):
+def s3_args(prefix, secret=SECRET, access_key=ACCESS_KEY, endpoint=ENDPOINT):
     return ["storage.storage_type=s3", f"dataset.data_folder=s3://{BUCKET}/{prefix}",
             f"storage.storage_options.endpoint_url={endpoint}", f"storage.storage_options.access_key_id={access_key}",
             f"storage.storage_options.secret_access_key={secret}", "storage.storage_options.s3_force_path_style=True",
@@ -41,12 +46,38 @@ def client():
     # One client for the module: each request would otherwise leave a socket to the collector.
     global _client
     if _client is None:
-        _client = boto3.client("s3", endpoint_url=ENDPOINT, aws_access_key_id="S3RVER", aws_secret_access_key="S3RVER",
+        _client = boto3.client("s3", endpoint_url=ENDPOINT, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET,
                                region_name="us-east-1", config=Config(s3={"addressing_style": "path"}))
     return _client
 
 
 _client = None
+
+
+def control(method, what, body=None):
+    """A control request to the strict test server (tests/integration/strict_s3.py)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(os.environ["TRAINIO_S3_CONTROL"] + "/" + what, data=data, method=method)
+    with urllib.request.urlopen(request) as answer:
+        return json.loads(answer.read())
+
+
+def open_uploads(prefix):
+    return [u for u in control("GET", "uploads") if u["key"].startswith(prefix + "/")]
+
+
+class StrictServerTest(TrainioTest):
+    """Tests that need the strict server's faults: skipped against the other servers."""
+
+    def setUp(self):
+        if "faults" not in MODELS:
+            self.skipTest("the server injects no faults (the strict test server does)")
+        super().setUp()
+        control("DELETE", "faults")
+        self.addCleanup(control, "DELETE", "faults")
+
+    def prefix(self):
+        return f"{self.id().split('.')[-1][:40]}-{uuid.uuid4().hex[:8]}"
 
 
 class S3RunTest(TrainioTest):
@@ -133,13 +164,17 @@ class S3RunTest(TrainioTest):
     def test_wrong_credentials_a_missing_bucket_and_a_server_that_is_down_are_one_clear_error(self):
         cases = [
             ("wrong access key", s3_args(self.prefix(), access_key="WRONG"), "403", "access_key_id"),
+            ("wrong secret", s3_args(self.prefix(), secret="wrong-secret"), "403", "secret_access_key"),
             ("missing bucket", [a.replace(f"s3://{BUCKET}/", "s3://no-such-bucket/") for a in s3_args(self.prefix())],
              "404", "create the bucket 'no-such-bucket'"),
             ("server down", s3_args(self.prefix(), endpoint="http://127.0.0.1:9") + ["storage.storage_options.s3_max_attempts=2"],
              "no answer", "endpoint_url"),
         ]
+        needs = {"wrong access key": "access_keys", "wrong secret": "signatures"}
         for name, args, what, fix in cases:
             with self.subTest(name):
+                if needs.get(name, "") and needs[name] not in MODELS:
+                    continue  # the server does not check it
                 start = time.monotonic()
                 r = self.run_trainio("run", "default", *args, *SMALL, "workflow.generate_data=True", "--output", "x",
                                      timeout=60)
@@ -150,6 +185,43 @@ class S3RunTest(TrainioTest):
                 self.assertNotIn("Traceback", r.err)
                 self.assertLess(time.monotonic() - start, 30)
                 self.assertFalse(os.path.exists(self.path("x", "summary.json")))
+
+    def test_a_checkpoint_only_run_needs_no_data_folder(self):
+        # The shipped llama3_8b_s3, scaled down: no dataset section, so data_folder is DLIO's local
+        # default; nothing is read from it and no folder is made for it.
+        prefix = self.prefix()
+        env = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+        small = ["model.num_layers=2", "model.transformer.vocab_size=1000", "model.transformer.hidden_size=256",
+                 "model.transformer.ffn_hidden_size=512", "model.transformer.num_attention_heads=4",
+                 "model.transformer.num_kv_heads=2", "checkpoint.num_checkpoints_write=1",
+                 "checkpoint.num_checkpoints_read=1", "checkpoint.time_between_checkpoints=0"]
+        r = self.ok("run", "llama3_8b_s3", f"checkpoint.checkpoint_folder=s3://{BUCKET}/{prefix}/ck", *small,
+                    "--output", "out", env=env)
+        self.assertFalse(os.path.exists(self.path("data")), os.listdir(self.dir))
+        save, load = self.summary("out")["trainio"]["checkpoint"]["checkpoints"]
+        self.assertGreater(save["requests"]["by_kind"]["CompleteMultipartUpload"], 0)
+        self.assertGreater(load["requests"]["by_kind"]["GET"], 0)
+        self.assertIn(f"S3 {save['requests']['count']} requests (", r.out + r.err)
+        keys = [o["Key"] for o in client().list_objects_v2(Bucket=BUCKET, Prefix=f"{prefix}/ck/")["Contents"]]
+        self.assertEqual(len(keys), save["files"])
+
+    def test_the_shipped_s3_workload_generates_trains_and_checkpoints_on_s3(self):
+        prefix = self.prefix()
+        env = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+        config = self.ok("config", "unet3d_h100_s3").out
+        self.assertIn("storage_type: s3", config)
+        self.assertIn("checkpoint_folder: s3://unet3d/checkpoints", config)
+        self.ok("run", "unet3d_h100_s3", f"dataset.data_folder=s3://{BUCKET}/{prefix}/data",
+                f"checkpoint.checkpoint_folder=s3://{BUCKET}/{prefix}/ck", "workflow.generate_data=True",
+                "dataset.num_files_train=4", "dataset.record_length_bytes=1000000", "dataset.record_length_bytes_stdev=0",
+                "dataset.record_length_bytes_resize=0", "reader.batch_size=2", "reader.read_threads=1", "train.epochs=1",
+                "train.computation_time=0", "checkpoint.checkpoint_after_epoch=1", "model.model_size_bytes=4096",
+                "--output", "out", env=env)
+        s = self.summary("out")["trainio"]
+        self.assertEqual(s["generate"]["files_written"], 4)
+        self.assertEqual(s["epochs"][0]["train"]["requests"]["by_kind"]["GET"], 4)
+        self.assertEqual(s["checkpoint"]["checkpoints"][0]["kind"], "save")
+        self.assertGreater(s["checkpoint"]["checkpoints"][0]["requests"]["by_kind"]["CompleteMultipartUpload"], 0)
 
     def test_checkpoints_to_s3_are_multipart_uploads_that_torch_loads(self):
         prefix = self.prefix()
@@ -202,7 +274,7 @@ storage:
   storage_type: s3
   storage_root: {BUCKET}
   storage_options:
-    access_key_id: S3RVER
+    access_key_id: {ACCESS_KEY}
     secret_access_key: {SECRET}
     endpoint_url: {ENDPOINT}
     region: us-east-1
@@ -222,12 +294,17 @@ train:
         # Buckets as host names (bucket.127.0.0.1) do not resolve here: path style for the run.
         self.ok("run", "unet3d_s3.yaml", "storage.storage_options.s3_force_path_style=True", "--output", "out")
         self.assertEqual(self.summary("out")["trainio"]["epochs"][0]["train"]["requests"]["by_kind"]["GET"], 8)
-        several = self.run_trainio("run", "unet3d_s3.yaml",
-                                   f"storage.storage_options.endpoint_url={ENDPOINT},{ENDPOINT}", "--output", "x")
-        self.assertEqual(several.code, 2, several)
-        self.assertIn("lists several endpoints", several.err)
+        # Newer DLIO files list several endpoints (rank r uses endpoint r % N).
+        self.ok("run", "unet3d_s3.yaml", "storage.storage_options.s3_force_path_style=True",
+                f"storage.storage_options.endpoint_url={ENDPOINT}, {ENDPOINT}", "--output", "several")
+        empty = self.run_trainio("run", "unet3d_s3.yaml", f"storage.storage_options.endpoint_url={ENDPOINT},,{ENDPOINT}",
+                                 "--output", "x")
+        self.assertEqual(empty.code, 2, empty)
+        self.assertIn("has an empty entry", empty.err)
 
     def test_an_https_endpoint_is_used_once_its_certificate_is_trusted(self):
+        if "TRAINIO_S3_TLS_ENDPOINT" not in os.environ:
+            self.skipTest("no https endpoint of this server")
         args = s3_args(self.prefix(), endpoint=os.environ["TRAINIO_S3_TLS_ENDPOINT"])
         untrusted = self.run_trainio("run", "default", *args, *SMALL, "--output", "x", env={"AWS_CA_BUNDLE": ""})
         self.assertEqual(untrusted.code, 1, untrusted)
@@ -279,7 +356,7 @@ train:
                     if probe.connect_ex(("127.0.0.1", port)) == 0:
                         break
                 time.sleep(0.1)
-            args = s3_args(self.prefix(), endpoint=f"http://127.0.0.1:{port}")
+            args = s3_args(self.prefix(), access_key="S3RVER", endpoint=f"http://127.0.0.1:{port}")
             self.ok("run", "default", *args, *SMALL, "workflow.generate_data=True", "workflow.train=False",
                     "--output", "gen")
             run = subprocess.Popen([TRAINIO, "run", "default", *args, *SMALL, "train.epochs=100000",
@@ -326,6 +403,149 @@ train:
                 r = self.run_trainio("run", "default", *args, *SMALL, override, "--output", "x")
                 self.assertEqual(r.code, 2, r)
                 self.assertIn(what, r.err)
+
+
+class S3EndpointsTest(TrainioTest):
+    """Two endpoints of one store (the strict server's second port)."""
+
+    def setUp(self):
+        if "TRAINIO_S3_ENDPOINT2" not in os.environ:
+            self.skipTest("this server has one endpoint")
+        super().setUp()
+
+    def prefix(self):
+        return f"{self.id().split('.')[-1][:40]}-{uuid.uuid4().hex[:8]}"
+
+    def by_endpoint(self, phase):
+        return [e["count"] for e in phase["requests"]["by_endpoint"]]
+
+    def test_ranks_and_requests_spread_over_the_endpoints_and_each_is_reported(self):
+        two = f"{ENDPOINT},{os.environ['TRAINIO_S3_ENDPOINT2']}"
+        prefix = self.prefix()
+        # By rank (the default): rank r uses endpoint r % 2, so two ranks use both.
+        r = self.ok("run", "default", *s3_args(prefix, endpoint=two), *SMALL, "workflow.generate_data=True",
+                    "--output", "ranks", ranks=2)
+        s = self.summary("ranks")
+        for phase in (s["trainio"]["generate"], s["trainio"]["epochs"][0]["train"]):
+            endpoints = phase["requests"]["by_endpoint"]
+            self.assertEqual([e["endpoint"] for e in endpoints], [0, 1])
+            self.assertTrue(all(e["count"] > 0 for e in endpoints), endpoints)
+            self.assertEqual(sum(e["count"] for e in endpoints), phase["requests"]["count"])
+            self.assertEqual(sum(e["bytes"] for e in endpoints), phase["requests"]["bytes"])
+            self.assertEqual(sum(e["retries"] for e in endpoints), phase["requests"]["retries"])
+            self.assertGreater(endpoints[1]["first_byte_seconds"]["p50"], 0)
+        self.assertIn("S3 endpoints", r.err + r.out)
+        # trainio verify rebuilds each endpoint's figures from the records: one edited is found.
+        import shutil
+        shutil.copytree(self.path("ranks"), self.path("edited"))
+        self.unverified.add("edited")
+        s["trainio"]["epochs"][0]["train"]["requests"]["by_endpoint"][1]["bytes"] += 1
+        self.write_json(s, "edited", "summary.json")
+        edited = self.run_trainio("verify", self.path("edited"))
+        self.assertNotEqual(edited.code, 0, edited)
+        self.assertIn("by_endpoint.1.bytes", edited.out)
+        # One rank by rank: only its endpoint, the first.
+        self.ok("run", "default", *s3_args(prefix, endpoint=two), *SMALL, "--output", "one")
+        self.assertEqual(self.by_endpoint(self.summary("one")["trainio"]["epochs"][0]["train"]), [16])
+        # One rank by request: its requests alternate over both.
+        self.ok("run", "default", *s3_args(prefix, endpoint=two), *SMALL, "storage.storage_options.s3_endpoint_spread=request",
+                "--output", "request")
+        train = self.by_endpoint(self.summary("request")["trainio"]["epochs"][0]["train"])
+        self.assertEqual(len(train), 2)
+        self.assertLessEqual(abs(train[0] - train[1]), 1, train)
+        if "faults" in MODELS:  # the server says which port took each request
+            ports = {x["port"] for x in control("GET", "log") if (x.get("key") or "").startswith(prefix + "/")}
+            self.assertEqual(len(ports), 2)
+
+
+class S3FaultsTest(StrictServerTest):
+    def test_a_checkpoint_save_whose_completions_lose_their_answers_succeeds(self):
+        # Each CompleteMultipartUpload is done, then its answer lost: the retry finds the upload
+        # gone (404 NoSuchUpload), and a HEAD finds the object whole.
+        prefix = self.prefix()
+        control("POST", "faults", {"op": "CompleteMultipartUpload", "key": f"{prefix}/ck/", "fault": "lose_answer",
+                                   "per_key": True})
+        self.ok("run", "default", *s3_args(prefix), "workflow.train=False", "workflow.generate_data=False",
+                "workflow.checkpoint=True", f"checkpoint.checkpoint_folder=s3://{BUCKET}/{prefix}/ck",
+                "model.model_size_bytes=12000000", "checkpoint.num_checkpoints_write=1",
+                "checkpoint.num_checkpoints_read=1", "--output", "out", ranks=2)
+        save, load = self.summary("out")["trainio"]["checkpoint"]["checkpoints"]
+        files = save["files"]
+        self.assertGreater(files, 0)
+        self.assertEqual(control("GET", "faults")[0]["applied"], files)
+        self.assertEqual(save["requests"]["by_kind"]["CompleteMultipartUpload"], files)
+        self.assertEqual(save["requests"]["by_status"]["404"], files)  # each completion's retry
+        self.assertGreaterEqual(save["requests"]["retries"], files)
+        self.assertEqual(load["requests"]["by_kind"]["HEAD"], files)
+        self.assertEqual(open_uploads(prefix), [])
+
+    def test_generation_and_reads_ride_out_lost_answers_resets_and_slowdowns(self):
+        prefix = self.prefix()
+        once = {"key": f"{prefix}/", "per_key": True}
+        control("POST", "faults", [dict(once, op="CreateMultipartUpload", fault="lose_answer"),
+                                   dict(once, op="UploadPart", fault="slow_down", retry_after=0),
+                                   dict(once, op="CompleteMultipartUpload", fault="internal_error"),
+                                   dict(once, op="PutObject", fault="lose_answer"),
+                                   dict(once, op="GetObject", fault="reset")])
+        run = self.ok("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=True", "--output", "out")
+        applied = {r["op"]: r["applied"] for r in control("GET", "faults")}
+        self.assertEqual(applied["CreateMultipartUpload"], 10)
+        self.assertEqual(applied["UploadPart"], 10)
+        self.assertEqual(applied["CompleteMultipartUpload"], 10)
+        self.assertGreaterEqual(applied["GetObject"], 8)
+        self.assertEqual(open_uploads(prefix), [])  # no upload a lost Create began is left
+        keys = sorted(o["Key"] for o in client().list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/")["Contents"])
+        for key in (k for k in keys if k.endswith(".npz")):
+            x = np.load(io.BytesIO(client().get_object(Bucket=BUCKET, Key=key)["Body"].read()))["x"]
+            self.assertEqual(x.nbytes, 2 * (int(3000000 ** 0.5) ** 2))
+        s = self.summary("out")
+        gen = s["trainio"]["generate"]["requests"]
+        self.assertGreaterEqual(gen["retries"], 30)
+        self.assertEqual(gen["by_kind"]["CreateMultipartUpload"], 10)
+        first = s["trainio"]["epochs"][0]["train"]["requests"]
+        self.assertGreaterEqual(first["retries"], 1)
+        self.assertEqual(set(first["by_status"]), {"206"})
+        # What the retried tries got: each fault's answer, and nothing else.
+        self.assertEqual(gen["retries_by_status"]["503"], 10)
+        self.assertEqual(gen["retries_by_status"]["500"], 10)
+        self.assertGreaterEqual(gen["retries_by_status"]["no_answer"], 10)
+        self.assertEqual(sum(gen["retries_by_status"].values()), gen["retries"])
+        self.assertEqual(first["retries_by_status"], {"no_answer": first["retries"]})
+        # The console and the HTML report show each phase's S3 figures.
+        shown = run.out + run.err
+        self.assertIn(f"S3 {gen['count']} requests (", shown)
+        self.assertIn(f"{gen['retries']} retries after ", shown)
+        self.assertIn("503 x10", shown)
+        self.assertIn(f"train: S3 {first['count']} requests (", shown)
+        self.assertIn("first byte p50 ", shown)
+        self.ok("report", self.path("out"), "--html", "out.html")
+        html = self.read_text("out.html")
+        self.assertIn("<th>S3 requests</th>", html)
+        self.assertIn(f"<tr><td>generation</td><td>{gen['count']}</td>", html)
+        self.assertIn(f"<tr><td>epoch 1 train</td><td>{first['count']}</td>", html)
+        self.assertIn("503 &times;10", html)
+        # Counts print whole, however large (not 1.23457e+06).
+        import shutil
+        shutil.copytree(self.path("out"), self.path("big"))
+        self.unverified.add("big")
+        s["trainio"]["generate"]["requests"]["count"] = 1234567
+        self.write_json(s, "big", "summary.json")
+        self.ok("report", self.path("big"), "--html", "big.html")
+        self.assertIn("<tr><td>generation</td><td>1234567</td>", self.read_text("big.html"))
+
+    def test_a_checkpoint_s3_cannot_hold_is_refused_before_any_request(self):
+        # 6 TB in one object: over S3's 5 TiB. (The fault stops a client that would try anyway.)
+        prefix = self.prefix()
+        control("POST", "faults", {"op": "UploadPart", "key": f"{prefix}/", "fault": "internal_error", "times": -1})
+        control("DELETE", "log")
+        r = self.run_trainio("run", "default", *s3_args(prefix), "workflow.train=False", "workflow.generate_data=False",
+                             "workflow.checkpoint=True", f"checkpoint.checkpoint_folder=s3://{BUCKET}/{prefix}/ck",
+                             "model.model_size_bytes=6000000000000", "checkpoint.num_checkpoints_write=1",
+                             "checkpoint.num_checkpoints_read=0", "--output", "out", timeout=120)
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("5 TiB", r.err)
+        self.assertIn("fix: ", r.err)
+        self.assertEqual([x for x in control("GET", "log") if (x.get("key") or "").startswith(prefix)], [])
 
 
 if __name__ == "__main__":
