@@ -123,11 +123,13 @@ TierStats reduce(const TierStats& t, const mpi::Comm& comm) {
 }
 
 void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) {
-  constexpr std::size_t kFields = 10;
+  constexpr std::size_t kFields = 13;
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // a figure without a value
   const auto all = comm.all_gather({p.block.duration, static_cast<double>(p.samples), static_cast<double>(p.io.bytes_read()),
                                     p.block.throughput_dlio.value_or(kNone), p.block.au.value_or(kNone), p.cpu_user, p.cpu_sys,
-                                    static_cast<double>(comm.host_index()), p.cpu_polling, p.block.throughput});
+                                    static_cast<double>(comm.host_index()), p.cpu_polling, p.block.throughput,
+                                    static_cast<double>(p.wait_ns.sum()) * 1e-9, static_cast<double>(p.compute_ns.sum()) * 1e-9,
+                                    static_cast<double>(p.barrier_ns.sum()) * 1e-9});
   for (std::size_t r = 0; r * kFields < all.size(); ++r) {
     const double* f = &all[r * kFields];
     RankFigures rf;
@@ -144,14 +146,17 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
     s.cpu_user += rf.cpu_user;
     s.cpu_sys += rf.cpu_sys;
     rf.cpu_polling = f[8];
+    rf.batch_wait = f[10];
+    rf.compute = f[11];
+    rf.barrier = f[12];
     s.cpu_polling += rf.cpu_polling;
     s.ranks.push_back(rf);
   }
   s.rank_count = static_cast<int>(s.ranks.size());
   double first = 1e300, last = 0;
   for (const auto& r : s.ranks) {
-    if (r.rank == 0 || r.duration > s.slowest.duration) s.slowest = r;
-    if (r.rank == 0 || r.duration < s.fastest.duration) s.fastest = r;
+    if (r.rank == 0 || r.own() > s.slowest.own()) s.slowest = r;
+    if (r.rank == 0 || r.own() < s.fastest.own()) s.fastest = r;
     first = std::min(first, r.duration);
     last = std::max(last, r.duration);
     const auto h = static_cast<std::size_t>(r.host);
@@ -170,6 +175,7 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
   double total = 0;
   for (const auto& r : s.ranks) total += static_cast<double>(r.bytes_read);
   s.last_done_bandwidth = last > 0 ? total / last : 0;
+  s.straggler = find_straggler(s.ranks);
 }
 
 PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {

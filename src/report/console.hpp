@@ -2,6 +2,7 @@
 // What a person sees on rank 0's terminal: a line per epoch while running, a table at the end.
 
 #include <string>
+#include <vector>
 
 #include "config/workload.hpp"
 #include "metrics/summary.hpp"
@@ -19,7 +20,8 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
 // the number of checkpoints is not known in advance (training mode).
 std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t of);
 
+// `hostnames`: the run's hosts by host index (the straggler's line names its host).
 std::string final_table(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run,
-                        const std::string& summary_path);
+                        const std::string& summary_path, const std::vector<std::string>& hostnames = {});
 
 }  // namespace trainio::report

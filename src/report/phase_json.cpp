@@ -51,10 +51,21 @@ json stragglers_json(const metrics::PhaseSummary& p, const RunContext& context) 
                         {"bytes_read", host.bytes_read},
                         {"read_bytes_per_second", host.slowest > 0 ? static_cast<double>(host.bytes_read) / host.slowest : 0.0}});
   }
+  json straggler = nullptr;
+  if (p.straggler.known) {
+    const auto h = static_cast<std::size_t>(p.straggler.host);
+    straggler = {{"rank", p.straggler.rank},
+                 {"host", h < context.hosts.size() ? context.hosts[h].hostname : std::to_string(h)},
+                 {"held_others", p.straggler.held_others},
+                 {"batch_wait_seconds", p.straggler.batch_wait},
+                 {"others_batch_wait_seconds", p.straggler.others_batch_wait},
+                 {"others_barrier_seconds", p.straggler.others_barrier}};
+  }
   return {{"slowest_rank", p.slowest.rank},
-          {"slowest_rank_seconds", p.slowest.duration},
+          {"slowest_rank_seconds", p.slowest.own()},
           {"fastest_rank", p.fastest.rank},
-          {"fastest_rank_seconds", p.fastest.duration},
+          {"fastest_rank_seconds", p.fastest.own()},
+          {"straggler", straggler},
           {"first_done_read_bytes_per_second", p.first_done_bandwidth},
           {"last_done_read_bytes_per_second", p.last_done_bandwidth},
           {"hosts", per_host}};

@@ -32,6 +32,10 @@ struct RankPhase {
   double throughput = 0;
   bool degenerate = false;
   double cpu_user = 0, cpu_sys = 0, cpu_polling = 0;
+  // Its steps' batch wait, compute and barrier over the phase (seconds): the sums of its step
+  // lists' values, each in whole nanoseconds.
+  double batch_wait = 0, compute = 0, barrier = 0;
+  double own() const { return batch_wait + compute; }
   std::vector<Window> blocks;  // training: per block; evaluation: the one
 };
 
@@ -59,12 +63,21 @@ struct PhaseTotals {
   double au_min() const, au_max() const;  // over ranks (a rank without a value counts 0)
   bool degenerate() const;
   std::uint64_t bytes_read() const { return io.bytes_read(); }
-  const RankPhase& slowest() const;    // the first rank of the longest duration
+  const RankPhase& slowest() const;    // the first rank of the longest own time (batch wait + compute)
   const RankPhase& fastest() const;    // the first of the shortest
   double first_done_bandwidth() const;
   double last_done_bandwidth() const;
   double cpu_user() const, cpu_sys() const, cpu_polling() const;
 };
+
+// The rank whose batch wait the others waited for at the step-end barrier (docs/metrics.md,
+// "Stragglers"); `known` only with more than one rank.
+struct StragglerFigures {
+  bool known = false, held_others = false;
+  int rank = 0, host = 0;
+  double batch_wait = 0, others_batch_wait = 0, others_barrier = 0;
+};
+StragglerFigures straggler_of(const std::vector<RankPhase>& ranks);
 
 // What a phase's reads hit (docs/storage.md's rules).
 struct CacheVerdict {

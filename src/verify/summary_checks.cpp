@@ -195,9 +195,22 @@ void phase(const Part& p, const PhaseTotals& t, int ranks, const std::vector<std
   characterization(p.sub("characterization"), t.io);
   const Part s = p.sub("stragglers");
   s.count("slowest_rank", static_cast<std::uint64_t>(t.slowest().rank));
-  s.number("slowest_rank_seconds", t.slowest().duration);
+  s.number("slowest_rank_seconds", t.slowest().own());
   s.count("fastest_rank", static_cast<std::uint64_t>(t.fastest().rank));
-  s.number("fastest_rank_seconds", t.fastest().duration);
+  s.number("fastest_rank_seconds", t.fastest().own());
+  const StragglerFigures st = straggler_of(t.ranks);
+  if (!st.known) {
+    const json* reported = s.at("straggler");
+    if (reported && !reported->is_null()) s.problem("straggler: a value for a phase of one rank");
+  } else {
+    const Part g = s.sub("straggler");
+    g.count("rank", static_cast<std::uint64_t>(st.rank));
+    g.text("host", static_cast<std::size_t>(st.host) < hostnames.size() ? hostnames[static_cast<std::size_t>(st.host)] : "?");
+    g.flag("held_others", st.held_others);
+    g.number("batch_wait_seconds", st.batch_wait);
+    g.number("others_batch_wait_seconds", st.others_batch_wait);
+    g.number("others_barrier_seconds", st.others_barrier);
+  }
   s.number("first_done_read_bytes_per_second", t.first_done_bandwidth());
   s.number("last_done_read_bytes_per_second", t.last_done_bandwidth());
   std::vector<std::array<double, 4>> hosts(hostnames.size());  // ranks, slowest, samples, bytes
