@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "metrics/trace.hpp"
+#include "util/clock.hpp"
+#include "util/proc_stats.hpp"
 #include "util/error.hpp"
 
 namespace trainio::engine {
@@ -63,17 +65,21 @@ void BatchPipeline::worker_main(std::size_t id) {
     cv.wait(lock, [&] { return stopping_ || take_locked(id, unit); });
     if (stopping_) return;
     const std::uint64_t parts = parts_;
-    ++busy_;
+    if (++busy_ == max_in_flight_) at_max_since_ = util::now_ns();
     lock.unlock();
     Batch result;
     std::exception_ptr error;
+    const std::int64_t t0 = util::now_ns(), cpu0 = util::thread_cpu_ns();
     try {
       result = read_(id, unit.batch, unit.part, parts);
     } catch (...) {
       error = std::current_exception();
     }
+    const std::int64_t cpu = util::thread_cpu_ns() - cpu0, t1 = util::now_ns();
     lock.lock();
-    --busy_;
+    stats_.busy_ns += t1 - t0;
+    stats_.cpu_ns += cpu;
+    if (busy_-- == max_in_flight_) stats_.at_max_ns += t1 - at_max_since_;
     Slot& slot = slots_[unit.batch % window_];
     slot.result.samples += result.samples;
     slot.result.bytes += result.bytes;
@@ -97,6 +103,7 @@ void BatchPipeline::start(std::uint64_t batches, std::uint64_t parts) {
   parts_ = assignment_ == Assignment::worker_per_batch ? 1 : std::max<std::uint64_t>(1, parts);
   consumed_ = 0;
   next_unit_ = 0;
+  max_in_flight_ = threads_.empty() ? 1 : static_cast<std::size_t>(std::min<std::uint64_t>(threads_.size(), window_ * parts_));
   for (auto& s : slots_) s = Slot{};
   active_ = !threads_.empty();
   for (auto& cv : work_cv_) cv->notify_all();
@@ -105,7 +112,13 @@ void BatchPipeline::start(std::uint64_t batches, std::uint64_t parts) {
 Batch BatchPipeline::next() {
   if (threads_.empty()) {
     if (consumed_ >= batches_) throw internal_error("the training loop asked for more batches than the epoch has");
-    return read_(0, consumed_++, 0, 1);
+    const std::int64_t t0 = util::now_ns(), cpu0 = util::thread_cpu_ns();
+    Batch b = read_(0, consumed_++, 0, 1);
+    const std::int64_t cpu = util::thread_cpu_ns() - cpu0, t1 = util::now_ns();
+    stats_.busy_ns += t1 - t0;
+    stats_.cpu_ns += cpu;
+    stats_.at_max_ns += t1 - t0;
+    return b;
   }
   Slot slot;
   std::uint64_t freed = 0;
@@ -123,6 +136,15 @@ Batch BatchPipeline::next() {
   wake_for_batch(freed);  // batches_ and parts_ change only on this thread, in start()
   if (slot.error) std::rethrow_exception(slot.error);
   return slot.result;
+}
+
+BatchPipeline::ReadStats BatchPipeline::take_read_stats() {
+  std::lock_guard lock(mutex_);
+  ReadStats out = stats_;
+  out.threads = std::max<std::size_t>(1, threads_.size());
+  out.max_in_flight = max_in_flight_;
+  stats_ = ReadStats{};
+  return out;
 }
 
 void BatchPipeline::finish() {

@@ -11,8 +11,10 @@
 #include "metrics/histogram.hpp"
 #include "metrics/live_bytes.hpp"
 #include "metrics/page_cache.hpp"
+#include "metrics/read_depth.hpp"
 #include "metrics/request_stats.hpp"
 #include "metrics/trace.hpp"
+#include "storage/in_flight.hpp"
 #include "storage/io_observer.hpp"
 
 namespace trainio::metrics {
@@ -43,6 +45,7 @@ class IoRecorder final : public storage::IoObserver {
     (e.data ? data_ : other_).add(e);
     if (e.data && (e.op == storage::Op::read || e.op == storage::Op::touch)) {
       cache_.add(e);
+      depth_.add(storage::reported_read_depth(), ns);
       add_live_read(e.bytes);
     } else if (e.data && e.op == storage::Op::write) {
       add_live_written(e.bytes);
@@ -63,7 +66,11 @@ class IoRecorder final : public storage::IoObserver {
     other_.merge(other.other_);
     cache_.merge(other.cache_);
     requests_.merge(other.requests_);
+    depth_.merge(other.depth_);
   }
+  // Reads of data files by the depth they started at.
+  const ReadDepth& read_depth() const { return depth_; }
+  ReadDepth& read_depth() { return depth_; }
   // What the reads of data files hit: page-cache residency probes and O_DIRECT bytes.
   const PageCacheStats& page_cache() const { return cache_; }
   PageCacheStats& page_cache() { return cache_; }
@@ -90,6 +97,7 @@ class IoRecorder final : public storage::IoObserver {
   AccessProfile data_, other_;
   PageCacheStats cache_;
   RequestStats requests_;
+  ReadDepth depth_;
 };
 
 }  // namespace trainio::metrics

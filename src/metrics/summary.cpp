@@ -95,6 +95,16 @@ IoRecorder reduce(const IoRecorder& io, const mpi::Comm& comm) {
   out.requests() = reduce(io.requests(), comm);
   out.page_cache() = reduce(io.page_cache(), comm);
   out.data_files() = reduce(io.data_files(), comm);
+  {
+    const ReadDepth& d = io.read_depth();
+    std::vector<std::uint64_t> v(d.calls.begin(), d.calls.end());
+    v.insert(v.end(), d.ns.begin(), d.ns.end());
+    v = comm.sum(v);
+    for (std::size_t b = 0; b < ReadDepth::kBands; ++b) {
+      out.read_depth().calls[b] = v[b];
+      out.read_depth().ns[b] = v[ReadDepth::kBands + b];
+    }
+  }
   out.other_files() = reduce(io.other_files(), comm);
   for (int i = 0; i < storage::kOpCount; ++i) {
     const auto op = static_cast<storage::Op>(i);
@@ -209,6 +219,23 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
   s.compute_ns = reduce(p.compute_ns, comm);
   s.barrier_ns = reduce(p.barrier_ns, comm);
   s.io = reduce(p.io, comm);
+  {
+    const auto& rd = p.readers;
+    const bool host = p.host_cpu_before && p.host_cpu_after && p.host_cpu_after->total > p.host_cpu_before->total;
+    const auto r = comm.sum(std::vector<std::uint64_t>{
+        rd ? 1u : 0u, rd ? rd->threads : 0, rd ? rd->max_in_flight : 0, rd ? static_cast<std::uint64_t>(rd->busy_ns) : 0,
+        rd ? static_cast<std::uint64_t>(rd->cpu_ns) : 0, rd ? static_cast<std::uint64_t>(rd->at_max_ns) : 0,
+        host ? p.host_cpu_after->idle - std::min(p.host_cpu_after->idle, p.host_cpu_before->idle) : 0,
+        host ? p.host_cpu_after->total - p.host_cpu_before->total : 0});
+    s.readers_known = r[0] == static_cast<std::uint64_t>(comm.size());
+    s.reader_threads = r[1];
+    s.reader_max_in_flight = r[2];
+    s.reader_busy_ns = r[3];
+    s.reader_cpu_ns = r[4];
+    s.reader_at_max_ns = r[5];
+    s.host_ticks_idle = r[6];
+    s.host_ticks_total = r[7];
+  }
   s.tier = reduce(p.tier, comm);
   s.tiered = s.tier.hit_samples + s.tier.miss_samples > 0;
   straggler_view(p, comm, s);

@@ -79,6 +79,13 @@ struct PhaseSummary {
   double first_done_bandwidth = 0, last_done_bandwidth = 0;
   double cpu_user = 0, cpu_sys = 0;   // all ranks
   double cpu_polling = 0;             // all ranks: of cpu_user + cpu_sys, training loops polling for batches
+  // The loaders' reads, all ranks (ReadPhase::Readers); readers_known: every rank measured them.
+  bool readers_known = false;
+  std::uint64_t reader_threads = 0, reader_max_in_flight = 0;
+  std::uint64_t reader_busy_ns = 0, reader_cpu_ns = 0, reader_at_max_ns = 0;
+  // The ranks' hosts' CPU ticks over the phase (/proc/stat, machine-wide), summed over the ranks
+  // that could read them: idle and total. 0 total: unknown.
+  std::uint64_t host_ticks_idle = 0, host_ticks_total = 0;
 };
 
 struct EpochSummary {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "metrics/bottleneck.hpp"
 #include "report/dlio_figures.hpp"
 #include "util/stop_request.hpp"
 #include "util/units.hpp"
@@ -92,6 +93,12 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
   if (e.evaluated)
     line += fmt::format("; eval {} steps, AU {}%, {} samples/s", e.eval.steps, maybe(e.eval.au, "{:.1f}", 100),
                         maybe(e.eval.throughput_dlio, "{:.1f}"));
+  // What limited each phase (docs/metrics.md, "The bottleneck verdict").
+  for (const auto& [name, phase] : {std::pair{"train", &e.train}, std::pair{"eval", &e.eval}}) {
+    if (phase == &e.eval && !e.evaluated) continue;
+    const metrics::BottleneckVerdict v = metrics::decide_bottleneck(metrics::bottleneck_evidence(*phase));
+    line += fmt::format("\n  bottleneck ({} {}): {}: {}", name, e.epoch, v.verdict, v.reason);
+  }
   return line;
 }
 

@@ -110,6 +110,18 @@ void PhaseTotals::add(const RankLine& rank, const PhaseLine& line, const StepPha
   }
   io.merge(line.io);
   tier.merge(line.tier);
+  if (line.readers) {
+    ++readers_known;
+    reader_threads += line.reader_threads;
+    max_in_flight += line.max_in_flight;
+    reader_busy_ns += line.busy_ns;
+    reader_cpu_ns += line.cpu_ns;
+    reader_at_max_ns += line.at_max_ns;
+  }
+  if (line.host_before && line.host_after && line.host_after->second > line.host_before->second) {
+    host_idle += line.host_after->first - std::min(line.host_after->first, line.host_before->first);
+    host_total += line.host_after->second - line.host_before->second;
+  }
   wait.merge(steps.whole.load.ns);
   compute.merge(steps.whole.compute.ns);
   barrier.merge(steps.whole.barrier.ns);

@@ -50,6 +50,11 @@ struct PhaseTotals {
   Io io;
   Tier tier;
   Latency wait, compute, barrier, sample_read;
+  // The loaders' reads (all ranks; readers_known: ranks that measured them) and the hosts' CPU
+  // ticks over the phase (summed over the ranks that read them).
+  int readers_known = 0;
+  std::uint64_t reader_threads = 0, max_in_flight = 0, reader_busy_ns = 0, reader_cpu_ns = 0, reader_at_max_ns = 0;
+  std::uint64_t host_idle = 0, host_total = 0;
 
   // Adds one rank's line and its steps (whose lists must match the line's blocks: else a data
   // error naming what differs).

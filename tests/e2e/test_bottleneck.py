@@ -3,6 +3,9 @@ for at the barrier), and the bottleneck verdict of every phase, each forced on t
 import csv
 import os
 import re
+import shutil
+import subprocess
+import sys
 import unittest
 
 from harness import TrainioTest
@@ -52,6 +55,8 @@ class StragglerTest(TrainioTest):
             # The slowest rank is the one whose own time (batch wait + compute) is longest.
             self.assertEqual(st["slowest_rank"], slow, st)
             self.assertNotEqual(st["fastest_rank"], slow, st)
+            # ... and the phase's bottleneck verdict says so.
+            self.assertEqual(epoch["train"]["bottleneck"]["verdict"], "straggler", epoch["train"]["bottleneck"])
         per_rank = rows(self.path("o", "per_rank.csv"))
         self.assertEqual(len(per_rank), 2 * ranks)
         for epoch in ("1", "2"):
@@ -84,3 +89,70 @@ class StragglerTest(TrainioTest):
         for epoch in self.summary("o")["trainio"]["epochs"]:
             self.assertFalse(epoch["train"]["stragglers"]["straggler"]["held_others"], epoch["train"]["stragglers"])
         self.assertNotIn("straggler: rank", r.out)
+
+
+class VerdictTest(TrainioTest):
+    """Each verdict forced on a 2-core machine, asserted for every training epoch (the first one's
+    reads may still come from the generation's pages, so page_cache looks at the hot epochs)."""
+    BASE = ["run", "default", *SMALL, "dataset.num_files_train=48", "reader.batch_size=2", "train.epochs=2",
+            "--output", "o"]
+
+    def setUp(self):
+        super().setUp()
+        self.ok("generate", "default", *SMALL, "dataset.num_files_train=48")
+
+    def verdicts(self, r, epochs=None):
+        self.assertEqual(r.code, 0, r)
+        found = []
+        for e in self.summary("o")["trainio"]["epochs"]:
+            if epochs is None or e["epoch"] in epochs:
+                found.append(e["train"]["bottleneck"])
+                self.assertRegex(r.out, rf"bottleneck \(train {e['epoch']}\): {e['train']['bottleneck']['verdict']}: ")
+        return found
+
+    def assert_verdict(self, want, found):
+        for b in found:
+            self.assertEqual(b["verdict"], want, b)
+
+    def test_compute(self):
+        r = self.run_trainio(*self.BASE, "workflow.generate_data=False", "reader.read_threads=2",
+                             "train.computation_time=0.04")
+        found = self.verdicts(r)
+        self.assert_verdict("compute", found)
+        for b in found:
+            self.assertLess(b["evidence"]["batch_wait_share"], 0.1, b)
+
+    def test_page_cache(self):
+        r = self.run_trainio(*self.BASE, "workflow.generate_data=False", "reader.read_threads=1", "train.epochs=3",
+                             "train.computation_time=0")
+        found = self.verdicts(r, epochs=(2, 3))
+        self.assert_verdict("page_cache", found)
+        for b in found:
+            self.assertEqual(b["evidence"]["page_cache"], "page_cache", b)
+
+    @unittest.skipUnless(os.path.exists(SLOW_IO), f"the fault-injection library is not built ({SLOW_IO})")
+    def test_concurrency(self):
+        # One reader thread, one batch ahead, every read 5 ms however many run: in flight pinned at 1.
+        # The dataset leaves the page cache before each epoch: else the reads come from memory.
+        env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": "/data/", "TRAINIO_FAULT_SLOW_SECONDS": "0.005"}
+        r = self.run_trainio(*self.BASE, "workflow.generate_data=False", "reader.read_threads=1", "reader.prefetch_size=1",
+                             "reader.evict=fadvise", "train.computation_time=0", env=env)
+        found = self.verdicts(r)
+        self.assert_verdict("concurrency", found)
+        for b in found:
+            self.assertGreater(b["evidence"]["storage_wait_share"], 0.5, b)
+            self.assertGreater(b["evidence"]["at_max_in_flight_share"], 0.8, b)
+
+    @unittest.skipUnless(os.path.exists(SLOW_IO), f"the fault-injection library is not built ({SLOW_IO})")
+    def test_storage(self):
+        # Every read 5 ms, served one at a time as by a saturated device: latency grows with the
+        # reads queued behind each other.
+        env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": "/data/", "TRAINIO_FAULT_SLOW_SECONDS": "0.005",
+               "TRAINIO_FAULT_SLOW_SERIAL": "1"}
+        r = self.run_trainio(*self.BASE, "workflow.generate_data=False", "reader.read_threads=8", "reader.evict=fadvise",
+                             "train.computation_time=0", "train.epochs=3", env=env)
+        found = self.verdicts(r)
+        self.assert_verdict("storage", found)
+        for b in found:
+            bands = b["evidence"]["read_latency_by_depth"]
+            self.assertGreater(bands[-1]["mean_seconds"], 1.5 * bands[0]["mean_seconds"], b)
