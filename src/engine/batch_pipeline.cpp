@@ -6,6 +6,7 @@
 
 #include "metrics/trace.hpp"
 #include "util/clock.hpp"
+#include "util/host_cpu.hpp"
 #include "util/proc_stats.hpp"
 #include "util/error.hpp"
 
@@ -19,11 +20,20 @@ BatchPipeline::BatchPipeline(std::size_t workers, std::size_t window, Assignment
   slots_.resize(window_);
   const std::size_t conditions = assignment == Assignment::worker_per_batch ? workers : 1;
   for (std::size_t i = 0; i < conditions; ++i) work_cv_.push_back(std::make_unique<std::condition_variable>());
+  tids_.assign(workers, 0);
   for (std::size_t i = 0; i < workers; ++i)
     threads_.emplace_back([this, i] {
       metrics::trace::name_thread(fmt::format("reader {}", i));
+      {
+        std::lock_guard lock(mutex_);
+        tids_[i] = util::current_thread_id();
+      }
+      done_cv_.notify_all();
       worker_main(i);
     });
+  // Every worker's id known before the first phase: its run delay is measured from its start.
+  std::unique_lock lock(mutex_);
+  done_cv_.wait(lock, [&] { return std::all_of(tids_.begin(), tids_.end(), [](int t) { return t != 0; }); });
 }
 
 BatchPipeline::~BatchPipeline() {
@@ -103,6 +113,7 @@ void BatchPipeline::start(std::uint64_t batches, std::uint64_t parts) {
   parts_ = assignment_ == Assignment::worker_per_batch ? 1 : std::max<std::uint64_t>(1, parts);
   consumed_ = 0;
   next_unit_ = 0;
+  run_delay_at_start_ = run_delay_locked();
   max_in_flight_ = threads_.empty() ? 1 : static_cast<std::size_t>(std::min<std::uint64_t>(threads_.size(), window_ * parts_));
   for (auto& s : slots_) s = Slot{};
   active_ = !threads_.empty();
@@ -138,9 +149,22 @@ Batch BatchPipeline::next() {
   return slot.result;
 }
 
+std::int64_t BatchPipeline::run_delay_locked() const {
+  if (threads_.empty()) return -1;
+  std::int64_t sum = 0;
+  for (const int tid : tids_) {
+    const auto d = tid > 0 ? util::thread_run_delay_ns(tid) : std::nullopt;
+    if (!d) return -1;
+    sum += *d;
+  }
+  return sum;
+}
+
 BatchPipeline::ReadStats BatchPipeline::take_read_stats() {
   std::lock_guard lock(mutex_);
   ReadStats out = stats_;
+  const std::int64_t now = run_delay_locked();
+  out.run_delay_ns = now >= 0 && run_delay_at_start_ >= 0 ? now - run_delay_at_start_ : -1;
   out.threads = std::max<std::size_t>(1, threads_.size());
   out.max_in_flight = max_in_flight_;
   stats_ = ReadStats{};

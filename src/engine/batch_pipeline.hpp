@@ -57,6 +57,9 @@ class BatchPipeline {
   struct ReadStats {
     std::size_t threads = 0, max_in_flight = 1;
     std::int64_t busy_ns = 0, cpu_ns = 0, at_max_ns = 0;
+    // The workers' wait for a CPU while runnable over the phase (schedstat); -1: not known
+    // (no workers, or the kernel does not say).
+    std::int64_t run_delay_ns = -1;
   };
   ReadStats take_read_stats();
 
@@ -76,6 +79,7 @@ class BatchPipeline {
   void worker_main(std::size_t id);
   bool take_locked(std::size_t worker, Unit& unit);
   void wake_for_batch(std::uint64_t batch);
+  std::int64_t run_delay_locked() const;  // the workers' run delays' sum; -1 when one is unknown
 
   const Assignment assignment_;
   const ReadPart read_;
@@ -98,6 +102,8 @@ class BatchPipeline {
   std::size_t max_in_flight_ = 1;    // the most reads the phase lets be in flight
   std::int64_t at_max_since_ = 0;    // when busy_ reached max_in_flight_
   ReadStats stats_;                  // since take_read_stats()
+  std::vector<int> tids_;            // the workers' thread ids, as they start
+  std::int64_t run_delay_at_start_ = -1;  // their run delays' sum when the phase started
   std::vector<Slot> slots_;          // ring of window_ batches
 };
 

@@ -29,6 +29,7 @@ BottleneckEvidence bottleneck_evidence(const PhaseSummary& p) {
   e.reader_busy = static_cast<double>(p.reader_busy_ns) * 1e-9;
   e.reader_cpu = static_cast<double>(p.reader_cpu_ns) * 1e-9;
   e.reader_at_max = static_cast<double>(p.reader_at_max_ns) * 1e-9;
+  if (p.readers_known && p.run_delay_known) e.reader_run_delay = static_cast<double>(p.reader_run_delay_ns) * 1e-9;
   e.storage_read = static_cast<double>(p.io.op(storage::Op::read).ns + p.io.op(storage::Op::touch).ns) * 1e-9;
   e.cpu = p.cpu_user + p.cpu_sys;
   e.cpu_polling = p.cpu_polling;
@@ -54,6 +55,7 @@ BottleneckVerdict decide_bottleneck(const BottleneckEvidence& e) {
   if (e.readers_known && slots > 0) v.reader_busy_share = e.reader_busy / slots;
   if (e.readers_known && e.reader_busy > 0) {
     v.reader_cpu_share = e.reader_cpu / e.reader_busy;
+    v.reader_cpu_wait_share = (e.reader_cpu + e.reader_run_delay.value_or(0)) / e.reader_busy;
     v.storage_wait_share = e.storage_read / e.reader_busy;
   }
   if (e.readers_known && e.duration > 0) v.at_max_share = e.reader_at_max / (e.ranks * e.duration);
@@ -89,7 +91,8 @@ BottleneckVerdict decide_bottleneck(const BottleneckEvidence& e) {
                                              "({:.0f}% resident): the run says nothing about the storage",
                                              100 * v.batch_wait_share, 100 * e.resident_fraction.value_or(1)));
   const bool saturated = e.host_idle && *e.host_idle < r::kHostIdleSaturated;
-  const bool cpu_bound = v.reader_cpu_share && *v.reader_cpu_share >= r::kReaderCpuBound;
+  // On a CPU or waiting for one (the run delay; the CPU time alone where the kernel does not say).
+  const bool cpu_bound = v.reader_cpu_wait_share && *v.reader_cpu_wait_share >= r::kReaderCpuBound;
   // Saturated CPUs limit the readers only if their time went elsewhere than storage calls: to a
   // CPU, or to waiting for one.
   const bool starved = saturated && (!v.storage_wait_share || *v.storage_wait_share < r::kStorageWaitShare);
@@ -97,8 +100,10 @@ BottleneckVerdict decide_bottleneck(const BottleneckEvidence& e) {
     const double readers = e.readers_known ? e.reader_cpu : 0, other = std::max(0.0, e.cpu - readers - e.cpu_polling);
     v.cpu_burner = readers >= std::max(e.cpu_polling, other) ? "readers" : e.cpu_polling >= other ? "polling" : "other";
     return verdict("client_cpu",
-                   cpu_bound ? fmt::format("batches waited {:.1f}% of step time while reader threads ran on a CPU {:.0f}% of their busy time",
-                                           100 * v.batch_wait_share, 100 * *v.reader_cpu_share)
+                   cpu_bound ? fmt::format("batches waited {:.1f}% of step time while reader threads ran on a CPU {:.0f}% of their busy time "
+                                           "and waited for one {:.0f}%",
+                                           100 * v.batch_wait_share, 100 * *v.reader_cpu_share,
+                                           100 * (*v.reader_cpu_wait_share - *v.reader_cpu_share))
                              : fmt::format("batches waited {:.1f}% of step time while the CPUs the ranks may run on were {:.0f}% idle (all processes on them)",
                                            100 * v.batch_wait_share, 100 * *e.host_idle));
   }

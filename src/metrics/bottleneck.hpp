@@ -19,7 +19,7 @@ namespace bottleneck_rule {
 inline constexpr double kStragglerBarrierShare = 0.1;  // others' barrier wait / mean step time
 inline constexpr double kComputeWaitShare = 0.1;       // batch wait below this share of step time: compute
 inline constexpr double kComputeShare = 0.5;           // ... and compute at least this share
-inline constexpr double kReaderCpuBound = 0.7;         // reader CPU / reader busy time: CPU-bound threads
+inline constexpr double kReaderCpuBound = 0.7;         // (reader CPU + run delay) / reader busy time: CPU-bound threads
 inline constexpr double kHostIdleSaturated = 0.1;      // the ranks' CPUs' idle share below this: saturated
 inline constexpr double kStorageWaitShare = 0.5;       // storage-call time / reader busy time
 inline constexpr double kLatencyRise = 1.5;            // mean latency, deepest band / shallowest
@@ -40,6 +40,7 @@ struct BottleneckEvidence {
   bool readers_known = false;                   // every rank's loader measured its reads
   std::uint64_t reader_threads = 0, max_in_flight = 0;  // all ranks
   double reader_busy = 0, reader_cpu = 0, reader_at_max = 0;  // seconds, all ranks
+  std::optional<double> reader_run_delay;       // seconds runnable but waiting for a CPU, all ranks
   double storage_read = 0;                      // seconds in read calls on data files, all ranks
   double cpu = 0, cpu_polling = 0;              // the processes' CPU seconds, and of them polling
   std::optional<double> host_idle;              // idle share of the ranks' CPUs (/proc/stat, all processes)
@@ -53,6 +54,7 @@ struct BottleneckVerdict {
   double batch_wait_share = 0, compute_share = 0, barrier_share = 0;  // of step time
   std::optional<double> reader_busy_share;    // reader busy / (threads x duration)
   std::optional<double> reader_cpu_share;     // reader CPU / reader busy
+  std::optional<double> reader_cpu_wait_share;  // (reader CPU + run delay) / reader busy
   std::optional<double> storage_wait_share;   // storage-call time / reader busy
   std::optional<double> at_max_share;         // time at max in flight / (ranks x duration)
   std::optional<double> latency_shallow, latency_deep;  // seconds per call, shallowest and deepest band

@@ -68,6 +68,7 @@ struct ReadPhase : PhaseTimeline {
   struct Readers {
     std::uint64_t threads = 0, max_in_flight = 0;
     std::int64_t busy_ns = 0, cpu_ns = 0, at_max_ns = 0;
+    std::int64_t run_delay_ns = -1;  // runnable, waiting for a CPU (schedstat); -1: not known
   };
   std::optional<Readers> readers;
   // The host's CPU ticks before and after the phase (/proc/stat; machine-wide).

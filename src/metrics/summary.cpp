@@ -226,7 +226,8 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
         rd ? 1u : 0u, rd ? rd->threads : 0, rd ? rd->max_in_flight : 0, rd ? static_cast<std::uint64_t>(rd->busy_ns) : 0,
         rd ? static_cast<std::uint64_t>(rd->cpu_ns) : 0, rd ? static_cast<std::uint64_t>(rd->at_max_ns) : 0,
         host ? p.host_cpu_after->idle - std::min(p.host_cpu_after->idle, p.host_cpu_before->idle) : 0,
-        host ? p.host_cpu_after->total - p.host_cpu_before->total : 0});
+        host ? p.host_cpu_after->total - p.host_cpu_before->total : 0,
+        rd && rd->run_delay_ns >= 0 ? 1u : 0u, rd && rd->run_delay_ns >= 0 ? static_cast<std::uint64_t>(rd->run_delay_ns) : 0});
     s.readers_known = r[0] == static_cast<std::uint64_t>(comm.size());
     s.reader_threads = r[1];
     s.reader_max_in_flight = r[2];
@@ -235,6 +236,8 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
     s.reader_at_max_ns = r[5];
     s.host_ticks_idle = r[6];
     s.host_ticks_total = r[7];
+    s.run_delay_known = r[8] == static_cast<std::uint64_t>(comm.size());
+    s.reader_run_delay_ns = r[9];
   }
   s.tier = reduce(p.tier, comm);
   s.tiered = s.tier.hit_samples + s.tier.miss_samples > 0;

@@ -83,6 +83,8 @@ struct PhaseSummary {
   bool readers_known = false;
   std::uint64_t reader_threads = 0, reader_max_in_flight = 0;
   std::uint64_t reader_busy_ns = 0, reader_cpu_ns = 0, reader_at_max_ns = 0;
+  bool run_delay_known = false;  // every rank's readers' run delay known
+  std::uint64_t reader_run_delay_ns = 0;
   // The ranks' hosts' CPU ticks over the phase (/proc/stat, machine-wide), summed over the ranks
   // that could read them: idle and total. 0 total: unknown.
   std::uint64_t host_ticks_idle = 0, host_ticks_total = 0;

@@ -151,7 +151,8 @@ json phase_record(std::uint64_t epoch, const char* kind, const metrics::ReadPhas
                                        {"max_in_flight", p.readers->max_in_flight},
                                        {"busy_ns", p.readers->busy_ns},
                                        {"cpu_ns", p.readers->cpu_ns},
-                                       {"at_max_ns", p.readers->at_max_ns}}
+                                       {"at_max_ns", p.readers->at_max_ns},
+                                       {"run_delay_ns", p.readers->run_delay_ns >= 0 ? json(p.readers->run_delay_ns) : json(nullptr)}}
                                 : json(nullptr)},
           {"host_cpu", p.host_cpu_before && p.host_cpu_after
                            ? json{{"before", {p.host_cpu_before->idle, p.host_cpu_before->total}},

@@ -1,6 +1,7 @@
 #include "util/host_cpu.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -31,6 +32,15 @@ std::optional<HostCpu> host_cpu() {
   }
   if (!any) return std::nullopt;
   return h;
+}
+
+int current_thread_id() { return static_cast<int>(::gettid()); }
+
+std::optional<std::int64_t> thread_run_delay_ns(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  long long on_cpu = 0, waiting = 0;
+  if (!(in >> on_cpu >> waiting)) return std::nullopt;
+  return static_cast<std::int64_t>(waiting);
 }
 
 }  // namespace trainio::util

@@ -1,6 +1,7 @@
 #pragma once
-// The CPU time of the CPUs this process may run on, from /proc/stat: how busy they were over a
-// phase, whoever kept them busy (the bottleneck verdict's "no core to spare").
+// How much CPU there was to spare, from /proc: how busy the CPUs this process may run on were
+// over a phase, whoever kept them busy, and how long a thread waited for a CPU (the bottleneck
+// verdict's evidence).
 
 #include <cstdint>
 #include <optional>
@@ -13,5 +14,11 @@ struct HostCpu {
   std::uint64_t idle = 0, total = 0;
 };
 std::optional<HostCpu> host_cpu();
+
+// The calling thread's id (gettid).
+int current_thread_id();
+// Nanoseconds thread `tid` of this process has spent runnable but waiting for a CPU
+// (/proc/self/task/<tid>/schedstat's run delay); none where the kernel does not keep it.
+std::optional<std::int64_t> thread_run_delay_ns(int tid);
 
 }  // namespace trainio::util

@@ -117,6 +117,10 @@ void PhaseTotals::add(const RankLine& rank, const PhaseLine& line, const StepPha
     reader_busy_ns += line.busy_ns;
     reader_cpu_ns += line.cpu_ns;
     reader_at_max_ns += line.at_max_ns;
+    if (line.run_delay_ns) {
+      ++run_delay_known;
+      reader_run_delay_ns += *line.run_delay_ns;
+    }
   }
   if (line.host_before && line.host_after && line.host_after->second > line.host_before->second) {
     host_idle += line.host_after->first - std::min(line.host_after->first, line.host_before->first);

@@ -54,6 +54,8 @@ struct PhaseTotals {
   // ticks over the phase (summed over the ranks that read them).
   int readers_known = 0;
   std::uint64_t reader_threads = 0, max_in_flight = 0, reader_busy_ns = 0, reader_cpu_ns = 0, reader_at_max_ns = 0;
+  int run_delay_known = 0;
+  std::uint64_t reader_run_delay_ns = 0;
   std::uint64_t host_idle = 0, host_total = 0;
 
   // Adds one rank's line and its steps (whose lists must match the line's blocks: else a data

@@ -137,6 +137,7 @@ PhaseLine phase_of(const json& o) {
     p.busy_ns = count_of(r, "busy_ns");
     p.cpu_ns = count_of(r, "cpu_ns");
     p.at_max_ns = count_of(r, "at_max_ns");
+    if (r.contains("run_delay_ns") && !r.at("run_delay_ns").is_null()) p.run_delay_ns = count_of(r, "run_delay_ns");
   }
   if (o.contains("host_cpu") && !o.at("host_cpu").is_null()) {
     const json& h = o.at("host_cpu");

@@ -99,6 +99,7 @@ struct PhaseLine {
   // before and after the phase.
   bool readers = false;
   std::uint64_t reader_threads = 0, max_in_flight = 0, busy_ns = 0, cpu_ns = 0, at_max_ns = 0;
+  std::optional<std::uint64_t> run_delay_ns;
   std::optional<std::pair<std::uint64_t, std::uint64_t>> host_before, host_after;
 };
 

@@ -156,3 +156,17 @@ class VerdictTest(TrainioTest):
         for b in found:
             bands = b["evidence"]["read_latency_by_depth"]
             self.assertGreater(bands[-1]["mean_seconds"], 1.5 * bands[0]["mean_seconds"], b)
+
+    @unittest.skipUnless(shutil.which("taskset"), "taskset is not installed")
+    def test_client_cpu(self):
+        # The rank on one CPU that a busy loop keeps busy, its reads from the disk (evicted before
+        # each epoch): its readers get the CPU late, not the storage.
+        hog = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"])
+        self.addCleanup(hog.wait)
+        self.addCleanup(hog.kill)
+        r = self.run_trainio(*self.BASE, "workflow.generate_data=False", "reader.read_threads=2", "reader.evict=fadvise",
+                             "train.computation_time=0", wrapper=("taskset", "-c", "0"))
+        found = self.verdicts(r)
+        self.assert_verdict("client_cpu", found)
+        for b in found:
+            self.assertGreaterEqual(b["evidence"]["reader_cpu_or_waiting_share"], 0.7, b)
