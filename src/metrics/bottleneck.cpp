@@ -76,8 +76,8 @@ BottleneckVerdict decide_bottleneck(const BottleneckEvidence& e) {
   if (step <= 0) return verdict("unknown", "the phase has no step time");
   const double mean_step = step / e.ranks;
   if (e.straggler_held && e.straggler_others_barrier >= r::kStragglerBarrierShare * mean_step)
-    return verdict("straggler", fmt::format("the other ranks waited {:.1f}% of their step time at the barrier for rank {}'s batches",
-                                            100 * e.straggler_others_barrier / mean_step, e.straggler_rank));
+    return verdict("straggler", fmt::format("the other ranks waited at the barrier for rank {}'s batches, {:.1f}% of the mean step time",
+                                            e.straggler_rank, 100 * e.straggler_others_barrier / mean_step));
   if (v.batch_wait_share < r::kComputeWaitShare) {
     if (v.compute_share >= r::kComputeShare)
       return verdict("compute", fmt::format("batches waited {:.1f}% of step time; compute took {:.1f}%", 100 * v.batch_wait_share,

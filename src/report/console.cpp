@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "metrics/bottleneck.hpp"
@@ -93,12 +94,11 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
   if (e.evaluated)
     line += fmt::format("; eval {} steps, AU {}%, {} samples/s", e.eval.steps, maybe(e.eval.au, "{:.1f}", 100),
                         maybe(e.eval.throughput_dlio, "{:.1f}"));
-  // What limited each phase (docs/metrics.md, "The bottleneck verdict").
-  for (const auto& [name, phase] : {std::pair{"train", &e.train}, std::pair{"eval", &e.eval}}) {
-    if (phase == &e.eval && !e.evaluated) continue;
-    const metrics::BottleneckVerdict v = metrics::decide_bottleneck(metrics::bottleneck_evidence(*phase));
-    line += fmt::format("\n  bottleneck ({} {}): {}: {}", name, e.epoch, v.verdict, v.reason);
-  }
+  // What limited each phase (docs/metrics.md, "The bottleneck verdict"), kept short: a stopping
+  // run's output must fit what its launcher still reads; the reasons are in summary.json and the
+  // final table.
+  line += fmt::format("  bottleneck: {}", metrics::decide_bottleneck(metrics::bottleneck_evidence(t)).verdict);
+  if (e.evaluated) line += fmt::format(", eval {}", metrics::decide_bottleneck(metrics::bottleneck_evidence(e.eval)).verdict);
   return line;
 }
 
@@ -179,6 +179,15 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                          util::format_duration(st.others_batch_wait), util::format_duration(st.others_barrier));
     } else if (run.ranks > 1) {
       out += fmt::format("  {:<22} none: no rank's batch wait held the others at the barrier\n", "straggler");
+    }
+    {
+      // The verdicts over the run's epochs, and the last epoch's reason.
+      std::map<std::string, int> counts;
+      for (const auto& e : run.epochs) ++counts[metrics::decide_bottleneck(metrics::bottleneck_evidence(e.train)).verdict];
+      const metrics::BottleneckVerdict last = metrics::decide_bottleneck(metrics::bottleneck_evidence(run.epochs.back().train));
+      std::string tally;
+      for (const auto& [verdict, n] : counts) tally += fmt::format("{}{} in {} of {} epochs", tally.empty() ? "" : ", ", verdict, n, run.epochs.size());
+      out += fmt::format("  {:<22} {}; epoch {}: {}: {}\n", "bottleneck", tally, run.epochs.back().epoch, last.verdict, last.reason);
     }
     if (bytes > 0 && seconds > 0)
       out += fmt::format("  {:<22} {:.2f} CPU-seconds per GiB read; {:.2f} cores busy on average{}\n", "client CPU",

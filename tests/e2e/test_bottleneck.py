@@ -107,7 +107,9 @@ class VerdictTest(TrainioTest):
         for e in self.summary("o")["trainio"]["epochs"]:
             if epochs is None or e["epoch"] in epochs:
                 found.append(e["train"]["bottleneck"])
-                self.assertRegex(r.out, rf"bottleneck \(train {e['epoch']}\): {e['train']['bottleneck']['verdict']}: ")
+                self.assertRegex(r.out, rf"epoch {e['epoch']}/\d+: .*  bottleneck: {e['train']['bottleneck']['verdict']}")
+        last = self.summary("o")["trainio"]["epochs"][-1]
+        self.assertIn(f"epoch {last['epoch']}: {last['train']['bottleneck']['verdict']}: {last['train']['bottleneck']['reason']}", r.out)
         return found
 
     def assert_verdict(self, want, found):
@@ -149,7 +151,7 @@ class VerdictTest(TrainioTest):
         # reads queued behind each other.
         env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": "/data/", "TRAINIO_FAULT_SLOW_SECONDS": "0.005",
                "TRAINIO_FAULT_SLOW_SERIAL": "1"}
-        r = self.run_trainio(*self.BASE, "workflow.generate_data=False", "reader.read_threads=8", "reader.evict=fadvise",
+        r = self.run_trainio(*self.BASE, "workflow.generate_data=False", "reader.read_threads=16", "reader.evict=fadvise",
                              "train.computation_time=0", "train.epochs=3", env=env)
         found = self.verdicts(r)
         self.assert_verdict("storage", found)
