@@ -5,7 +5,7 @@ TRAINIO_BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  liburing-dev zlib1g-dev libjpeg-dev libpng-dev libcurl4-openssl-dev libssl-dev
+  liburing-dev zlib1g-dev libzstd-dev libjpeg-dev libpng-dev libcurl4-openssl-dev libssl-dev
 )
 # Tests also check files with the real Python libraries (PyTorch for checkpoints) and trace
 # system calls; the GlusterFS integration test runs a loopback volume (tests/integration/glusterfs.sh)

@@ -12,6 +12,7 @@
 #include "campaign/job.hpp"
 #include "campaign/outcome.hpp"
 #include "config/load.hpp"
+#include "engine/preflight.hpp"
 #include "plan/accelerator_demand.hpp"
 #include "plan/layout.hpp"
 #include "storage/fs.hpp"
@@ -38,6 +39,7 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
   if (!w.workflow.train)
     throw usage_error(fmt::format("workload '{}' does not train (workflow.train is false): there is no AU to meet", w.name),
                       "search with a training workload, e.g. unet3d_h100");
+  engine::preflight(w, 1, false);  // the first probe can run (more ranks may need more data: probes say so)
   claim_folder(spec.output, "max-accelerators", spec.words);
   std::printf("max-accelerators: the largest rank count, up to %d, whose AU meets %.0f%% (metric.au), into %s "
               "(launcher: %s)\n",

@@ -10,12 +10,14 @@
 #include "campaign/job.hpp"
 #include "campaign/outcome.hpp"
 #include "config/load.hpp"
+#include "engine/preflight.hpp"
 #include "metrics/statistics.hpp"
 #include "metrics/summary.hpp"
 #include "report/html_report.hpp"
 #include "storage/fs.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::campaign {
 
@@ -119,8 +121,12 @@ std::pair<std::string, std::vector<std::string>> parse_vary(const std::string& t
   std::vector<std::string> values = eq == std::string::npos ? std::vector<std::string>{} : split_list(text.substr(eq + 1));
   const bool empty_value = std::any_of(values.begin(), values.end(), [](const std::string& v) { return v.empty(); });
   if (key.empty() || values.empty() || empty_value)
-    throw usage_error(fmt::format("--vary '{}' is not KEY=V1,V2,...", text),
+    throw usage_error(fmt::format("--vary '{}' is not KEY=V1,V2,...", util::redact(text)),
                       "for example --vary reader.read_threads=1,2,4");
+  // Each value names a point's folder and its sweep.csv row: a secret would be written there.
+  if (util::is_secret_key(key))
+    throw usage_error(fmt::format("--vary '{}': {} holds a secret, which a sweep cannot vary", util::redact(text), key),
+                      fmt::format("give {} once, as an override shared by every point", key));
   return {key, values};
 }
 
@@ -168,13 +174,18 @@ std::vector<SweepPoint> sweep_points(const SweepSpec& spec) {
 
 int run_sweep(const SweepSpec& spec) {
   const std::vector<SweepPoint> points = sweep_points(spec);
-  // Every point's workload loads, before anything runs: a typo found after hours is hours lost.
+  // Every point's workload loads and is planned for its ranks, before anything runs: a typo or a
+  // batch too large for the dataset found after hours is hours lost.
   const config::SplitArgs base = config::split_args(spec.words);
   const config::Workload w = config::load(base.workload, base.overrides);
   for (const auto& p : points) {
     std::vector<std::string> overrides = base.overrides;
     for (const auto& o : overrides_of(p)) overrides.push_back(o);
-    config::load(base.workload, overrides);
+    try {
+      engine::preflight(config::load(base.workload, overrides), p.ranks, false);
+    } catch (const Error& e) {
+      throw Error(e.kind(), fmt::format("sweep point '{}': {}", p.name, e.what()), e.hint());
+    }
   }
   claim_folder(spec.output, "sweep", spec.words);
   const std::size_t jobs = points.size() * static_cast<std::size_t>(spec.repeat);

@@ -16,6 +16,7 @@
 #include "report/run_results.hpp"
 #include "util/build_info.hpp"
 #include "util/error.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::cli {
 
@@ -133,9 +134,14 @@ int main(int argc, char** argv) {
       "  mpirun -np 8 --bind-to none trainio run resnet50_h100 reader.read_threads=4\n"
       "  srun --mpi=pmix -n 16 trainio run my_workload.yaml ++workload.train.epochs=3\n"
       "  trainio run cosmoflow_h100 --trace                   also a Perfetto trace of phases, steps and calls\n"
-      "  trainio run default --stall-timeout 1800             allow storage calls up to 30 minutes"));
+      "  trainio run default --stall-timeout 1800             allow storage calls up to 30 minutes\n"
+      "  trainio run llama3_8b checkpoint.num_checkpoints_write=0 --resume-from results/write   the read job of a failover"));
   run->add_option("--output,-o", run_cmd.output,
                   "results folder (default: output.folder, else trainio-output/<workload>-<time>)");
+  run->add_option("--resume-from", run_cmd.resume_from,
+                  "the results folder of the job that wrote the checkpoints this run reads (MLPerf's failover, "
+                  "write and read as two jobs): reports the gap from that job's end to this one's start, against "
+                  "MLPerf's 30 s, and the time from start to the first checkpoint byte read");
   run->add_flag("--trace", run_cmd.trace,
                 "write trace-<rank>-of-<size>.pfw in the results folder: phases, steps and storage calls as Chrome "
                 "trace events for Perfetto (as workflow.profiling; output.trace_every samples the storage calls)");
@@ -303,7 +309,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     const UsageProblem problem = explain(app, e, argc, argv);
-    std::fprintf(stderr, "%s\n", format_error(usage_error(problem.cause, problem.fix)).c_str());
+    std::fprintf(stderr, "%s\n", util::redact(format_error(usage_error(problem.cause, problem.fix))).c_str());
     return 2;
   }
   if (run->parsed()) return run_command(run_cmd, argc, argv);

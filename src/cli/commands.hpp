@@ -15,6 +15,7 @@ struct RunCommand {
   bool generate_only = false;      // `trainio generate`
   bool trace = false;              // --trace: as workflow.profiling
   double stall_timeout = 600;      // --stall-timeout: seconds a storage call may take; 0: no watchdog
+  std::string resume_from;         // --resume-from: the write job's results, for MLPerf's failover gap
   std::string live_json;           // --live-json: a line of JSON per interval while the run goes on
   double live_interval = 1;        // --live-interval: seconds between those lines
   std::string hydra_subdir = ".hydra";  // Hydra's files in the results folder; empty: none

@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -13,6 +14,7 @@
 #include "engine/together.hpp"
 #include "mpi/launcher.hpp"
 #include "util/error.hpp"
+#include "util/redact.hpp"
 #include "util/units.hpp"
 
 namespace trainio::cli {
@@ -25,8 +27,34 @@ Job::Job(int* argc, char*** argv, bool use_mpi) : comm_(mpi::Comm::solo()) {
   comm_ = mpi::Comm::world();
 }
 
+namespace {
+
+// Every log line under the one rule for secrets (util/redact.hpp), whoever logged it.
+class RedactingSink final : public spdlog::sinks::sink {
+ public:
+  explicit RedactingSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
+  void log(const spdlog::details::log_msg& msg) override {
+    const std::string_view payload(msg.payload.data(), msg.payload.size());
+    if (payload.find('=') == std::string_view::npos && payload.find("://") == std::string_view::npos)
+      return inner_->log(msg);
+    const std::string text = util::redact(payload);
+    spdlog::details::log_msg copy(msg);
+    copy.payload = text;
+    inner_->log(copy);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override { inner_->set_formatter(std::move(formatter)); }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+};
+
+}  // namespace
+
 void setup_logging(const mpi::Comm& comm, const std::string& level_option) {
-  auto logger = spdlog::stderr_color_mt("trainio");
+  auto logger = std::make_shared<spdlog::logger>(
+      "trainio", std::make_shared<RedactingSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   const std::string who = comm.size() > 1 && !comm.is_root() ? fmt::format("trainio[rank {}]", comm.rank()) : "trainio";
   logger->set_pattern(who + " %^%l%$: %v");
   spdlog::set_default_logger(logger);
@@ -54,7 +82,8 @@ void log_to_file(const std::string& text) {
 }
 }  // namespace
 
-void print_result(const std::string& text) {
+void print_result(const std::string& text_in) {
+  const std::string text = util::redact(text_in);
   std::printf("%s", text.c_str());
   std::fflush(stdout);
   if (!log_file_only) return;
@@ -62,7 +91,8 @@ void print_result(const std::string& text) {
   log_file_only->flush();
 }
 
-void print_error(const std::string& text) {
+void print_error(const std::string& text_in) {
+  const std::string text = util::redact(text_in);
   std::fflush(stdout);
   std::fprintf(stderr, "%s\n", text.c_str());
   std::fflush(stderr);
@@ -70,10 +100,22 @@ void print_error(const std::string& text) {
 }
 
 void add_log_file(const std::string& path) {
-  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false);
+  auto sink = std::make_shared<RedactingSink>(std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false));
   sink->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");
   spdlog::default_logger()->sinks().push_back(sink);
   log_file_only = std::make_shared<spdlog::logger>("trainio-log-file", sink);
+  // A log that cannot be written (a full results disk) is said once, with the folder to free,
+  // instead of spdlog's raw "[*** LOG ERROR #0001 ***]" line per message.
+  const auto once = std::make_shared<std::atomic<bool>>(false);
+  const auto said = [once, path](const std::string& what) {
+    if (once->exchange(true)) return;
+    std::fprintf(stderr, "trainio: warning: the run's log '%s' cannot be written (%s): it ends here\n  fix: free space "
+                         "on the file system of the results folder (--output or output.folder), or choose one elsewhere\n",
+                 path.c_str(), what.c_str());
+    std::fflush(stderr);
+  };
+  spdlog::default_logger()->set_error_handler(said);
+  log_file_only->set_error_handler(said);
 }
 
 config::Workload load_workload(const std::vector<std::string>& words, const mpi::Comm& comm) {
@@ -152,7 +194,7 @@ std::string command_line(int argc, char** argv) {
     if (i) s += ' ';
     s += argv[i];
   }
-  return config::without_secrets(s);
+  return util::redact(s);
 }
 
 }  // namespace trainio::cli

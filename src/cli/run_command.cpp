@@ -8,10 +8,10 @@
 #include "cli/common.hpp"
 #include "config/dump.hpp"
 #include "engine/loader.hpp"
+#include "engine/preflight.hpp"
 #include "engine/together.hpp"
 #include "engine/stall_watchdog.hpp"
 #include "engine/workflow.hpp"
-#include "format/format.hpp"
 #include "metrics/summary.hpp"
 #include "metrics/trace.hpp"
 #include "mlperf/rules.hpp"
@@ -23,9 +23,11 @@
 #include "report/hydra_files.hpp"
 #include "report/live_json.hpp"
 #include "report/records_file.hpp"
+#include "report/run_results.hpp"
 #include "report/results.hpp"
 #include "report/tables.hpp"
 #include "report/trace_file.hpp"
+#include "storage/errno_hint.hpp"
 #include "storage/fs.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -48,12 +50,6 @@ report::HydraRun hydra_run(const RunCommand& cmd, const std::string& out_dir, co
   run.subdir = cmd.hydra_subdir;
   run.job_name = program.substr(program.find_last_of('/') + 1);
   return run;
-}
-
-void check_supported(const config::Workload& w, bool generate_only) {
-  // Building a writer or reader is cheap and throws a clear error for what is not built yet.
-  if (w.dataset.format != config::Format::synthetic && (generate_only || w.workflow.generate_data)) format::make_writer(w);
-  if (!generate_only && w.workflow.train) format::make_reader(w);
 }
 
 // The results folder: --output, else output.folder, else trainio-output/<workload>-<time>. A
@@ -86,6 +82,23 @@ std::string prepare_output(const std::string& option, const config::Workload& w,
   return comm.broadcast(dir);
 }
 
+// --resume-from: the write job's results (one run that saved checkpoints), whose end starts the
+// failover gap. Read on every rank before anything runs, so a wrong folder is a usage error.
+report::Failover failover_from(const std::string& folder, const config::Workload& w) {
+  const auto fix = "give --resume-from the results folder of the run that wrote the checkpoints";
+  if (!w.workflow.checkpoint || w.workflow.train || w.checkpoint.num_checkpoints_read <= 0)
+    throw usage_error("--resume-from is for a checkpoint-only run that reads checkpoints (the read job of a failover)",
+                      "set workflow.checkpoint=True, workflow.train=False and checkpoint.num_checkpoints_read, or drop "
+                      "--resume-from");
+  const std::vector<report::RunResult> runs = report::load_runs(folder);
+  if (runs.size() != 1)
+    throw usage_error(fmt::format("--resume-from '{}' holds {} runs, not one", folder, runs.size()), fix);
+  const report::RunResult& run = runs.front();
+  if (run.end.empty() || report::number_at(run.summary, "trainio.checkpoint.saves.count").value_or(0) < 1)
+    throw usage_error(fmt::format("--resume-from '{}' is not a run that saved checkpoints", folder), fix);
+  return {folder, run.end};
+}
+
 }  // namespace
 
 int run_command(const RunCommand& cmd, int argc, char** argv) {
@@ -100,24 +113,23 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         std::vector<std::string> data_folders{layout.root(), plan::checkpoint_root(w)};
         if (w.cache.tier == config::CacheTier::local_ssd) data_folders.push_back(w.cache.path);
         storage::set_data_folders(std::move(data_folders));
-        engine::together(comm, [&] {
-          check_supported(w, cmd.generate_only);
-          format::check_workload(w, layout);
-        });
+        // The folders a storage error's fix names, by the key that sets each.
+        storage::name_folder(layout.root(), "dataset.data_folder", true);
+        storage::name_folder(plan::checkpoint_root(w), "checkpoint.checkpoint_folder");
+        if (w.cache.tier == config::CacheTier::local_ssd) storage::name_folder(w.cache.path, "cache.path");
         const bool trains = w.workflow.train && !cmd.generate_only;
         plan::RunShape shape;
-        engine::together(comm, [&] {
-          if (trains) shape = plan::shape_run(w, layout, comm.size());
-          // A model layout that does not fit the ranks fails before any I/O.
-          if (w.workflow.checkpoint && !cmd.generate_only) plan::CheckpointPlan(w, comm.size());
-        });
+        engine::together(comm, [&] { shape = engine::preflight(w, comm.size(), cmd.generate_only); });
 
         if (const auto warning = plan::few_steps_warning(shape, w); comm.is_root() && trains && !warning.empty())
           spdlog::warn("{}", warning);
         if (!cmd.live_json.empty()) engine::together(comm, [&] { report::LiveJson::check_new(cmd.live_json); });
+        std::optional<report::Failover> failover;
+        if (!cmd.resume_from.empty()) engine::together(comm, [&] { failover = failover_from(cmd.resume_from, w); });
         std::string out_dir;
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);
+          storage::name_folder(out_dir, "the results folder (--output or output.folder)");
           if (comm.is_root()) add_log_file(util::join(out_dir, w.output.log_file));
           // Hydra's record of the run, written before it starts as Hydra does (mlpstorage reads it).
           engine::together(comm, [&] {
@@ -185,6 +197,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
                                                static_cast<std::uint64_t>(w.reader.batch_size_eval),
                                                static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                                static_cast<std::uint64_t>(w.output.exclude_end_steps)});
+            if (failover) records->add_failover(failover->previous_results, failover->previous_end);
           });
         options.on_epoch = [&](const metrics::EpochRecord& e) {
           if (records) records->add(e);
@@ -232,8 +245,9 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           return 0;
         }
 
-        const report::RunContext context =
+        report::RunContext context =
             report::context_of(layout, comm, mpi::launched_by_mpi(), command_line(argc, argv), out_dir, std::move(hosts));
+        context.failover = failover;
         const std::string summary_path = util::join(out_dir, "summary.json");
         engine::together(comm, [&] {
           report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
@@ -247,6 +261,10 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           const std::string table = report::final_table(w, layout, summary, summary_path, hostnames);
           print_result(table);
           storage::write_file_atomic(util::join(out_dir, "summary.txt"), table);
+          if (const std::string line = report::startup_line(summary.startup, context.failover); !line.empty()) {
+            print_result(line + "\n");
+            spdlog::info("{}", line);  // also into the run's log file
+          }
         }
         if (summary.stop_signal != 0) {
           const std::string why = fmt::format("{} stopped the run in epoch {} ({})", util::signal_name(summary.stop_signal),

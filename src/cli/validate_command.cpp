@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "cli/commands.hpp"
@@ -6,6 +8,7 @@
 #include "engine/validator.hpp"
 #include "format/format.hpp"
 #include "plan/layout.hpp"
+#include "util/error.hpp"
 #include "util/units.hpp"
 
 namespace trainio::cli {
@@ -13,7 +16,15 @@ namespace trainio::cli {
 int validate_command(const ValidateCommand& cmd, int argc, char** argv) {
   return run_workload_command(
       argc, argv, cmd.log_level, cmd.words, [&](const mpi::Comm& comm, const config::Workload& w) {
-        engine::together(comm, [&] { format::make_writer(w); });  // the format is built
+        engine::together(comm, [&] {
+          // Objects are not checked yet: saying "no dataset" of a complete one would mislead.
+          if (w.storage.storage_type == config::StorageType::s3)
+            throw usage_error(fmt::format("trainio validate: S3 datasets are not supported yet (storage.storage_type is "
+                                          "s3, dataset.data_folder '{}')", w.dataset.data_folder),
+                              "a run checks each object as it reads it (its size and first bytes), and generation "
+                              "(workflow.generate_data=True) rewrites every object whose size is wrong");
+          format::make_writer(w);  // the format is built
+        });
         const plan::DatasetLayout layout(w);
         const auto report = engine::validate_dataset(w, layout, comm, cmd.progress);
         const bool good = report.problem_count == 0;

@@ -206,6 +206,12 @@ Codec<TimeSpec> time_spec() {
       try {
         t.mean = seconds.parse(node);
       } catch (const BadValue&) {
+        bool negative = false;
+        try {
+          negative = number().parse(node) < 0;
+        } catch (const BadValue&) {
+        }
+        if (negative) throw BadValue{"seconds as a number >= 0 (a time must not be negative)"};
         throw BadValue{expected};
       }
       return t;
@@ -264,6 +270,89 @@ Codec<TimeSpec> time_spec() {
       case TimeSpec::Kind::poisson: return fmt::format("{{type: poisson, lam: {}}}", print_number(t.lam));
     }
     return std::string("0");
+  };
+  return c;
+}
+
+Codec<std::vector<std::string>> text_list() {
+  Codec<std::vector<std::string>> c;
+  c.expected = "a list of names";
+  c.parse = [expected = c.expected](const YAML::Node& node) {
+    std::vector<std::string> out;
+    if (node.IsNull()) return out;
+    if (node.IsScalar()) {
+      out.push_back(node.Scalar());
+      return out;
+    }
+    if (!node.IsSequence()) throw BadValue{expected};
+    for (const auto& item : node) out.push_back(scalar_text(item, expected));
+    return out;
+  };
+  c.print = [](const std::vector<std::string>& v) {
+    YAML::Emitter out;
+    out << YAML::Flow << v;
+    return std::string(out.c_str());
+  };
+  return c;
+}
+
+Codec<std::vector<ParquetColumn>> parquet_columns() {
+  Codec<std::vector<ParquetColumn>> c;
+  c.expected = "a list of columns {name: text, dtype: uint8..uint64|int8..int64|float16|float32|float64|list, size: n, read: bool}";
+  c.parse = [expected = c.expected](const YAML::Node& node) {
+    std::vector<ParquetColumn> out;
+    if (node.IsNull()) return out;
+    if (!node.IsSequence()) throw BadValue{expected};
+    const auto count = unsigned_integer(1);
+    const auto flag = boolean();
+    for (const auto& item : node) {
+      ParquetColumn col;
+      if (item.IsScalar()) {
+        col.name = item.Scalar();
+        out.push_back(col);
+        continue;
+      }
+      if (!item.IsMap()) throw BadValue{expected};
+      for (const auto& kv : item) {
+        const std::string k = kv.first.Scalar();
+        const YAML::Node v = kv.second;
+        if (k == "name") {
+          col.name = scalar_text(v, "a column name");
+        } else if (k == "dtype") {
+          const std::string t = scalar_text(v, expected);
+          if (t == "list") {
+            col.dtype = ElementType::float32;  // the fork's `list`: a float32 list of `size`
+          } else if (t == "string" || t == "binary" || t == "bool") {
+            throw BadValue{fmt::format("a numeric dtype: column '{}' has dtype '{}', which trainio does not write yet "
+                                       "(numeric columns and fixed-size lists only)", col.name, t)};
+          } else if (const auto e = enum_from_string<ElementType>(t)) {
+            col.dtype = *e;
+          } else {
+            throw BadValue{fmt::format("{} (column '{}' has dtype '{}')", expected, col.name, t)};
+          }
+        } else if (k == "size") {
+          try {
+            col.size = count.parse(v);
+          } catch (const BadValue&) {
+            throw BadValue{fmt::format("a size >= 1 for column '{}'", col.name)};
+          }
+        } else if (k == "read") {
+          col.read = flag.parse(v);
+        } else {
+          throw BadValue{fmt::format("{} ('{}' is not one of name, dtype, size, read)", expected, k)};
+        }
+      }
+      if (col.name.empty()) throw BadValue{fmt::format("{} (a column has no name)", expected)};
+      out.push_back(col);
+    }
+    return out;
+  };
+  c.print = [](const std::vector<ParquetColumn>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i)
+      s += fmt::format("{}{{name: {}, dtype: {}, size: {}, read: {}}}", i ? ", " : "", v[i].name, to_string(v[i].dtype),
+                       v[i].size, v[i].read ? "true" : "false");
+    return s + "]";
   };
   return c;
 }

@@ -13,6 +13,7 @@
 
 #include "config/enums.hpp"
 #include "config/time_spec.hpp"
+#include "config/workload.hpp"
 
 namespace trainio::config::detail {
 
@@ -46,6 +47,11 @@ Codec<bool> boolean();
 Codec<std::string> text();
 Codec<std::vector<std::uint64_t>> unsigned_list();
 Codec<TimeSpec> time_spec();
+// A list of text values (a single text value stands for a one-element list); null: empty.
+Codec<std::vector<std::string>> text_list();
+// The DLIO fork's Parquet column schema: a list of {name, dtype, size, read} (a bare name stands
+// for a float32 scalar, as in the fork).
+Codec<std::vector<ParquetColumn>> parquet_columns();
 
 template <typename E>
 Codec<E> enumeration() {

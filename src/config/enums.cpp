@@ -16,7 +16,7 @@ TRAINIO_ENUM_TABLE(Format, {"tfrecord", Format::tfrecord}, {"hdf5", Format::hdf5
                    {"jpeg", Format::jpeg}, {"png", Format::png},
                    {"indexed_binary", Format::indexed_binary},
                    {"mmap_indexed_binary", Format::mmap_indexed_binary},
-                   {"synthetic", Format::synthetic}, {"tar", Format::tar},
+                   {"synthetic", Format::synthetic}, {"tar", Format::tar}, {"parquet", Format::parquet},
                    // The short-lived 2023 DLIO spellings still found in its older workload files.
                    {"dlio_npz", Format::npz, true}, {"dlio_tfrecord", Format::tfrecord, true},
                    {"dlio_hdf5", Format::hdf5, true}, {"dlio_csv", Format::csv, true},
@@ -37,7 +37,7 @@ TRAINIO_ENUM_TABLE(ReadType, {"on_demand", ReadType::on_demand}, {"memory", Read
 
 TRAINIO_ENUM_TABLE(Compression, {"none", Compression::none}, {"gzip", Compression::gzip},
                    {"lzf", Compression::lzf}, {"bz2", Compression::bz2}, {"zip", Compression::zip},
-                   {"xz", Compression::xz})
+                   {"xz", Compression::xz}, {"zstd", Compression::zstd})
 
 TRAINIO_ENUM_TABLE(StorageType, {"local_fs", StorageType::local_fs},
                    {"parallel_fs", StorageType::parallel_fs}, {"s3", StorageType::s3})

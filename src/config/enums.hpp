@@ -10,13 +10,13 @@ namespace trainio::config {
 
 enum class Framework { tensorflow, pytorch };
 enum class Format {
-  tfrecord, hdf5, csv, npz, npy, jpeg, png, indexed_binary, mmap_indexed_binary, synthetic, tar,
+  tfrecord, hdf5, csv, npz, npy, jpeg, png, indexed_binary, mmap_indexed_binary, synthetic, tar, parquet,
 };
 enum class DataLoader { tensorflow, pytorch, dali, native_dali, synthetic };
 // cache_aware (trainio): seeded, then each rank's order prefers what its node's cache tier holds.
 enum class Shuffle { off, seed, random, cache_aware };
 enum class ReadType { on_demand, memory };
-enum class Compression { none, gzip, lzf, bz2, zip, xz };
+enum class Compression { none, gzip, lzf, bz2, zip, xz, zstd };
 enum class StorageType { local_fs, parallel_fs, s3 };
 enum class FileAccess { multi, shared, collective, mpio, posix };
 enum class CheckpointType { rank_zero, all_ranks };

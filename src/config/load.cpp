@@ -13,6 +13,7 @@
 #include "config/validate.hpp"
 #include "config/workload_file.hpp"
 #include "util/error.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::config {
 
@@ -111,10 +112,19 @@ class Loader {
 
   std::string where(const std::string& path, const YAML::Node& node) const {
     if (const auto it = override_of_.find(path); it != override_of_.end())
-      return fmt::format("override '{}'", it->second);
+      return fmt::format("override '{}'", util::redact(it->second));
     const YAML::Mark m = node.Mark();
     if (m.line < 0) return origin_;
     return fmt::format("{}:{}:{}", origin_, m.line + 1, m.column + 1);
+  }
+
+  // Where an unknown key was given, its value left out ("key=..."): a misspelled key may hold a
+  // secret that no rule can recognise ("pasword").
+  std::string where_unknown(const std::string& path, const YAML::Node& node) const {
+    const auto it = override_of_.find(path);
+    if (it == override_of_.end()) return where(path, node);
+    const std::string& text = it->second;
+    return fmt::format("override '{}{}'", text.substr(0, text.find('=')), text.find('=') == std::string::npos ? "" : "=...");
   }
 
  private:
@@ -144,10 +154,11 @@ class Loader {
     }
     if (entry) {  // a mapping given to a plain key
       throw config_error(fmt::format("{}: {}: expected {}, got a mapping", where(path, value), path,
-                                     entry->info.expected));
+                                     entry->info.expected),
+                         fmt::format("see 'trainio config --keys' for what {} accepts", path));
     }
     const std::string suggestion = suggest_key(path);
-    throw config_error(fmt::format("{}: unknown key '{}'", where(path, key), path),
+    throw config_error(fmt::format("{}: unknown key '{}'", where_unknown(path, key), path),
                        suggestion.empty()
                            ? "remove it, or see 'trainio config --keys' for every key trainio knows"
                            : fmt::format("did you mean '{}'?", suggestion));
@@ -188,7 +199,7 @@ Override parse_override(const std::string& text) {
   const auto eq = s.find('=');
   std::string key = eq == std::string::npos ? s : s.substr(0, eq);
   if (eq == std::string::npos && !o.remove)
-    throw usage_error(fmt::format("'{}' is not an override", text),
+    throw usage_error(fmt::format("'{}' is not an override", util::redact(text)),
                       "write overrides as section.key=value, e.g. reader.batch_size=8");
   if (eq != std::string::npos) o.value = s.substr(eq + 1);
   // `key=` with nothing after it would silently put the default back: say so instead.
@@ -202,7 +213,7 @@ Override parse_override(const std::string& text) {
                      return p.empty() || p.find_first_of(" \t[]{}:,") != std::string::npos;
                    });
   if (bad)
-    throw usage_error(fmt::format("override '{}' does not name a key", text),
+    throw usage_error(fmt::format("override '{}' does not name a key", util::redact(text)),
                       "write overrides as section.key=value, e.g. reader.batch_size=8");
   return o;
 }
@@ -212,7 +223,7 @@ YAML::Node parse_override_value(const Override& o) {
   try {
     return YAML::Load(o.value);
   } catch (const YAML::Exception& e) {
-    throw usage_error(fmt::format("override '{}': cannot read the value: {}", o.text, e.msg),
+    throw usage_error(fmt::format("override '{}': cannot read the value: {}", util::redact(o.text), e.msg),
                       "lists are written [a,b], mappings {key: value}; quote text with special characters");
   }
 }
@@ -278,7 +289,7 @@ Workload build(const YAML::Node& root_in, const std::string& origin, const std::
   Workload w;
   w.name = name;
   w.source = origin;
-  for (const auto& o : overrides) w.overrides.push_back(without_secrets(o));  // kept for display only
+  for (const auto& o : overrides) w.overrides.push_back(util::redact(o));  // kept for display only
   w.notes = loader.notes();
   for (const size_t i : order) {
     const Leaf& leaf = leaves[i];
@@ -295,7 +306,7 @@ Workload build(const YAML::Node& root_in, const std::string& origin, const std::
       e.set(leaf.value, w);
     } catch (const BadValue& bad) {
       throw config_error(fmt::format("{}: {}: expected {}, got '{}'", leaf.where, leaf.path, bad.expected,
-                                     detail::flow_text(leaf.value)),
+                                     util::redact_value(leaf.path, detail::flow_text(leaf.value))),
                          fmt::format("see 'trainio config --keys' for what {} accepts", leaf.path));
     }
     if (e.info.status == KeyStatus::python_only)
@@ -358,16 +369,6 @@ SplitArgs split_args(const std::vector<std::string>& words) {
     }
   }
   return out;
-}
-
-std::string without_secrets(std::string text) {
-  static constexpr std::string_view kSecret = "secret_access_key=";
-  for (auto at = text.find(kSecret); at != std::string::npos; at = text.find(kSecret, at + 1)) {
-    const auto value = at + kSecret.size();
-    const auto end = text.find_first_of(" \t\n", value);
-    text.replace(value, end == std::string::npos ? std::string::npos : end - value, "<redacted>");
-  }
-  return text;
 }
 
 }  // namespace trainio::config

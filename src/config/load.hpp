@@ -30,8 +30,4 @@ struct SplitArgs {
 };
 SplitArgs split_args(const std::vector<std::string>& words);
 
-// `text` (an override, a command line) with the value of every secret_access_key=... replaced by
-// <redacted>: what results and messages may show.
-std::string without_secrets(std::string text);
-
 }  // namespace trainio::config

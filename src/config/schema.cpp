@@ -1,10 +1,13 @@
 #include "config/schema.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 
 #include "config/codecs.hpp"
 #include "config/schema_table.hpp"
 #include "config/workload.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::config {
 
@@ -41,15 +44,6 @@ Entry stdev_key(std::string path, Ref ref, KeyStatus status, std::string help) {
     TimeSpec& t = ref(w);
     t.stdev = parse(node);
     if (t.kind == TimeSpec::Kind::constant && t.stdev > 0) t.kind = TimeSpec::Kind::normal;
-  };
-  return e;
-}
-
-// A key whose value is a secret: shown and written as <redacted> (config dumps, summary.json).
-Entry secret(Entry e) {
-  e.get = [get = e.get](const Workload& w) {
-    const std::string v = get(w);
-    return v.empty() || v == "''" || v == "\"\"" ? v : std::string("<redacted>");
   };
   return e;
 }
@@ -106,11 +100,14 @@ std::vector<Entry> build() {
   t.push_back(key("storage.storage_type", FIELD(storage.storage_type), enumeration<StorageType>(), active, "local_fs and parallel_fs are POSIX paths (parallel_fs a label for shared file systems); s3 an S3 bucket (data_folder s3://bucket/prefix)"));
   t.push_back(key("storage.storage_root", FIELD(storage.storage_root), text(), active, "prefixed to data_folder and checkpoint_folder (an absolute folder or an s3:// URI ignores it)"));
   t.push_back(key("storage.storage_options.access_key_id", FIELD(storage.storage_options.access_key_id), text(), active, "S3 access key (else AWS_ACCESS_KEY_ID)"));
-  t.push_back(secret(key("storage.storage_options.secret_access_key", FIELD(storage.storage_options.secret_access_key), text(), active, "S3 secret key (else AWS_SECRET_ACCESS_KEY); never printed nor written to results")));
+  t.push_back(key("storage.storage_options.secret_access_key", FIELD(storage.storage_options.secret_access_key), text(), active, "S3 secret key (else AWS_SECRET_ACCESS_KEY); shown and written as ***"));
   t.push_back(key("storage.storage_options.endpoint_url", FIELD(storage.storage_options.endpoint_url), text(), active, "S3 endpoint, http(s)://host[:port] (else AWS_ENDPOINT_URL)"));
   t.push_back(key("storage.storage_options.region", FIELD(storage.storage_options.region), text(), active, "S3 region the requests are signed for"));
   t.push_back(key("storage.storage_options.s3_force_path_style", FIELD(storage.storage_options.force_path_style), boolean(), active, "address buckets as http://host/bucket/key instead of http://bucket.host/key"));
   t.push_back(key("storage.storage_options.s3_max_attempts", FIELD(storage.storage_options.max_attempts), integer(1), active, "tries of one S3 request, the first included (5xx, 429 and lost connections are retried)"));
+  t.push_back(key("storage.storage_options.columns", FIELD(storage.storage_options.columns), text_list(), active, "parquet: the columns the reader projects (empty: those of dataset.parquet.columns with read: true)"));
+  t.push_back(noted("storage.storage_options.storage_library", python_only, "I/O library of the DLIO fork's Parquet readers (s3dlio, direct, posix); trainio reads through its own storage layer"));
+  t.push_back(noted("storage.storage_options.prefetch_workers", python_only, "thread pool of the DLIO fork's Parquet readers; trainio's reader threads are reader.read_threads"));
   t.push_back(noted("storage.fsspec_plugin", python_only, "fsspec back end of a DLIO fork; no effect"));
   t.push_back(noted("storage.fsspec_extra_params", python_only, "fsspec back end of a DLIO fork; no effect", {}, true));
   // ---- dataset ----
@@ -137,6 +134,15 @@ std::vector<Entry> build() {
   t.push_back(key("dataset.hdf5.chunk_dims", FIELD(dataset.hdf5.chunk_dims), unsigned_list(), active, "HDF5 chunk shape (first along samples; a per-sample shape gets a leading 1)"));
   t.push_back(key("dataset.hdf5.num_dset_per_record", FIELD(dataset.hdf5.num_dset_per_record), integer(1), active, "HDF5 datasets a record is split across (records_0..k-1)"));
   t.push_back(key("dataset.hdf5.max_shape", FIELD(dataset.hdf5.max_shape), unsigned_list(), active, "HDF5 maximum (resizable) shape of a sample"));
+  t.push_back(key("dataset.parquet.columns", FIELD(dataset.parquet.columns), parquet_columns(), active, "Parquet column schema (DLIO fork): name, dtype, size (elements per row; > 1 a fixed-size list), read"));
+  t.push_back(key("dataset.parquet.row_group_size", FIELD(dataset.parquet.row_group_size), integer(1), active, "rows per Parquet row group (the unit the reader fetches)"));
+  t.push_back(key("dataset.parquet.partition_by", FIELD(dataset.parquet.partition_by), text(), active, "Hive partitioning column of the DLIO fork; not supported (config error when set)"));
+  t.push_back(noted("dataset.parquet.generation_batch_size", python_only, "rows per pyarrow write batch in the DLIO fork; trainio streams rows through a fixed buffer"));
+  t.push_back(noted("dataset.parquet.read_mode", python_only, "reader mode of MLPerf's Parquet files (default, row_group); trainio reads row groups as the DLIO fork does"));
+  t.push_back(noted("dataset.parquet.use_s3dlio_gen", python_only, "the DLIO fork's Rust generator for S3; no effect"));
+  t.push_back(key("dataset.parquet.write_statistics", FIELD(dataset.parquet.write_statistics), boolean(), active, "write min/max/null-count statistics per column chunk (pyarrow's default)", true));
+  t.push_back(key("dataset.parquet.data_page_version", FIELD(dataset.parquet.data_page_version), integer(1, 2), active, "Parquet data page version: 1 (pyarrow's default) or 2", true));
+  t.push_back(key("dataset.parquet.pre_buffer", FIELD(dataset.parquet.pre_buffer), boolean(), active, "read a row group's projected chunks as pyarrow's pre_buffer does (ranges coalesced: holes < 8 KiB, ranges <= 32 MiB); off in the fork", true));
   {
     Codec<DataContent> content;
     content.expected = "random or compressible";
@@ -268,8 +274,18 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> all = [] {
     auto t = build();
     const Workload defaults;
-    for (auto& e : t)
-      if (e.get) e.info.default_text = e.get(defaults);
+    for (auto& e : t) {
+      if (!e.get) continue;
+      // Every value shown or written (dumps, summary.json, .hydra files) under the one rule for
+      // secrets: a secret key's value as '***' (quoted: a bare * begins a YAML alias), URLs without
+      // their user-info.
+      e.get = [get = e.get, path = e.info.path](const Workload& w) {
+        const std::string v = get(w);
+        if (!util::is_secret_key(path)) return util::redact(v);
+        return v.empty() || v == "''" || v == "\"\"" ? v : fmt::format("'{}'", util::kRedacted);
+      };
+      e.info.default_text = e.get(defaults);
+    }
     return t;
   }();
   return all;
@@ -310,7 +326,7 @@ const KeyInfo* find_key(const std::string& path) {
 const std::vector<std::string>& section_paths() {
   static const std::vector<std::string> all = {
       "model",   "model.parallelism", "model.transformer", "workflow",  "storage", "storage.storage_options",
-      "dataset", "dataset.hdf5",      "reader",            "train",     "evaluation",
+      "dataset", "dataset.hdf5", "dataset.parquet",      "reader",            "train",     "evaluation",
       "checkpoint", "output",         "output.metric",     "profiling", "metric", "cache"};
   return all;
 }

@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string_view>
 
 #include "config/sizes.hpp"
 #include "util/paths.hpp"
 #include "util/error.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::config {
 
@@ -26,6 +30,38 @@ void require_plain_name(const std::string& key, const std::string& name, const s
                       key == "output.log_file" ? "output.folder or --output" : "dataset.data_folder"));
 }
 
+// S3's rules for bucket names (3 to 63 lowercase letters, digits, dots and hyphens, beginning and
+// ending with a letter or digit, no "..", not an IPv4 address): what breaks one is refused here,
+// not found by a request that fails and suggests creating the bucket.
+std::optional<std::string> bucket_problem(const std::string& bucket) {
+  if (bucket.empty()) return "the URI has no bucket name";
+  const auto bad_char = std::find_if(bucket.begin(), bucket.end(), [](char c) {
+    return !(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-');
+  });
+  const auto alnum = [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)); };
+  int dots = 0;
+  bool ip_like = true;
+  for (const char c : bucket) {
+    dots += c == '.';
+    ip_like = ip_like && (std::isdigit(static_cast<unsigned char>(c)) || c == '.');
+  }
+  const bool valid = bucket.size() >= 3 && bucket.size() <= 63 && bad_char == bucket.end() && alnum(bucket.front()) &&
+                     alnum(bucket.back()) && bucket.find("..") == std::string::npos && !(ip_like && dots == 3);
+  if (valid) return std::nullopt;
+  return fmt::format("'{}' is not a valid S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens, beginning "
+                     "and ending with a letter or digit, not an IP address)",
+                     bucket);
+}
+
+void require_s3_uri(const std::string& key, const std::string& uri) {
+  std::string_view rest(uri);
+  rest.remove_prefix(std::string_view("s3://").size());
+  const std::string bucket(rest.substr(0, rest.find('/')));
+  if (const auto problem = bucket_problem(bucket))
+    throw config_error(fmt::format("{} '{}': {}", key, uri, *problem),
+                       fmt::format("write it as {}=s3://<bucket>/<prefix>, with the bucket's name", key));
+}
+
 }  // namespace
 
 // DLIO's rules for storage_type: s3 (its config validation), and what trainio's S3 back end does
@@ -36,6 +72,9 @@ void validate_s3(const Workload& w, bool uses_data) {
   require(d.data_folder.starts_with("s3://") && d.data_folder.size() > 5,
           fmt::format("storage.storage_type is s3, but dataset.data_folder '{}' is not an s3:// URI", d.data_folder),
           "set dataset.data_folder=s3://<bucket>/<prefix> (the bucket comes from the URI, as in DLIO)");
+  require_s3_uri("dataset.data_folder", d.data_folder);
+  if (w.workflow.checkpoint && w.checkpoint.checkpoint_folder.starts_with("s3://"))
+    require_s3_uri("checkpoint.checkpoint_folder", w.checkpoint.checkpoint_folder);
   if (uses_data) {
     require(d.format == Format::npz || d.format == Format::npy,
             fmt::format("dataset.format '{}' cannot be read from S3: DLIO reads only npz and npy there", to_string(d.format)),
@@ -97,6 +136,12 @@ void validate(Workload& w) {
   const auto& r = w.reader;
 
   require_plain_name("dataset.file_prefix", d.file_prefix, "the data folder");
+  // Credentials in the endpoint's URL would travel, and be shown and kept, in clear.
+  require(!util::url_has_user_info(w.storage.storage_options.endpoint_url),
+          fmt::format("storage.storage_options.endpoint_url '{}' holds credentials (before its '@')",
+                      util::redact(w.storage.storage_options.endpoint_url)),
+          "give the endpoint as http(s)://host[:port], and the keys as storage.storage_options.access_key_id and "
+          "secret_access_key (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)");
   require_plain_name("output.log_file", w.output.log_file, "the results folder");
 
   // The framework picks the loader when the workload does not name one (DLIO's checkpoint-only
@@ -124,6 +169,7 @@ void validate(Workload& w) {
   if (uses_data) check_sizes(d);  // sizes and counts that overflow
   if (w.storage.storage_type == StorageType::s3) validate_s3(w, uses_data);
   if (w.workflow.train) validate_cache(w);
+  validate_parquet(w);
   require(!w.workflow.checkpoint || !w.checkpoint.checkpoint_folder.starts_with("s3://") ||
               w.storage.storage_type == StorageType::s3,
           fmt::format("checkpoint.checkpoint_folder '{}' is in S3, but storage.storage_type is not s3",
@@ -185,7 +231,8 @@ void validate(Workload& w) {
   require(!(r.io_engine == IoEngine::mmap && r.odirect), "reader.odirect and reader.io_engine=mmap exclude each other",
           "a memory map goes through the page cache: drop one of them");
   const bool compresses = (d.format == Format::npz && d.compression == Compression::zip) ||
-                         (d.format == Format::hdf5 && d.compression != Compression::zip);
+                         (d.format == Format::hdf5 && d.compression != Compression::zip && d.compression != Compression::zstd) ||
+                         d.format == Format::parquet;
   if (d.compression != Compression::none && !compresses)
     w.notes.push_back({"dataset.compression",
                        fmt::format("dataset.compression '{}' has no effect on '{}' files (npz takes zip; hdf5 gzip, lzf, ...)",

@@ -7,5 +7,7 @@ namespace trainio::config {
 
 // Throws a config error for an impossible combination; adds notes for doubtful ones.
 void validate(Workload& w);
+// The Parquet keys' rules (validate_parquet.cpp); part of validate().
+void validate_parquet(Workload& w);
 
 }  // namespace trainio::config

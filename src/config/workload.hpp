@@ -55,6 +55,8 @@ struct S3Options {
   std::string region = "us-east-1";
   bool force_path_style = false;
   std::int64_t max_attempts = 5;
+  // The MLCommons DLIO fork's Parquet readers: the columns read (empty: all; see ParquetSection).
+  std::vector<std::string> columns;
 };
 
 struct StorageSection {
@@ -67,6 +69,28 @@ struct Hdf5Section {
   std::vector<std::uint64_t> chunk_dims;
   std::int64_t num_dset_per_record = 1;
   std::vector<std::uint64_t> max_shape;
+};
+
+// A column of a Parquet dataset, as the MLCommons DLIO fork's `dataset.parquet.columns` gives it:
+// `size` elements of `dtype` per row (1: a scalar column, more: a fixed-size list).
+struct ParquetColumn {
+  std::string name;
+  ElementType dtype = ElementType::float32;
+  std::uint64_t size = 1;
+  bool read = true;  // whether the training reader projects it
+  bool operator==(const ParquetColumn&) const = default;
+};
+
+struct ParquetSection {
+  std::vector<ParquetColumn> columns;  // empty: one column `data`, a list of record_length uint8
+  std::int64_t row_group_size = 1024;
+  std::string partition_by;
+  std::int64_t generation_batch_size = 0;
+  bool use_s3dlio_gen = false;
+  // trainio extensions
+  bool write_statistics = true;  // min/max and null count per column chunk, as pyarrow writes by default
+  std::int64_t data_page_version = 1;
+  bool pre_buffer = false;  // pyarrow's pre_buffer: coalesce the projected chunks' ranges
 };
 
 enum class DataContent { random, compressible };
@@ -89,6 +113,7 @@ struct DatasetSection {
   ElementType record_element_type = ElementType::uint8;
   std::vector<std::uint64_t> record_dims;
   Hdf5Section hdf5;
+  ParquetSection parquet;
   // trainio extensions
   DataContent data_content = DataContent::random;
   double compression_ratio = 2.0;  // target for data_content: compressible

@@ -21,6 +21,8 @@ class BatchReader {
   // Reads slots [first, end) of the plan's step `step`; the whole batch by default.
   Batch read(const PhaseWork& work, std::uint64_t step, std::uint64_t first = 0, std::uint64_t end = ~0ULL);
   void collect(metrics::ReadPhase& phase);
+  // A phase starts (no read under way): the format's reader drops what it keeps per epoch.
+  void begin_epoch() { reader_->begin_epoch(); }
 
  private:
   Batch read_samples(const PhaseWork& work, std::uint64_t step, std::uint64_t first, std::uint64_t end);

@@ -247,6 +247,7 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
     }
     t_own = util::now_ns();
   });
+  rec.first_read_end_ns = rec.io.first_read_end_ns();
   finish_times(rec, t0, t_own);
   metrics::trace::span("load", "checkpoint", t0, t0 + static_cast<std::int64_t>(rec.seconds * 1e9),
                        fmt::format(R"("index":{},"step":{})", index, step));

@@ -30,6 +30,7 @@ Batch PipelinedLoader::read(std::size_t worker, std::uint64_t batch, std::uint64
 
 void PipelinedLoader::start(const PhaseWork& work) {
   work_ = work;
+  for (auto& r : readers_) r->begin_epoch();
   const std::uint64_t parts =
       design_.split_batches ? std::min<std::uint64_t>(design_.workers, work.plan->batch_size()) : 1;
   pipeline_.start(work.plan->steps(), parts);

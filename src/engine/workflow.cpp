@@ -27,6 +27,7 @@ std::uint64_t choose_run_seed(const config::Workload& w, const mpi::Comm& comm) 
 metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& comm, const WorkflowOptions& options) {
   metrics::RankRecord record;
   record.start = util::wall_time_iso();
+  record.process_start_ns = util::process_start_ns();
   const plan::DatasetLayout layout(w);
   const bool train = w.workflow.train && !options.generate_only;
   // Infeasible plans (too few samples for the ranks) fail before any I/O.

@@ -156,6 +156,9 @@ std::unique_ptr<ExtentFinder> sample_extents(const config::Workload& w) {
         throw config_error("reader.access=sample reads HDF5 samples of one contiguous dataset only",
                            "drop hdf5.chunk_dims, max_shape, compression and num_dset_per_record, or use access=framework");
       return std::make_unique<Hdf5Extents>();
+    case Format::parquet:
+      throw config_error("reader.access=sample does not read Parquet files: a row is spread over column chunks",
+                         "use reader.access=framework (the fork's row-group reads)");
     case Format::csv:
     case Format::jpeg:
     case Format::png:

@@ -11,6 +11,9 @@
 #include "format/native_reader.hpp"
 #include "format/npy_file.hpp"
 #include "format/npz.hpp"
+#include "format/parquet/reader.hpp"
+#include "format/parquet/validate.hpp"
+#include "format/parquet/writer.hpp"
 #include "format/s3_object_reader.hpp"
 #include "format/synthetic.hpp"
 #include "storage/s3_endpoint.hpp"
@@ -42,7 +45,7 @@ storage::EngineOptions engine_options(const config::Workload& w) {
 
 Error not_built(Format f, const char* what) {
   return config_error(fmt::format("{} dataset.format '{}' is not built into trainio yet", what, config::to_string(f)),
-                      "use npz, npy, tfrecord, csv, jpeg, png, indexed_binary, tar or synthetic for now");
+                      "use npz, npy, tfrecord, csv, jpeg, png, indexed_binary, tar, parquet or synthetic for now");
 }
 
 }  // namespace
@@ -61,6 +64,7 @@ std::unique_ptr<FileWriter> make_writer(const config::Workload& w) {
     case Format::mmap_indexed_binary: return std::make_unique<IndexedBinaryWriter>();
     case Format::tar: return std::make_unique<TarWriter>();
     case Format::hdf5: return std::make_unique<Hdf5Writer>(Hdf5Settings(w));
+    case Format::parquet: return std::make_unique<parquet::Writer>(w);
     case Format::synthetic: break;
   }
   throw not_built(d.format, "writing");
@@ -98,6 +102,8 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse u
     case Format::png: return loaded_once(std::make_unique<ImageReader>(ImageWriter::Codec::png));
     case Format::indexed_binary: return std::make_unique<IndexedBinaryReader>(memory);
     case Format::mmap_indexed_binary: return std::make_unique<MmapIndexedBinaryReader>();
+    // The fork's Parquet readers keep footers and row groups read per epoch themselves.
+    case Format::parquet: return std::make_unique<parquet::Reader>(w);
   }
   throw internal_error("a format without a reader");
 }
@@ -121,6 +127,7 @@ std::optional<std::string> validate_file(const config::Workload& w, const plan::
     case Format::tar: return validate_tar(file);
     case Format::synthetic: return std::nullopt;
     case Format::hdf5: return validate_hdf5(Hdf5Settings(w), file);
+    case Format::parquet: return parquet::validate_file(w, file);
   }
   throw not_built(w.dataset.format, "validating");
 }

@@ -157,6 +157,9 @@ class SampleReader {
   }
   // Whether read_batch() overlaps the batch's reads (the loader then hands it whole batches).
   virtual bool reads_batches() const { return false; }
+  // A new epoch (or evaluation phase) starts: readers that keep things per epoch, as the DLIO
+  // fork's Parquet reader keeps footers, drop them. Called while no read is under way.
+  virtual void begin_epoch() {}
 };
 
 // How a loader asks for samples, which decides when the framework's reader opens and closes files:

@@ -47,13 +47,17 @@ class IoRecorder final : public storage::IoObserver {
       cache_.add(e);
       depth_.add(storage::reported_read_depth(), ns);
       add_live_read(e.bytes);
+      note_first_read_end(e.start_ns + e.ns);
     } else if (e.data && e.op == storage::Op::write) {
       add_live_written(e.bytes);
     }
     if (trace::enabled()) trace::storage_call(e);
   }
 
-  void on_request(const storage::RequestEvent& e) override { requests_.add(e); }
+  void on_request(const storage::RequestEvent& e) override {
+    requests_.add(e);
+    if (e.kind == storage::Request::get && e.bytes > 0) note_first_read_end(e.start_ns + e.total_ns);
+  }
 
   const OpStats& op(storage::Op op) const { return ops_[static_cast<int>(op)]; }
   // Requests to an object store (none on a file system).
@@ -67,10 +71,14 @@ class IoRecorder final : public storage::IoObserver {
     cache_.merge(other.cache_);
     requests_.merge(other.requests_);
     depth_.merge(other.depth_);
+    if (other.first_read_end_ns_ != 0) note_first_read_end(other.first_read_end_ns_);
   }
   // Reads of data files by the depth they started at.
   const ReadDepth& read_depth() const { return depth_; }
   ReadDepth& read_depth() { return depth_; }
+  // When the first read of data (a read call, a touch of mapped pages or an object GET) returned,
+  // on the monotonic clock; 0 before any.
+  std::int64_t first_read_end_ns() const { return first_read_end_ns_; }
   // What the reads of data files hit: page-cache residency probes and O_DIRECT bytes.
   const PageCacheStats& page_cache() const { return cache_; }
   PageCacheStats& page_cache() { return cache_; }
@@ -93,11 +101,15 @@ class IoRecorder final : public storage::IoObserver {
   }
 
  private:
+  void note_first_read_end(std::int64_t ns) {
+    if (first_read_end_ns_ == 0 || ns < first_read_end_ns_) first_read_end_ns_ = ns;
+  }
   std::array<OpStats, storage::kOpCount> ops_{};
   AccessProfile data_, other_;
   PageCacheStats cache_;
   RequestStats requests_;
   ReadDepth depth_;
+  std::int64_t first_read_end_ns_ = 0;
 };
 
 }  // namespace trainio::metrics

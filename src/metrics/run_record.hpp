@@ -123,6 +123,8 @@ struct CheckpointTimeline {
   std::uint64_t storage_read_bytes = 0;
   bool storage_read_known = false;
   std::optional<std::uint64_t> process_read_before, process_read_after;  // the readings behind it
+  // Loads: when this rank's first read of the checkpoint's data returned (monotonic; 0: none).
+  std::int64_t first_read_end_ns = 0;
 };
 
 // A checkpoint as it ends, with its storage calls (summarised, then dropped, as a read phase's).
@@ -141,6 +143,8 @@ struct GenerateRecord {
 
 struct RankRecord {
   std::string start, end;
+  // When the kernel started this rank's process (util::process_start_ns), if /proc says.
+  std::optional<std::int64_t> process_start_ns;
   // Every step's times, for DLIO's per-rank lists; held outside memory on real runs.
   std::shared_ptr<StepLog> steps = std::make_shared<MemoryStepLog>();
   bool stopped_by_time_limit = false;  // train.max_seconds ended the run

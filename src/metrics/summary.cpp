@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "mpi/comm.hpp"
+#include "util/clock.hpp"
 
 namespace trainio::metrics {
 
@@ -299,6 +300,7 @@ RunSummary RunSummarizer::finish(const RankRecord& mine) {
   out.stop_phase = mine.stop_phase;
   out.start = mine.start;
   out.end = mine.end;
+  out.startup = summarize_startup(mine, comm_);
   const GenerateRecord& g = mine.generate;
   out.generate.ran = comm_.max(static_cast<std::uint64_t>(g.ran)) > 0;
   if (out.generate.ran) {
@@ -320,6 +322,26 @@ RunSummary RunSummarizer::finish(const RankRecord& mine) {
   out.staging_seconds = comm_.max(mine.staging_seconds);
   out.io.merge(reduce(mine.staging_io, comm_));
   return out;
+}
+
+StartupSummary summarize_startup(const RankRecord& mine, const mpi::Comm& comm) {
+  StartupSummary s;
+  const auto& start = mine.process_start_ns;
+  s.known = comm.min(static_cast<std::int64_t>(start.has_value())) == 1;
+  if (!s.known) return s;
+  s.first_process_start_us = comm.min(util::wall_us_of(*start));
+  const auto load = std::find_if(mine.checkpoints.begin(), mine.checkpoints.end(), [](const CheckpointTimeline& c) {
+    return c.kind == CheckpointTimeline::Kind::load && c.first_read_end_ns != 0;
+  });
+  const bool read = load != mine.checkpoints.end();
+  s.ranks_loaded = static_cast<int>(comm.sum(std::vector<std::uint64_t>{read ? 1u : 0u})[0]);
+  if (s.ranks_loaded == 0) return s;
+  const double seconds = read ? util::ns_to_s(load->first_read_end_ns - *start) : 0;
+  s.first_read_max = comm.max(read ? seconds : -1e300);
+  s.first_read_min = comm.min(read ? seconds : 1e300);
+  s.first_read_slowest_rank = static_cast<int>(
+      comm.min(static_cast<std::int64_t>(read && seconds == s.first_read_max ? comm.rank() : comm.size())));
+  return s;
 }
 
 CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Comm& comm) {

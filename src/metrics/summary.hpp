@@ -135,6 +135,17 @@ struct CheckpointSummary {
   IoRecorder io;
 };
 
+// How long the ranks took from their processes' start to their first read of checkpoint data
+// (MLPerf's failover: a read job started after a write job), from RankRecord::process_start_ns and
+// the first load's CheckpointTimeline::first_read_end_ns.
+struct StartupSummary {
+  bool known = false;                       // every rank's process start is known
+  std::int64_t first_process_start_us = 0;  // the earliest rank's, wall-clock microseconds
+  int ranks_loaded = 0;                     // ranks that read checkpoint data in a load (not all hold a shard)
+  double first_read_max = 0, first_read_min = 0;  // over those, seconds from a rank's start to its first read
+  int first_read_slowest_rank = 0;          // the rank of first_read_max (the lowest on a tie)
+};
+
 struct RunSummary {
   bool stopped_by_time_limit = false;
   // A signal stopped the run: which, and the epoch and phase (RankRecord's, agreed). 0: complete.
@@ -144,6 +155,7 @@ struct RunSummary {
   int ranks = 1;
   int hosts = 1;
   std::string start, end;
+  StartupSummary startup;
   GenerateSummary generate;
   // cache.staging before_first_epoch: what the ranks copied into the tiers (all ranks), and the
   // slowest rank's time.
@@ -188,6 +200,7 @@ class RunSummarizer {
 // Collective: every rank calls it with its own record; every rank gets the same summary.
 EpochSummary summarize_epoch(const EpochRecord& mine, const mpi::Comm& comm);
 CheckpointSummary summarize_checkpoint(const CheckpointRecord& mine, const mpi::Comm& comm);
+StartupSummary summarize_startup(const RankRecord& mine, const mpi::Comm& comm);
 
 // Whether a phase was served (mostly) by the page cache: its page-cache verdict says so
 // (metrics/page_cache.hpp).

@@ -26,6 +26,11 @@ class Session {
 // The MPI library's own description ("Open MPI v4.1.4, ..."), first line only.
 std::string library_version();
 
+// Whether the MPI library's progress engine yields the core when idle (Open MPI's
+// mpi_yield_when_idle, set by the user or by oversubscription); false for other MPIs. Valid once a
+// Session has started.
+bool library_yields_when_idle();
+
 class Comm {
  public:
   // MPI_COMM_WORLD; requires a live Session.

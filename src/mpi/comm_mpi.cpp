@@ -1,5 +1,6 @@
 // MPI_COMM_WORLD behind CommBackend, and the MPI session: the one file that calls MPI's
 // collectives (mpi/shared_file.cpp does MPI-IO).
+#include <dlfcn.h>
 #include <mpi.h>
 #include <sched.h>
 
@@ -30,34 +31,15 @@ void check(int rc, const char* call) {
   throw internal_error(std::string(call) + " failed: " + describe(rc));
 }
 
-// Whether the MPI library's progress engine already yields the core when it finds nothing to do
-// (OpenMPI's mpi_yield_when_idle: set by the user, or by OpenMPI itself when ranks outnumber the
-// cores). Read through the MPI tool interface; any library without that variable, or any failure
-// to read it, counts as "no", and trainio's wait then yields by itself.
+// Whether the MPI library's progress engine already yields the core when it finds nothing to do:
+// Open MPI's own flag, set by MPI_Init from mpi_yield_when_idle (the user's, from the environment
+// or a parameter file) or from oversubscription. Read as the exported variable it is: reading it
+// through MPI's tool interface (MPI_T_init_thread) made Open MPI open every component it has,
+// libfabric included, 0.2-0.7 s of every start (docs/scaling.md). Another MPI has no such
+// variable: "no", and trainio's wait then yields by itself.
 bool probe_mpi_yields_when_idle() {
-  int provided = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
-  bool yields = false;
-  int index = -1;
-  if (MPI_T_cvar_get_index("mpi_yield_when_idle", &index) == MPI_SUCCESS) {
-    int name_len = 0, desc_len = 0, verbosity = 0, bind = 0, scope = 0;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    MPI_T_enum enumtype;
-    MPI_T_cvar_handle handle;
-    int count = 0;
-    if (MPI_T_cvar_get_info(index, nullptr, &name_len, &verbosity, &type, &enumtype, nullptr, &desc_len, &bind,
-                            &scope) == MPI_SUCCESS &&
-        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
-      alignas(8) unsigned char value[16] = {};
-      if (count == 1 && MPI_T_cvar_read(handle, value) == MPI_SUCCESS) {
-        if (type == MPI_C_BOOL) yields = *reinterpret_cast<const bool*>(value);
-        else if (type == MPI_INT) yields = *reinterpret_cast<const int*>(value) != 0;
-      }
-      MPI_T_cvar_handle_free(&handle);
-    }
-  }
-  MPI_T_finalize();
-  return yields;
+  const auto* flag = static_cast<const bool*>(::dlsym(RTLD_DEFAULT, "ompi_mpi_yield_when_idle"));
+  return flag != nullptr && *flag;
 }
 
 bool mpi_yields_when_idle = false;  // probed once, in Session
@@ -129,6 +111,8 @@ Session::~Session() {
     std::_Exit(1);
   }
 }
+
+bool library_yields_when_idle() { return mpi_yields_when_idle; }
 
 std::string library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};

@@ -83,7 +83,6 @@ class EpochPlan {
   int ranks() const { return ranks_; }
   // Samples no rank reads this epoch.
   std::uint64_t dropped_samples() const { return total_samples_ - steps_ * batch_ * static_cast<std::uint64_t>(ranks_); }
-  std::uint64_t total_samples() const { return total_samples_; }
 
   // The sample this rank reads at `step`, position `slot` of the batch.
   SampleRef sample(std::uint64_t step, std::uint64_t slot) const;

@@ -1,6 +1,7 @@
 #include "report/console.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -100,6 +101,21 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
   line += fmt::format("  bottleneck: {}", metrics::decide_bottleneck(metrics::bottleneck_evidence(t)).verdict);
   if (e.evaluated) line += fmt::format(", eval {}", metrics::decide_bottleneck(metrics::bottleneck_evidence(e.eval)).verdict);
   return line;
+}
+
+std::string startup_line(const metrics::StartupSummary& s, const std::optional<Failover>& failover) {
+  std::vector<std::string> parts;
+  if (s.ranks_loaded > 0)
+    parts.push_back(fmt::format("process start to first checkpoint read: {:.3f} s (slowest rank {}; fastest {:.3f} s)",
+                                s.first_read_max, s.first_read_slowest_rank, s.first_read_min));
+  if (failover) {
+    if (const auto gap = failover_gap(*failover, s))
+      parts.push_back(fmt::format("failover: started {:.1f} s after the write job ended ({}; MLPerf allows {:.0f} s)", *gap,
+                                  *gap <= kFailoverLimitSeconds ? "within" : "BEYOND", kFailoverLimitSeconds));
+    else
+      parts.push_back("failover gap unknown: a rank's process start could not be read");
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t of) {

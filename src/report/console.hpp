@@ -1,12 +1,14 @@
 #pragma once
 // What a person sees on rank 0's terminal: a line per epoch while running, a table at the end.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/workload.hpp"
 #include "metrics/summary.hpp"
 #include "plan/run_plan.hpp"
+#include "report/context.hpp"
 
 namespace trainio::report {
 
@@ -19,6 +21,9 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
 // "checkpoint save 3/10 (global_epoch1_step3): 104.70 GiB in 41.2 s, 2.54 GiB/s ..."; `of` 0 when
 // the number of checkpoints is not known in advance (training mode).
 std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t of);
+// "start to first checkpoint read: 0.41 s (slowest rank 1); failover gap 12.3 s after the write
+// job ended (MLPerf allows 30 s)"; empty when the run read no checkpoint.
+std::string startup_line(const metrics::StartupSummary& s, const std::optional<Failover>& failover);
 
 // `hostnames`: the run's hosts by host index (the straggler's line names its host).
 std::string final_table(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run,

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/clock.hpp"
 #include "util/proc_stats.hpp"
 
 namespace trainio::report {
@@ -42,6 +43,11 @@ std::vector<std::string> RunHosts::hostnames() const {
   std::vector<std::string> out;
   for (const auto& h : hosts) out.push_back(h.hostname);
   return out;
+}
+
+std::optional<double> failover_gap(const Failover& f, const metrics::StartupSummary& startup) {
+  if (!startup.known) return std::nullopt;
+  return util::seconds_between(f.previous_end, util::wall_time_iso_of_us(startup.first_process_start_us));
 }
 
 RunContext context_of(const plan::DatasetLayout& layout, const mpi::Comm& comm, bool mpi_initialized,

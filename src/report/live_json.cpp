@@ -11,6 +11,7 @@
 #include "metrics/live_status.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace trainio::report {
 
@@ -18,6 +19,11 @@ void LiveJson::check_new(const std::string& path) {
   if (std::filesystem::exists(path))
     throw usage_error(fmt::format("--live-json '{}' exists, and trainio never writes over a file", path),
                       "name a new file, or remove the old one first");
+  const std::string folder = util::parent_of(path);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw usage_error(fmt::format("--live-json '{}': its folder '{}' does not exist", path, folder),
+                      "create the folder first, or name a file in a folder that exists");
 }
 
 LiveJson::LiveJson(const std::string& path, double interval_s, int ranks)

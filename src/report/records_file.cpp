@@ -7,6 +7,7 @@
 #include "storage/io_observer.hpp"
 #include "storage/page_residency.hpp"
 #include "util/build_info.hpp"
+#include "util/clock.hpp"
 #include "util/paths.hpp"
 
 namespace trainio::report {
@@ -206,9 +207,14 @@ void RecordsFile::add(const metrics::CheckpointRecord& c) {
             {"files", c.files},
             {"tensor_bytes", c.tensor_bytes},
             {"file_bytes", c.file_bytes},
+            {"first_read_end_ns", c.first_read_end_ns},
             {"kernel", {{"process_read_bytes", {optional_count(c.process_read_before), optional_count(c.process_read_after)}}}},
             {"io", io_record(c.io)}}
            .dump());
+}
+
+void RecordsFile::add_failover(const std::string& previous_results, const std::string& previous_end) {
+  line(json{{"record", "failover"}, {"previous_results", previous_results}, {"previous_end", previous_end}}.dump());
 }
 
 void RecordsFile::finish(const metrics::RankRecord& r) {
@@ -229,7 +235,9 @@ void RecordsFile::finish(const metrics::RankRecord& r) {
             {"end", r.end},
             {"stopped_by_time_limit", r.stopped_by_time_limit},
             {"complete", r.stop_signal == 0},
-            {"stop_signal", r.stop_signal}}
+            {"stop_signal", r.stop_signal},
+            {"process_start_ns", r.process_start_ns ? json(*r.process_start_ns) : json(nullptr)},
+            {"process_start", r.process_start_ns ? json(util::wall_time_iso_of(*r.process_start_ns)) : json(nullptr)}}
            .dump());
   file_.commit();
 }

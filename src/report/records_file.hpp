@@ -30,6 +30,8 @@ class RecordsFile {
   // A training epoch's phases, as they end (before their measurements are dropped).
   void add(const metrics::EpochRecord& epoch);
   void add(const metrics::CheckpointRecord& checkpoint);
+  // The earlier job this run resumes from (--resume-from): the failover gap derives from it.
+  void add_failover(const std::string& previous_results, const std::string& previous_end);
   // The run's end: generation and cache staging, then the closing line; renames the file into place.
   void finish(const metrics::RankRecord& record);
 

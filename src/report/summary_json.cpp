@@ -11,6 +11,7 @@
 #include "report/dlio_figures.hpp"
 #include "report/phase_json.hpp"
 #include "util/build_info.hpp"
+#include "util/clock.hpp"
 #include "util/proc_stats.hpp"
 #include "util/stop_request.hpp"
 
@@ -309,6 +310,30 @@ void checkpoint_part(JsonStream& out, const config::Workload& w, const metrics::
   out.end_object();
 }
 
+// When the ranks started, how long until they first read checkpoint data, and with --resume-from
+// the failover gap: each from the records' process starts and first reads (docs/checkpoints.md).
+json startup_json(const metrics::StartupSummary& s, const std::optional<Failover>& failover) {
+  json out;
+  out["process_start"] = s.known ? json(util::wall_time_iso_of_us(s.first_process_start_us)) : json(nullptr);
+  out["first_checkpoint_read_seconds"] =
+      s.ranks_loaded > 0 ? json{{"max", s.first_read_max},
+                                 {"min", s.first_read_min},
+                                 {"slowest_rank", s.first_read_slowest_rank},
+                                 {"ranks", s.ranks_loaded}}
+                          : json(nullptr);
+  if (failover) {
+    const auto gap = failover_gap(*failover, s);
+    out["failover"] = {{"previous_results", failover->previous_results},
+                       {"previous_end", failover->previous_end},
+                       {"gap_seconds", gap ? json(*gap) : json(nullptr)},
+                       {"limit_seconds", kFailoverLimitSeconds},
+                       {"within_limit", gap ? json(*gap <= kFailoverLimitSeconds) : json(nullptr)}};
+  } else {
+    out["failover"] = nullptr;
+  }
+  return out;
+}
+
 }  // namespace
 
 void summary_json(JsonStream& out, const config::Workload& w, const plan::DatasetLayout& layout,
@@ -336,6 +361,7 @@ void summary_json(JsonStream& out, const config::Workload& w, const plan::Datase
   if (run.generate.ran) out.field("generate", generate_json(run.generate));
   if (!run.epochs.empty()) epochs_part(out, w, run, context, *f.train);
   if (f.checkpoint_plan) checkpoint_part(out, w, run, *f.checkpoint_plan);
+  out.field("startup", startup_json(run.startup, context.failover));
   // Figures of this summary without a value (null), or with a value from some epochs only, and why.
   stream_list(out, "notes", f.notes, [](const FigureNote& n) { return json{{"figure", n.figure}, {"cause", n.cause}}; });
   out.end_object();

@@ -106,7 +106,7 @@ namespace {
 
 Error call_failed(const char* call, const std::string& path, int err, const std::string& detail = {}) {
   return Error(ErrorKind::io, fmt::format("{}('{}'{}) failed: {}", call, path, detail, std::strerror(err)),
-               hint_for_errno(call, err));
+               hint_for_errno(call, err, path));
 }
 
 int open_flags(const OpenOptions& o) {

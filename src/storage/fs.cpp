@@ -10,11 +10,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "storage/atomic_file.hpp"
 #include "storage/errno_hint.hpp"
 #include "storage/file.hpp"
+#include "storage/in_flight.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -26,7 +28,7 @@ namespace {
 
 
 Error fs_failed(const char* call, const std::string& path, int err) {
-  return io_error(fmt::format("{}('{}') failed: {}", call, path, std::strerror(err)), hint_for_errno(call, err));
+  return io_error(fmt::format("{}('{}') failed: {}", call, path, std::strerror(err)), hint_for_errno(call, err, path));
 }
 
 // A call on a folder: a metadata call, but no file of the characterization's (not data, no identity).
@@ -49,23 +51,37 @@ void make_dirs(const std::string& path) {
   const std::string parent = util::parent_of(path);
   if (parent != path && parent != "." && parent != "/") make_dirs(parent);
   const auto start = util::now_ns();
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) throw fs_failed("mkdir", path, errno);
+  int rc;
+  {
+    const InFlightCall watched(Op::mkdir, path, start);
+    rc = ::mkdir(path.c_str(), 0755);
+  }
+  if (rc != 0 && errno != EEXIST) throw fs_failed("mkdir", path, errno);
   if (!is_dir(path)) throw fs_failed("mkdir", path, ENOTDIR);
   observe_path_op(Op::mkdir, path, start);
 }
 
 void rename_path(const std::string& from, const std::string& to) {
   const auto start = util::now_ns();
-  if (::rename(from.c_str(), to.c_str()) != 0) throw fs_failed("rename", from + "' -> '" + to, errno);
+  int rc;
+  {
+    const InFlightCall watched(Op::rename, from, start);
+    rc = ::rename(from.c_str(), to.c_str());
+  }
+  if (rc != 0) throw fs_failed("rename", from + "' -> '" + to, errno);
   observe_path_op(Op::rename, to, start);
 }
 
 void sync_folder(const std::string& folder, SyncScope) {
   const auto start = util::now_ns();
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw fs_failed("open", folder, errno);
-  const int rc = ::fsync(fd);
-  const int err = errno;
+  int fd, rc, err;
+  {
+    const InFlightCall watched(Op::fsync, folder, start);
+    fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) throw fs_failed("open", folder, errno);
+    rc = ::fsync(fd);
+    err = errno;
+  }
   ::close(fd);
   if (rc != 0) throw fs_failed("fsync", folder, err);
   observe_folder_op(Op::fsync, folder, start);
@@ -73,7 +89,12 @@ void sync_folder(const std::string& folder, SyncScope) {
 
 void remove_file(const std::string& path) {
   const auto start = util::now_ns();
-  if (::unlink(path.c_str()) != 0) {
+  int rc;
+  {
+    const InFlightCall watched(Op::unlink, path, start);
+    rc = ::unlink(path.c_str());
+  }
+  if (rc != 0) {
     if (errno == ENOENT) return;
     throw fs_failed("unlink", path, errno);
   }
@@ -82,13 +103,23 @@ void remove_file(const std::string& path) {
 
 void remove_empty_dir(const std::string& path) {
   const auto start = util::now_ns();
-  if (::rmdir(path.c_str()) == 0) observe_path_op(Op::unlink, path, start);
+  int rc;
+  {
+    const InFlightCall watched(Op::unlink, path, start);
+    rc = ::rmdir(path.c_str());
+  }
+  if (rc == 0) observe_path_op(Op::unlink, path, start);
 }
 
 std::optional<std::uint64_t> file_size(const std::string& path) {
   const auto start = util::now_ns();
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
+  int rc;
+  {
+    const InFlightCall watched(Op::stat, path, start);
+    rc = ::stat(path.c_str(), &st);
+  }
+  if (rc != 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     throw fs_failed("stat", path, errno);
   }
@@ -99,12 +130,24 @@ std::optional<std::uint64_t> file_size(const std::string& path) {
 
 bool is_dir(const std::string& path) {
   struct stat st;
+  const InFlightCall watched(Op::stat, path, util::now_ns());
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string resolved_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : resolved.string();
 }
 
 std::optional<std::string> irregular_file_kind(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  int rc;
+  {
+    const InFlightCall watched(Op::stat, path, util::now_ns());
+    rc = ::stat(path.c_str(), &st);
+  }
+  if (rc != 0) return std::nullopt;
   if (S_ISREG(st.st_mode)) return std::nullopt;
   if (S_ISDIR(st.st_mode)) return "a folder";
   if (S_ISFIFO(st.st_mode)) return "a FIFO";
@@ -122,13 +165,25 @@ void refuse_irregular_file(const std::string& path) {
 }
 
 bool for_each_entry(const std::string& path, const std::function<bool(const std::string& name)>& visit) {
-  const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(path.c_str()), ::closedir);
+  DIR* opened;
+  {
+    const InFlightCall watched(Op::open, path, util::now_ns());
+    opened = ::opendir(path.c_str());
+  }
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(opened, ::closedir);
   if (!dir) {
     if (errno == ENOENT) return true;
     throw fs_failed("opendir", path, errno);
   }
   std::string name;
-  while (const dirent* entry = ::readdir(dir.get())) {
+  while (true) {
+    const dirent* entry;
+    {
+      // Each call watched, not the listing: the visitor may take long over a large folder.
+      const InFlightCall watched(Op::read, path, util::now_ns());
+      entry = ::readdir(dir.get());
+    }
+    if (!entry) break;
     name = entry->d_name;
     if (name != "." && name != ".." && !visit(name)) return false;
   }

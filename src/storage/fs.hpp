@@ -34,6 +34,10 @@ std::optional<std::uint64_t> file_size(const std::string& path);
 
 bool is_dir(const std::string& path);
 
+// `path` with the symbolic links of the part that exists resolved, absolute and normalised
+// (std::filesystem::weakly_canonical); the path as it is when that fails.
+std::string resolved_path(const std::string& path);
+
 // What stands at `path` when it is something other than a regular file ("a FIFO", "a folder",
 // "a character device", ...), following links; nullopt for a regular file or nothing (stat(2)).
 std::optional<std::string> irregular_file_kind(const std::string& path);

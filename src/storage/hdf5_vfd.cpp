@@ -71,7 +71,7 @@ H5FD_t* open_file(const char* name, unsigned flags, hid_t, haddr_t maxaddr) {
     if (!f->file.try_reopen(name, {.access = access, .close_on_exec = false})) {  // as sec2 opens
       note(DriverCall::Kind::open_missing);
       throw Error(ErrorKind::io, fmt::format("open('{}') failed: {}", name, std::strerror(ENOENT)),
-                  hint_for_errno("open", ENOENT));
+                  hint_for_errno("open", ENOENT, name));
     }
     const auto st = f->file.stat();
     f->eof = st.size;

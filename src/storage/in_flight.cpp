@@ -18,6 +18,7 @@ struct Mark {
 
 constexpr std::size_t kMarks = 4096;  // threads with storage calls at once; more go unwatched
 std::array<Mark, kMarks> marks;
+std::atomic<double> watched_timeout{0};
 
 // The calling thread's mark, claimed at its first call and released when it exits.
 class ThreadMark {
@@ -82,5 +83,8 @@ std::optional<CallInFlight> call_in_flight_since(std::int64_t started_before_ns)
   if (oldest->start_ns.load(std::memory_order_acquire) != oldest_start) return std::nullopt;
   return call;
 }
+
+void set_stall_timeout(double seconds) { watched_timeout.store(seconds); }
+double stall_timeout() { return watched_timeout.load(); }
 
 }  // namespace trainio::storage

@@ -40,4 +40,9 @@ std::uint32_t reported_read_depth();
 // The call in flight that started first, if it started before `started_before_ns` (util::now_ns).
 std::optional<CallInFlight> call_in_flight_since(std::int64_t started_before_ns);
 
+// The stall watchdog's timeout in seconds while one watches (0: none), for clients with timeouts
+// of their own to keep within it (S3's).
+void set_stall_timeout(double seconds);
+double stall_timeout();
+
 }  // namespace trainio::storage

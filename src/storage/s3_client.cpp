@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <thread>
 
+#include "storage/in_flight.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -97,6 +99,7 @@ struct Client::Transfer {
 struct Client::Lane {
   void* curl = nullptr;
   std::unique_ptr<Call> call;
+  std::string object;  // the call's s3://bucket/key, for the stall watchdog
   Transfer t;
   bool busy = false;
 };
@@ -114,6 +117,12 @@ Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
   if (host_.empty() || host_.find('/') != std::string::npos)
     throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' is not scheme://host[:port]", endpoint_.url),
                        "give the server's address only, e.g. http://127.0.0.1:9000");
+  // Under the stall watchdog, each try gives up within its timeout too (a frozen server), and the
+  // watchdog, which watches the request from its first try, ends the job.
+  if (const double watched = stall_timeout(); watched > 0) {
+    endpoint_.stall_timeout_s = std::min(endpoint_.stall_timeout_s, std::max(1L, std::lround(std::ceil(watched))));
+    endpoint_.connect_timeout_ms = std::min(endpoint_.connect_timeout_ms, std::max(1L, std::lround(std::ceil(watched * 1000))));
+  }
   curl_ = curl_easy_init();
   if (!curl_) throw internal_error("curl_easy_init failed");
 }
@@ -306,6 +315,9 @@ Client::Answer Client::perform(Call& call) {
   t.record.kind = call.kind;
   t.record.start_ns = util::now_ns();
   mark_access(call);
+  // The whole request, its retries included, is one call for the stall watchdog.
+  const std::string object = fmt::format("s3://{}/{}", *call.bucket, call.key ? *call.key : "");
+  const InFlightCall watched(storage_op(call.kind), object, t.record.start_ns);
   for (int n = 1;; ++n) {
     t.record.attempts = n;
     setup(handle(curl_), call, t);
@@ -402,6 +414,7 @@ void Client::start(Lane& lane, std::unique_ptr<Call> call, int attempts) {
   if (!multi_ && !(multi_ = curl_multi_init())) throw internal_error("curl_multi_init failed");
   if (call) lane.call = std::move(call);
   if (attempts == 1) {
+    lane.object = fmt::format("s3://{}/{}", *lane.call->bucket, lane.call->key ? *lane.call->key : "");
     mark_access(*lane.call);
     lane.t.record = RequestRecord();
     lane.t.record.kind = lane.call->kind;
@@ -416,6 +429,12 @@ void Client::start(Lane& lane, std::unique_ptr<Call> call, int attempts) {
 Client::Lane& Client::complete_one(const std::function<void(Lane&)>& done) {
   CURLM* multi = static_cast<CURLM*>(multi_);
   while (true) {
+    // The request waited for longest stands for the wait, for the stall watchdog.
+    const Lane* oldest = nullptr;
+    for (const auto& l : lanes_)
+      if (l->busy && (!oldest || l->t.record.start_ns < oldest->t.record.start_ns)) oldest = l.get();
+    std::optional<InFlightCall> watched;
+    if (oldest) watched.emplace(storage_op(oldest->call->kind), oldest->object, oldest->t.record.start_ns);
     int running = 0;
     curl_multi_perform(multi, &running);
     int queued = 0;

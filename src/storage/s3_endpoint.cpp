@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "util/error.hpp"
+#include "util/redact.hpp"
 
 namespace trainio::storage::s3 {
 
@@ -23,6 +24,10 @@ std::string setting(const std::string& value, const char* variable, const char* 
 Endpoint endpoint_of(const config::S3Options& options) {
   Endpoint e;
   e.url = setting(options.endpoint_url, "AWS_ENDPOINT_URL", "endpoint_url");
+  if (util::url_has_user_info(e.url))  // (the workload's own is refused when it loads)
+    throw config_error(fmt::format("AWS_ENDPOINT_URL '{}' holds credentials (before its '@')", util::redact(e.url)),
+                       "give the endpoint as http(s)://host[:port], and the keys in AWS_ACCESS_KEY_ID and "
+                       "AWS_SECRET_ACCESS_KEY (or storage.storage_options)");
   // Newer DLIO files list several endpoints, rank r using endpoint r % N.
   if (e.url.find(',') != std::string::npos)
     throw config_error(fmt::format("storage.storage_options.endpoint_url '{}' lists several endpoints; trainio takes one",

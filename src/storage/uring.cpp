@@ -4,10 +4,13 @@
 #include <liburing.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "storage/file.hpp"
+#include "storage/in_flight.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -41,8 +44,19 @@ Uring::~Uring() {
   if (ready_) io_uring_queue_exit(&ring_->ring);
 }
 
+namespace {
+
+// How long the kernel may refuse a submission (EAGAIN, EBUSY: short of memory, or its completion
+// queue full) while none of this ring's reads is with it to make room, before the read fails.
+constexpr std::int64_t kRefusalLimitNs = 2'000'000'000;
+
+bool refusal(int rc) { return rc == -EAGAIN || rc == -EBUSY || rc == -EINTR; }
+
+}  // namespace
+
 void Uring::read_all(std::span<AsyncRead> reads, char* slots, std::size_t slot_bytes) {
   if (!ready_) set_up();
+  io_uring* ring = &ring_->ring;
   // Reused from batch to batch: the hot path allocates nothing once the batch size is reached.
   std::vector<std::int64_t>& started = ring_->started;
   std::vector<ProbeTicket>& probes = ring_->probes;  // page-cache residency, taken before the first submission
@@ -53,9 +67,31 @@ void Uring::read_all(std::span<AsyncRead> reads, char* slots, std::size_t slot_b
   free_slots.clear();
   for (unsigned s = depth_; s > 0; --s) free_slots.push_back(s - 1);
   slot_of.assign(reads.size(), 0);
-  std::size_t next = 0, in_flight = 0, finished = 0;
+  // in_flight: reads prepared and not complete, including those the kernel has not taken yet
+  // (io_uring_sq_ready): only the taken ones can complete, so only they are waited for.
+  std::size_t next = 0, in_flight = 0, finished = 0, oldest = 0;
+  std::size_t last = 0;  // the read submitted last, named when a submission fails
+  std::string failure;
+  std::string hint;
+  // Submitted one by one, as fio does: on virtualised disks a burst of submissions is served as a
+  // burst, and the queue then drains before it refills (measured: 60k against 75k IOPS). With
+  // DEFER_TASKRUN the same call posts the completions that have arrived. The call is watched by
+  // the stall watchdog: a submission can block in the kernel (a buffered read completes inline).
+  auto hand_over = [&]() -> int {
+    int rc;
+    do {
+      const InFlightCall watched(Op::read, reads[last].file->path(), started[last]);
+      rc = io_uring_submit_and_get_events(ring);
+    } while (rc == -EINTR);
+    if (rc < 0 && !refusal(rc) && failure.empty()) {
+      failure = fmt::format("io_uring_submit_and_get_events for the read of '{}' failed: {}", reads[last].file->path(),
+                            std::strerror(-rc));
+      hint = "this kernel does not take the read through io_uring: use reader.io_engine=posix";
+    }
+    return rc;
+  };
   auto submit = [&](std::size_t i) {
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
+    io_uring_sqe* sqe = io_uring_get_sqe(ring);
     if (!sqe) throw internal_error("io_uring: no free submission entry below the ring's depth");
     AsyncRead& r = reads[i];
     if (r.buffer == nullptr) {  // a shared buffer, held until the read is complete
@@ -68,29 +104,57 @@ void Uring::read_all(std::span<AsyncRead> reads, char* slots, std::size_t slot_b
     io_uring_prep_read(sqe, r.file->fd(), r.buffer + r.done, static_cast<unsigned>(r.length - r.done), r.offset + r.done);
     io_uring_sqe_set_data64(sqe, i);
     started[i] = util::now_ns();
+    last = i;
     ++in_flight;
-    // Submitted one by one, as fio does: on virtualised disks a burst of submissions is served
-    // as a burst, and the queue then drains before it refills (measured: 60k against 75k IOPS).
-    // With DEFER_TASKRUN the same call posts the completions that have arrived.
-    io_uring_submit_and_get_events(&ring_->ring);
+    hand_over();
   };
   // On a failed read, stop submitting but reap what is in flight before throwing: the kernel
   // must not write into buffers after their owner has moved on.
-  std::string failure;
   auto release = [&](std::size_t i) {
     if (slots != nullptr && reads[i].buffer == slots + slot_of[i] * slot_bytes) {
       free_slots.push_back(slot_of[i]);
       reads[i].buffer = nullptr;
     }
   };
-  while (in_flight > 0 || (failure.empty() && finished < reads.size())) {
+  std::int64_t refused_since = 0;
+  while (true) {
     while (failure.empty() && next < reads.size() && in_flight < depth_) submit(next++);
+    std::size_t queued = io_uring_sq_ready(ring);
+    if (queued > 0 && failure.empty()) {
+      hand_over();  // the kernel refused them before: try again
+      queued = io_uring_sq_ready(ring);
+    }
+    const std::size_t taken = in_flight - queued;
+    if (taken == 0) {
+      if (queued == 0 || !failure.empty()) break;  // all done, or failed with nothing left to reap
+      // Refused, and no read of ours with the kernel whose completion would make room: back off.
+      const std::int64_t now = util::now_ns();
+      if (refused_since == 0) refused_since = now;
+      if (now - refused_since > kRefusalLimitNs) {
+        failure = fmt::format("io_uring refused to take the read of '{}' for {:.0f} s: {}", reads[last].file->path(),
+                              static_cast<double>(now - refused_since) * 1e-9, std::strerror(EAGAIN));
+        hint = "the kernel is short of memory for io_uring: free memory on the node, or use reader.io_engine=posix";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    refused_since = 0;
     io_uring_cqe* cqe = nullptr;
-    const int rc = io_uring_wait_cqe(&ring_->ring, &cqe);
+    int rc;
+    {
+      // The read waited for longest stands for the wait (reads are taken in order, mostly
+      // complete in order): the stall watchdog names it if nothing completes.
+      // Reads are submitted in index order: one below `next` that is not started has left flight.
+      while (oldest < next && started[oldest] == 0) ++oldest;
+      const std::size_t named = oldest < next ? oldest : last;
+      const InFlightCall watched(Op::read, reads[named].file->path(), started[named]);
+      rc = io_uring_wait_cqe(ring, &cqe);
+    }
     if (rc < 0 && rc != -EINTR) throw io_error(fmt::format("io_uring_wait_cqe failed: {}", std::strerror(-rc)));
     // Reap everything that has completed.
     unsigned head = 0, count = 0;
-    io_uring_for_each_cqe(&ring_->ring, head, cqe) {
+    io_uring_for_each_cqe(ring, head, cqe) {
       ++count;
       const auto i = static_cast<std::size_t>(io_uring_cqe_get_data64(cqe));
       AsyncRead& r = reads[i];
@@ -99,6 +163,7 @@ void Uring::read_all(std::span<AsyncRead> reads, char* slots, std::size_t slot_b
         if (failure.empty())
           failure = fmt::format("read('{}', {} bytes at {}) failed: {}", r.file->path(),
                                 r.length - r.done, r.offset + r.done, std::strerror(-cqe->res));
+        started[i] = 0;
         release(i);
         continue;
       }
@@ -107,16 +172,25 @@ void Uring::read_all(std::span<AsyncRead> reads, char* slots, std::size_t slot_b
       r.done += static_cast<std::size_t>(cqe->res);
       if (cqe->res == 0 || r.done == r.length) {
         ++finished;
+        started[i] = 0;
         release(i);
       } else if (failure.empty()) {
         submit(i);  // a short read: continue from where it stopped, into the same buffer
       } else {
+        started[i] = 0;
         release(i);
       }
     }
-    io_uring_cq_advance(&ring_->ring, count);
+    io_uring_cq_advance(ring, count);
   }
-  if (!failure.empty()) throw io_error(failure);
+  if (io_uring_sq_ready(ring) > 0) {
+    // Entries the kernel never took would go with the next batch's first submission, into
+    // buffers nobody owns any more: a new ring for the next batch.
+    io_uring_queue_exit(ring);
+    ready_ = false;
+  }
+  if (!failure.empty())
+    throw io_error(failure, hint);
 }
 
 }  // namespace trainio::storage

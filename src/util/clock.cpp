@@ -4,8 +4,11 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace trainio::util {
@@ -42,9 +45,8 @@ std::int64_t wall_offset_us() {
   return offset;
 }
 
-WallNow wall_of(std::int64_t mono_ns) {
+WallNow wall_of_us(std::int64_t us) {
   timeval tv;
-  const std::int64_t us = wall_offset_us() + mono_ns / 1000;
   tv.tv_sec = static_cast<time_t>(us / 1'000'000);
   tv.tv_usec = static_cast<suseconds_t>(us % 1'000'000);
   WallNow w{};
@@ -52,12 +54,18 @@ WallNow wall_of(std::int64_t mono_ns) {
   w.micros = tv.tv_usec;
   return w;
 }
+
+WallNow wall_of(std::int64_t mono_ns) { return wall_of_us(wall_us_of(mono_ns)); }
 }  // namespace
+
+std::int64_t wall_us_of(std::int64_t mono_ns) { return wall_offset_us() + mono_ns / 1000; }
 
 std::string wall_time_iso() { return wall_time_iso_of(now_ns()); }
 
-std::string wall_time_iso_of(std::int64_t mono_ns) {
-  const WallNow w = wall_of(mono_ns);
+std::string wall_time_iso_of(std::int64_t mono_ns) { return wall_time_iso_of_us(wall_us_of(mono_ns)); }
+
+std::string wall_time_iso_of_us(std::int64_t wall_us) {
+  const WallNow w = wall_of_us(wall_us);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}", w.local.tm_year + 1900,
                      w.local.tm_mon + 1, w.local.tm_mday, w.local.tm_hour, w.local.tm_min,
                      w.local.tm_sec, w.micros);
@@ -67,6 +75,28 @@ std::string wall_time_compact() {
   const WallNow w = wall_of(now_ns());
   return fmt::format("{:04}{:02}{:02}-{:02}{:02}{:02}", w.local.tm_year + 1900, w.local.tm_mon + 1,
                      w.local.tm_mday, w.local.tm_hour, w.local.tm_min, w.local.tm_sec);
+}
+
+std::optional<std::int64_t> process_start_ns() {
+  std::FILE* f = std::fopen("/proc/self/stat", "re");
+  if (f == nullptr) return std::nullopt;
+  char text[1024];
+  const std::size_t n = std::fread(text, 1, sizeof text - 1, f);
+  std::fclose(f);
+  text[n] = '\0';
+  // Fields after the command name (which may hold spaces and parentheses): state is field 3,
+  // starttime field 22.
+  const char* p = std::strrchr(text, ')');
+  if (p == nullptr) return std::nullopt;
+  unsigned long long ticks = 0;
+  if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &ticks) != 1)
+    return std::nullopt;
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  timespec boot{}, mono{};
+  if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0 || clock_gettime(CLOCK_MONOTONIC, &mono) != 0) return std::nullopt;
+  const auto ns = [](const timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; };
+  const auto since_boot = static_cast<std::int64_t>(ticks) * (1'000'000'000 / hz);
+  return ns(mono) - (ns(boot) - since_boot);
 }
 
 double seconds_between(const std::string& start, const std::string& end) {

@@ -57,12 +57,6 @@ class FileCache {
     }
   }
 
-  // Visits every kept value, least recently used first.
-  template <typename Visit>
-  void for_each(Visit visit) {
-    for (auto& [file, value] : entries_) visit(file, value);
-  }
-
   void clear() {
     index_.clear();
     entries_.clear();

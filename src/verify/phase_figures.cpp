@@ -162,10 +162,10 @@ std::optional<double> PhaseTotals::throughput_dlio() const {
   return ranks.empty() ? std::nullopt : std::optional<double>(sum);
 }
 
-double PhaseTotals::throughput() const {
-  double sum = 0;
-  for (const auto& r : ranks) sum += r.throughput;
-  return sum;
+double PhaseTotals::sum(double RankPhase::*field) const {
+  double v = 0;
+  for (const auto& r : ranks) v += r.*field;
+  return v;
 }
 
 double PhaseTotals::au_min() const {
@@ -212,24 +212,6 @@ double PhaseTotals::last_done_bandwidth() const {
   double total = 0;
   for (const auto& r : ranks) total += static_cast<double>(r.bytes_read);
   return last > 0 ? total / last : 0;
-}
-
-double PhaseTotals::cpu_user() const {
-  double v = 0;
-  for (const auto& r : ranks) v += r.cpu_user;
-  return v;
-}
-
-double PhaseTotals::cpu_sys() const {
-  double v = 0;
-  for (const auto& r : ranks) v += r.cpu_sys;
-  return v;
-}
-
-double PhaseTotals::cpu_polling() const {
-  double v = 0;
-  for (const auto& r : ranks) v += r.cpu_polling;
-  return v;
 }
 
 StragglerFigures straggler_of(const std::vector<RankPhase>& ranks) {

@@ -66,7 +66,8 @@ struct PhaseTotals {
   double duration() const;             // the slowest rank's
   std::optional<double> au() const;    // mean over ranks; a value only when every rank has one
   std::optional<double> throughput_dlio() const;  // sum over ranks; likewise
-  double throughput() const;           // sum over ranks
+  double sum(double RankPhase::*field) const;  // over ranks
+  double throughput() const { return sum(&RankPhase::throughput); }
   double au_min() const, au_max() const;  // over ranks (a rank without a value counts 0)
   bool degenerate() const;
   std::uint64_t bytes_read() const { return io.bytes_read(); }
@@ -74,7 +75,9 @@ struct PhaseTotals {
   const RankPhase& fastest() const;    // the first of the shortest
   double first_done_bandwidth() const;
   double last_done_bandwidth() const;
-  double cpu_user() const, cpu_sys() const, cpu_polling() const;
+  double cpu_user() const { return sum(&RankPhase::cpu_user); }
+  double cpu_sys() const { return sum(&RankPhase::cpu_sys); }
+  double cpu_polling() const { return sum(&RankPhase::cpu_polling); }
 };
 
 // The rank whose batch wait the others waited for at the step-end barrier (docs/metrics.md,

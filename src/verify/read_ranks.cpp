@@ -15,10 +15,6 @@
 
 namespace trainio::verify {
 
-namespace {
-
-using json = nlohmann::json;
-
 // Seconds since the epoch of an ISO 8601 local time with microseconds, read as if it were UTC:
 // differences between two such times are exact (to the microsecond) outside a clock change.
 std::optional<double> iso_seconds(const std::string& text) {
@@ -37,6 +33,10 @@ std::optional<double> iso_span(const std::string& start, const std::string& end)
   if (!a || !b) return std::nullopt;
   return *b - *a;
 }
+
+namespace {
+
+using json = nlohmann::json;
 
 std::optional<json> read_json_file(const std::string& path) {
   std::ifstream in(path);
@@ -93,6 +93,11 @@ class RankReader {
     v.end = [&](const EndLine& e) {
       const std::lock_guard lock(shared_);
       if (!e.complete) ++totals_.incomplete_ranks;
+      on_start(e);
+    };
+    v.failover = [&](const FailoverLine& f) {
+      const std::lock_guard lock(shared_);
+      totals_.startup.failover = f;
     };
     v.staging = [&](const StagingLine& s) {
       const std::lock_guard lock(shared_);
@@ -105,6 +110,24 @@ class RankReader {
 
  private:
   std::string tag() const { return fmt::format("rank {}", rank_); }
+
+  // The rank's process start, and from it to its first read of checkpoint data.
+  void on_start(const EndLine& e) {
+    StartupTotals& s = totals_.startup;
+    if (!e.process_start_ns) return;
+    ++s.ranks_known;
+    if (s.first_process_start.empty() || iso_span(e.process_start, s.first_process_start).value_or(0) > 0)
+      s.first_process_start = e.process_start;
+    if (first_read_end_ns_ == 0) return;
+    ++s.ranks_loaded;
+    const double seconds = static_cast<double>(first_read_end_ns_ - *e.process_start_ns) * 1e-9;
+    if (s.first_read_slowest_rank < 0 || seconds > s.first_read_max ||
+        (seconds == s.first_read_max && rank_ < s.first_read_slowest_rank)) {
+      s.first_read_max = seconds;
+      s.first_read_slowest_rank = rank_;
+    }
+    s.first_read_min = std::min(s.first_read_min, seconds);
+  }
 
   const json* stats_at(std::uint64_t epoch, const std::string& key) const {
     return stats_ ? find(*stats_, fmt::format("{}/{}", epoch, key)) : nullptr;
@@ -164,6 +187,7 @@ class RankReader {
 
   void on_checkpoint(const CheckpointLine& c) {
     totals_.checkpoints[{c.kind, c.index}].add(c, rank_);
+    if (c.kind == "load" && c.first_read_end_ns != 0 && first_read_end_ns_ == 0) first_read_end_ns_ = c.first_read_end_ns;
     const std::string key = fmt::format("{}_ckpt{}", c.kind, c.block);
     const std::uint64_t epoch = c.epoch == 0 ? 1 : c.epoch;
     const json* entry = stats_at(epoch, key);
@@ -185,6 +209,7 @@ class RankReader {
   RunTotals& totals_;
   Checks& checks_;
   std::mutex& shared_;
+  std::int64_t first_read_end_ns_ = 0;  // of this rank's first load
   RankLine header_;
   std::optional<StepLists> steps_;
   std::optional<json> stats_;

@@ -166,6 +166,7 @@ CheckpointLine checkpoint_of(const json& o) {
   const json& k = o.at("kernel").at("process_read_bytes");
   c.process_read_before = maybe_count(k.at(0));
   c.process_read_after = maybe_count(k.at(1));
+  c.first_read_end_ns = o.value("first_read_end_ns", std::int64_t{0});
   c.io = io_of(o.at("io"));
   return c;
 }
@@ -303,8 +304,15 @@ void read_records(const std::string& path, const RecordVisitor& visit) {
         hand_over = [&, st] { if (visit.staging) visit.staging(st); };
       } else if (kind == "end") {
         ended = true;
-        const EndLine e{o.at("stopped_by_time_limit").get<bool>(), o.value("complete", true), o.value("stop_signal", 0)};
+        EndLine e{o.at("stopped_by_time_limit").get<bool>(), o.value("complete", true), o.value("stop_signal", 0), {}, ""};
+        if (const auto it = o.find("process_start_ns"); it != o.end() && !it->is_null()) {
+          e.process_start_ns = it->get<std::int64_t>();
+          e.process_start = o.at("process_start").get<std::string>();
+        }
         hand_over = [&, e] { if (visit.end) visit.end(e); };
+      } else if (kind == "failover") {
+        const FailoverLine f{o.at("previous_results").get<std::string>(), o.at("previous_end").get<std::string>()};
+        hand_over = [&, f] { if (visit.failover) visit.failover(f); };
       } else {
         throw damaged(fmt::format("an unknown record '{}'", kind));
       }

@@ -110,6 +110,7 @@ struct CheckpointLine {
   double seconds = 0, io_seconds = 0, collective_seconds = 0;
   std::uint64_t files = 0, tensor_bytes = 0, file_bytes = 0;
   std::optional<std::uint64_t> process_read_before, process_read_after;
+  std::int64_t first_read_end_ns = 0;  // loads: when the first read of data returned (0: none)
   Io io;
 };
 
@@ -136,6 +137,13 @@ struct EndLine {
   bool stopped_by_time_limit = false;
   bool complete = true;  // no signal stopped the run
   int stop_signal = 0;
+  std::optional<std::int64_t> process_start_ns;  // when the kernel started the rank's process
+  std::string process_start;                     // the same as wall time ("" when unknown)
+};
+
+// The write job a read job resumed from (--resume-from).
+struct FailoverLine {
+  std::string previous_results, previous_end;
 };
 
 // What each line of a records file holds, handed over as it is read.
@@ -146,6 +154,7 @@ struct RecordVisitor {
   std::function<void(const GenerateLine&)> generate;
   std::function<void(const StagingLine&)> staging;
   std::function<void(const EndLine&)> end;
+  std::function<void(const FailoverLine&)> failover;
 };
 
 // Reads `path` line by line. Throws a data error naming the file and line when a line does not

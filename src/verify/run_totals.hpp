@@ -42,6 +42,16 @@ struct GenerateTotals {
   Io io;
 };
 
+// When the ranks started and how long until their first read of checkpoint data.
+struct StartupTotals {
+  int ranks_known = 0;           // ranks whose process start the records give
+  std::string first_process_start;  // the earliest of them (wall time)
+  int ranks_loaded = 0;          // ranks with a first read in a load
+  double first_read_max = 0, first_read_min = 1e300;
+  int first_read_slowest_rank = -1;  // the lowest rank of first_read_max
+  std::optional<FailoverLine> failover;
+};
+
 struct RunTotals {
   int ranks = 0;
   std::map<std::pair<std::uint64_t, std::string>, PhaseTotals> phases;  // (epoch, "train" | "eval")
@@ -52,7 +62,13 @@ struct RunTotals {
   Io staging_io;
   std::vector<std::string> hostnames;  // by host index
   int incomplete_ranks = 0;            // ranks whose records end saying a signal stopped the run
+  StartupTotals startup;
 };
+
+// Seconds since the epoch of an ISO 8601 local time with microseconds as the records write it
+// (read as if it were UTC: differences are exact outside a clock change), and from one to another.
+std::optional<double> iso_seconds(const std::string& text);
+std::optional<double> iso_span(const std::string& start, const std::string& end);
 
 // Reads every rank's records and step lists into `totals`, checking on the way what each rank's
 // own files report (DLIO's per-rank AU and throughput, per_epoch_stats' spans).

@@ -316,6 +316,36 @@ void dlio_metric(const Part& m, const std::string& prefix, const std::vector<con
     m.number(prefix + "_au_meet_expectation", std::nullopt, kExact, true);  // no verdict: null
 }
 
+// trainio.startup: the earliest rank's process start, each rank's time from it to its first read
+// of checkpoint data (the end line's process_start_ns, the first load's first_read_end_ns), and the
+// failover gap from the write job's end (the failover line) to that start.
+void startup(const Part& p, const RunTotals& totals) {
+  const StartupTotals& s = totals.startup;
+  const bool known = s.ranks_known == totals.ranks && totals.ranks > 0;
+  if (known) p.text("process_start", s.first_process_start);
+  else p.number("process_start", std::nullopt);
+  const Part read = p.sub("first_checkpoint_read_seconds");
+  if (known && s.ranks_loaded > 0) {
+    read.number("max", s.first_read_max, kExact, true);
+    read.number("min", s.first_read_min, kExact);
+    read.count("slowest_rank", static_cast<std::uint64_t>(s.first_read_slowest_rank));
+    read.count("ranks", static_cast<std::uint64_t>(s.ranks_loaded));
+  } else if (read.exists() && !read.at("")->is_null()) {
+    read.problem("reported, but no rank's records give a process start and a first read in a load");
+  }
+  const Part f = p.sub("failover");
+  if (!s.failover) {
+    if (f.exists() && !f.at("")->is_null()) f.problem("reported, but the records name no run this one resumed from");
+    return;
+  }
+  f.text("previous_results", s.failover->previous_results);
+  f.text("previous_end", s.failover->previous_end);
+  const std::optional<double> gap = known ? iso_span(s.failover->previous_end, s.first_process_start) : std::nullopt;
+  // Both ends are wall times to the microsecond.
+  f.number("gap_seconds", gap, {0, 2e-6}, true);
+  if (gap) f.flag("within_limit", *gap <= 30);
+}
+
 }  // namespace
 
 void check_summary(const std::string&, const json& summary, const RunTotals& totals, Checks& checks) {
@@ -455,6 +485,7 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     io(g.sub("io"), t.io);
     characterization(g.sub("characterization"), t.io);
   }
+  startup(top.sub("trainio/startup"), totals);
   // The whole run's characterization: every phase's calls together.
   Io all = totals.generate.io;
   all.merge(totals.staging_io);

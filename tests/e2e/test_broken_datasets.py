@@ -181,6 +181,13 @@ class BrokenDatasetTest(TrainioTest):
                            ("data file unreadable", data_unreadable)],
                           ["dataset.num_samples_per_file=2"])
 
+    def test_parquet(self):
+        # The run reads the footer and the projected chunks' bytes without decoding pages (as the
+        # DLIO fork's reader does, and pyarrow never checks the leading magic): a damaged first
+        # page header is validate's to find.
+        self.check_format("parquet", self.BASIC + [("tail overwritten", overwrite_tail)],
+                          ["dataset.num_samples_per_file=2"], validate_only=["header overwritten"])
+
     def test_formats_that_already_failed_cleanly(self):
         for fmt, extra in (("npz", []), ("npy", []), ("hdf5", []),
                            ("tfrecord", ["framework=tensorflow", "reader.data_loader=tensorflow"]),

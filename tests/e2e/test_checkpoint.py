@@ -6,6 +6,7 @@ import io
 import os
 import resource
 import subprocess
+import time
 import unittest
 
 from harness import TrainioTest
@@ -161,6 +162,51 @@ class CheckpointTest(TrainioTest):
         self.assertGreater(os.path.getsize(self.path("big", "global_epoch1_step1", "model_states-0.pt")), 2**31)
         if before / 1024 < 256:  # earlier children did not already exceed the bound
             self.assertLess(peak_mib, 256)
+
+    def test_the_read_job_of_a_failover_reports_its_gap_and_its_time_to_first_read(self):
+        # MLPerf's failover: the write phase as one job, the read phase as another, within 30 s.
+        zero3 = ["model.parallelism.zero_stage=3"]
+        self.ok("run", "default", *TINY, *zero3, "checkpoint.num_checkpoints_write=1", "--output", "w", ranks=2)
+        between = time.monotonic()
+        r = self.ok("run", "default", *TINY, *zero3, "checkpoint.num_checkpoints_read=1", "--resume-from", "w",
+                    "--output", "o", ranks=2)
+        after = time.monotonic() - between
+        written = self.summary("w")
+        s = self.summary("o")["trainio"]["startup"]
+        f = s["failover"]
+        self.assertEqual(f["previous_results"], "w")
+        self.assertEqual(f["previous_end"], written["end"])
+        # From the write job's end to the read job's first rank's start: the gap this test left
+        # between the two commands (its own start-up included), never more than the second took.
+        self.assertGreater(f["gap_seconds"], 0)
+        self.assertLess(f["gap_seconds"], after)
+        self.assertTrue(f["within_limit"])
+        self.assertEqual(f["limit_seconds"], 30)
+        first = s["first_checkpoint_read_seconds"]
+        self.assertGreater(first["min"], 0)
+        self.assertGreaterEqual(first["max"], first["min"])
+        self.assertLess(first["max"], after)
+        self.assertIn(first["slowest_rank"], (0, 1))
+        self.assertEqual(first["ranks"], 2)  # ZeRO-3: every rank holds a shard
+        self.assertRegex(r.out, r"process start to first checkpoint read: \d+\.\d{3} s \(slowest rank \d")
+        self.assertRegex(r.out, r"failover: started \d+\.\d s after the write job ended \(within; MLPerf allows 30 s\)")
+        self.assertIsNone(self.summary("w")["trainio"]["startup"]["failover"])
+
+    def test_resume_from_must_name_a_run_that_saved_checkpoints(self):
+        for folder, why in (("nowhere", "nowhere"), ("o", "not a run that saved checkpoints")):
+            if folder == "o":
+                self.ok("run", "default", *TINY, "checkpoint.num_checkpoints_write=1", "--output", "o")
+                self.ok("run", "default", *TINY, "checkpoint.num_checkpoints_read=1", "--output", "o2")
+                folder = "o2"
+            r = self.run_trainio("run", "default", *TINY, "checkpoint.num_checkpoints_read=1", "--resume-from", folder,
+                                 "--output", "r")
+            self.assertEqual(r.code, 2, r)
+            self.assertIn(why, r.err)
+            self.assertFalse(os.path.exists(self.path("r")))
+        r = self.run_trainio("run", "default", *TINY, "checkpoint.num_checkpoints_write=1", "--resume-from", "o",
+                             "--output", "r")
+        self.assertEqual(r.code, 2, r)
+        self.assertIn("checkpoint-only run that reads checkpoints", r.err)
 
     def test_a_layout_that_does_not_fit_the_ranks_is_refused_before_any_io(self):
         r = self.run_trainio("run", "default", *TINY, "model.parallelism.tensor=4", "checkpoint.num_checkpoints_write=1",

@@ -46,3 +46,80 @@ class StallWatchdogTest(TrainioTest):
         r = self.run_trainio("run", "default", "dataset.data_folder=d", *SHAPE, "--stall-timeout", "0",
                              "--output", "o", env=env, timeout=100)
         self.assertEqual(r.code, 0, r)  # slow reads are not fatal without a watchdog
+
+
+URING_FAULTS = os.environ.get("TRAINIO_URING_FAULTS",
+                              os.path.join(os.path.dirname(__file__), "../../build/tests/libtrainio_uring_faults.so"))
+URING = ["reader.access=sample", "reader.io_engine=io_uring"]
+
+
+@unittest.skipUnless(os.path.exists(URING_FAULTS), f"the io_uring fault-injection library is not built ({URING_FAULTS})")
+class IoUringWaitTest(TrainioTest):
+    """io_uring's waits are bounded: a submission the kernel refuses is not counted as in flight
+    (the wait for it would never end), and a wait on a device that does not complete is watched."""
+
+    def setUp(self):
+        super().setUp()
+        self.ok("generate", "default", "dataset.data_folder=d", *SHAPE)
+
+    def run_uring(self, faults, stall_timeout, timeout=60):
+        return self.run_trainio("run", "default", "dataset.data_folder=d", *SHAPE, *URING, "--stall-timeout",
+                                stall_timeout, "--output", "o", env={"LD_PRELOAD": URING_FAULTS, **faults},
+                                timeout=timeout)
+
+    def test_a_refused_submission_is_handed_over_again_and_every_sample_is_read(self):
+        r = self.run_uring({"TRAINIO_FAULT_URING_REFUSE": "1"}, "0")
+        self.assertEqual(r.code, 0, r)
+        train = self.summary("o")["trainio"]["epochs"][0]["train"]
+        self.assertEqual(train["samples"], 8)
+        self.assertGreater(train["bytes_read"], 0)
+        self.assertEqual(train["bytes_read"], train["sample_bytes"])  # every sample whole
+
+    def test_a_kernel_that_keeps_refusing_ends_the_run_with_the_reason(self):
+        r = self.run_uring({"TRAINIO_FAULT_URING_REFUSE": "all"}, "0")
+        self.assertEqual(r.code, 1, r)
+        self.assertLess(r.seconds, 30, r)
+        self.assertRegex(r.err, r"io_uring refused to take the read of '[^']*img_\d+_of_8.npz'")
+        self.assertIn("Resource temporarily unavailable", r.err)
+        self.assertIn("reader.io_engine=posix", r.err)
+        self.assertFalse(os.path.exists(self.path("o", "summary.json")))
+
+    def test_a_submission_that_fails_outright_ends_the_run_at_once(self):
+        r = self.run_uring({"TRAINIO_FAULT_URING_REFUSE": "1", "TRAINIO_FAULT_URING_ERRNO": "22"}, "0")
+        self.assertEqual(r.code, 1, r)
+        self.assertLess(r.seconds, 30, r)
+        self.assertIn("Invalid argument", r.err)
+        self.assertRegex(r.err, r"io_uring_submit_and_get_events .*img_\d+_of_8.npz")
+
+    def test_a_wait_on_a_device_that_does_not_complete_is_watched(self):
+        r = self.run_uring({"TRAINIO_FAULT_URING_FREEZE": "120"}, "2", timeout=100)
+        self.assertEqual(r.code, 1, r)
+        self.assertLess(r.seconds, 30, r)
+        self.assertRegex(r.err, r"I/O error \(rank 0\): read\('[^']*img_\d+_of_8.npz'\) has not returned for [23] s")
+
+
+@unittest.skipUnless(os.path.exists(SLOW_IO), f"the fault-injection library is not built ({SLOW_IO})")
+class NameCallStallTest(TrainioTest):
+    """Calls on names (unlink, rename, mkdir) are watched too: a cache tier's fill whose copy
+    cannot be put in place, on a metadata server that does not answer, ends the run naming it."""
+
+    def test_a_cache_tier_fill_that_does_not_return_ends_the_run_naming_it(self):
+        self.ok("generate", "default", "dataset.data_folder=d", *SHAPE)
+        env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": "npz.trainio-tmp", "TRAINIO_FAULT_SLOW_NAMES": "1",
+               "TRAINIO_FAULT_SLOW_SECONDS": "120"}
+        r = self.run_trainio("run", "default", "dataset.data_folder=d", *SHAPE, "reader.data_loader=pytorch",
+                             "framework=pytorch", "cache.tier=local_ssd", "cache.path=tier", "cache.capacity=64MiB",
+                             "--stall-timeout", "2", "--output", "o", env=env, timeout=100)
+        self.assertEqual(r.code, 1, r)
+        self.assertLess(r.seconds, 30, r)
+        self.assertRegex(r.err, r"(unlink|rename)\('[^']*trainio-tier[^']*npz.trainio-tmp[^']*'\) has not returned for [23] s")
+
+    def test_a_checkpoint_folder_that_cannot_be_made_is_watched_too(self):
+        env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": "ckpt-stuck", "TRAINIO_FAULT_SLOW_NAMES": "1",
+               "TRAINIO_FAULT_SLOW_SECONDS": "120"}
+        r = self.run_trainio("run", "default", "dataset.data_folder=d", *SHAPE, "workflow.generate_data=true",
+                             "workflow.checkpoint=true", "checkpoint.checkpoint_folder=ckpt-stuck",
+                             "--stall-timeout", "2", "--output", "o", env=env, timeout=100)
+        self.assertEqual(r.code, 1, r)
+        self.assertLess(r.seconds, 30, r)
+        self.assertRegex(r.err, r"mkdir\('[^']*ckpt-stuck[^']*'\) has not returned for [23] s")

@@ -92,6 +92,22 @@ class StopTest(TrainioTest):
         self.assertEqual(s["trainio"]["stopped"]["reason"], "SIGTERM")
         self.assertFalse([n for n in os.listdir(self.path("o")) if n.endswith(".trainio-tmp")])
 
+    def test_a_stopped_run_removes_its_local_ssd_tier(self):
+        # docs/caching.md: the tier's folder and its copies (a half-filled one included) go with the run.
+        os.makedirs(self.path("ssd"))
+        tier = ["cache.tier=local_ssd", "cache.path=ssd", "cache.capacity=64MiB"]
+        proc = subprocess.Popen([TRAINIO, *LONG, *tier], cwd=self.dir, env=dict(os.environ, **MPI_ENV),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not self.trained_an_epoch():
+            time.sleep(0.1)
+        self.assertTrue([n for n in os.listdir(self.path("ssd")) if n.startswith("trainio-tier.")], "no tier was made")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 143, f"{out}\n{err}")
+        self.assertFalse(self.summary("o")["trainio"]["complete"])
+        self.assertEqual(os.listdir(self.path("ssd")), [])
+
     def test_a_run_killed_outright_leaves_temporaries_that_the_next_run_clears(self):
         proc = subprocess.Popen([TRAINIO, *LONG], cwd=self.dir, env=dict(os.environ, **MPI_ENV), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)

@@ -11,7 +11,7 @@ DLIO = ["unet3d_a100", "unet3d_h100", "unet3d_v100", "resnet50_a100", "resnet50_
         "llama_7b", "llama_7b_zero3", "llama_8b_zero3", "llama_70b", "llama_70b_zero3", "llama_405b", "llama_1t",
         "default", "dlio_default"]
 MLCOMMONS = ["unet3d_datagen", "resnet50_datagen", "cosmoflow_datagen", "llama3_8b", "llama3_70b", "llama3_405b",
-             "llama3_1t", "unet3d_b200", "retinanet_b200"]
+             "llama3_1t", "unet3d_b200", "retinanet_b200", "dlrm_b200", "flux_b200"]
 STUDIES = ["hepcnnb", "cdb_climate", "survey_bert", "survey_unet3d", "imagenet_pytorch", "cifar10_tf"]
 
 # Values from DLIO's and MLPerf's workload files (REFERENCE section 2) and the seed studies.
@@ -45,6 +45,12 @@ EXPECTED = {
     "retinanet_b200": {"dataset.format": "jpeg", "dataset.num_files_train": 1170301,
                        "dataset.record_length_bytes": 322957, "reader.batch_size": 24,
                        "train.computation_time": 0.04755, "train.epochs": 8, "metric.au": 0.85},
+    "dlrm_b200": {"dataset.format": "parquet", "dataset.num_files_train": 1024, "dataset.num_samples_per_file": 4718592,
+                  "dataset.parquet.row_group_size": 6144, "reader.batch_size": 16384,
+                  "train.computation_time": 0.000375, "metric.au": 0.7, "dataset.record_length_bytes": 761},
+    "flux_b200": {"dataset.format": "parquet", "dataset.num_files_train": 4296, "dataset.num_samples_per_file": 288,
+                  "dataset.record_length_bytes": 2164832, "reader.batch_size": 48, "train.computation_time": 1.35,
+                  "metric.au": 0.9},
     "llama3_8b": {"model.parallelism.zero_stage": 3, "model.transformer.ffn_hidden_size": 14336,
                   "checkpoint.num_checkpoints_write": 10, "workflow.train": False},
     "llama3_70b": {"model.parallelism.tensor": 8, "model.parallelism.pipeline": 1, "model.parallelism.zero_stage": 3},
@@ -144,6 +150,9 @@ FAMILIES = {
     "imagenet_pytorch": small("i", 16, "dataset.record_length_bytes=2048", "reader.batch_size=4"),
     "cifar10_tf": small("f", 2, "dataset.num_samples_per_file=64", "reader.batch_size=16"),
     "survey_unet3d": small("s", 16, "dataset.record_length_bytes=4096", "reader.batch_size=2"),
+    "dlrm_b200": small("p", 2, "dataset.num_samples_per_file=3000", "dataset.parquet.row_group_size=500",
+                       "reader.batch_size=256"),
+    "flux_b200": small("x", 2, "dataset.num_samples_per_file=4", "reader.batch_size=2", "reader.read_threads=2"),
 }
 LLM = ["model.num_layers=2", "model.transformer.vocab_size=256", "model.transformer.hidden_size=64",
        "model.transformer.ffn_hidden_size=128", "model.transformer.num_attention_heads=4",

@@ -1,17 +1,19 @@
 /* Fault injection for the stall watchdog's tests: preloaded (LD_PRELOAD), it makes every read of
  * a file whose path contains $TRAINIO_FAULT_SLOW_PATH sleep $TRAINIO_FAULT_SLOW_SECONDS first, as
  * a read from a hung mount would (fractions of a second too, for a merely slow one), and every
- * write too when $TRAINIO_FAULT_SLOW_WRITES is 1 (a slow rank in a checkpoint). With
- * $TRAINIO_FAULT_SLOW_SERIAL=1 the delays are served one at a time, as by a device with one queue:
- * a call waits for those before it, so latency rises with the calls in flight (a saturated
- * storage); without it every call waits the same, however many run (latency flat). Nothing else
- * changes; without the variables it only forwards. */
+ * write too when $TRAINIO_FAULT_SLOW_WRITES is 1 (a slow rank in a checkpoint), and every rename,
+ * unlink and mkdir of a path containing it when $TRAINIO_FAULT_SLOW_NAMES is 1 (a metadata server
+ * that does not answer). With $TRAINIO_FAULT_SLOW_SERIAL=1 the delays are served one at a time, as
+ * by a device with one queue: a call waits for those before it, so latency rises with the calls in
+ * flight (a saturated storage); without it every call waits the same, however many run (latency
+ * flat). Nothing else changes; without the variables it only forwards. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,8 +31,7 @@ static int is_slow(int fd) {
 
 static pthread_mutex_t device = PTHREAD_MUTEX_INITIALIZER;
 
-static void stall(int fd) {
-  if (!is_slow(fd)) return;
+static void sleep_as_told(void) {
   const char* text = getenv("TRAINIO_FAULT_SLOW_SECONDS");
   const double seconds = text ? strtod(text, NULL) : 3600.0;  /* fractions too: "0.1" */
   const char* serial_text = getenv("TRAINIO_FAULT_SLOW_SERIAL");
@@ -40,6 +41,17 @@ static void stall(int fd) {
   while (nanosleep(&t, &t) != 0) {
   }
   if (serial) pthread_mutex_unlock(&device);
+}
+
+static void stall(int fd) {
+  if (is_slow(fd)) sleep_as_told();
+}
+
+/* A call on a path name: stalled when names are slow and the path contains the slow path. */
+static void stall_name(const char* path) {
+  const char* on = getenv("TRAINIO_FAULT_SLOW_NAMES");
+  const char* want = getenv("TRAINIO_FAULT_SLOW_PATH");
+  if (on && strcmp(on, "1") == 0 && want && *want && path && strstr(path, want)) sleep_as_told();
 }
 
 ssize_t read(int fd, void* buf, size_t count) {
@@ -78,3 +90,24 @@ ssize_t pwrite64(int fd, const void* buf, size_t count, off_t offset) {
 }
 
 ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) { return pwrite64(fd, buf, count, offset); }
+
+int rename(const char* from, const char* to) {
+  static int (*real)(const char*, const char*);
+  if (!real) real = (int (*)(const char*, const char*))dlsym(RTLD_NEXT, "rename");
+  stall_name(from);
+  return real(from, to);
+}
+
+int unlink(const char* path) {
+  static int (*real)(const char*);
+  if (!real) real = (int (*)(const char*))dlsym(RTLD_NEXT, "unlink");
+  stall_name(path);
+  return real(path);
+}
+
+int mkdir(const char* path, mode_t mode) {
+  static int (*real)(const char*, mode_t);
+  if (!real) real = (int (*)(const char*, mode_t))dlsym(RTLD_NEXT, "mkdir");
+  stall_name(path);
+  return real(path, mode);
+}

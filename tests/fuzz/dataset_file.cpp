@@ -1,7 +1,8 @@
 // Fuzz target: one data file of the format TRAINIO_FUZZ_FORMAT, read the two ways trainio reads a
 // dataset: `validate` (format::validate_file) and a training read of each sample through the
 // reader of TRAINIO_FUZZ_LOADER (compile definitions: one binary per format). The workload holds
-// one file of two small samples; an empty corpus is seeded with the file trainio's writer makes.
+// one file of two small samples (TRAINIO_FUZZ_RECORD_BYTES each); an empty corpus is seeded with
+// the file trainio's writer makes.
 
 #include <cstddef>
 #include <cstdint>
@@ -31,9 +32,10 @@ const Target& target() {
     config::Workload w = config::load_text(
         "framework: " TRAINIO_FUZZ_LOADER "\nreader:\n  data_loader: " TRAINIO_FUZZ_LOADER "\n", "fuzz.yaml", "fuzz",
         {"dataset.format=" TRAINIO_FUZZ_FORMAT, "dataset.data_folder=" + folder, "dataset.num_files_train=1",
-         "dataset.num_files_eval=0", "dataset.num_samples_per_file=2", "dataset.record_length_bytes=256",
+         "dataset.num_files_eval=0", "dataset.num_samples_per_file=2", "dataset.record_length_bytes=" TRAINIO_FUZZ_RECORD_BYTES,
          "dataset.record_length_bytes_stdev=0"});
     const plan::DatasetLayout layout(w);
+    format::check_workload(w, layout);  // the checks `trainio run` makes before it writes a file
     for (const auto& sub : layout.folders()) std::filesystem::create_directories(layout.root() + "/" + sub);
     plan::DataFile file = layout.file_by_global_index(0);
     return Target{std::move(w), std::move(file)};

@@ -85,7 +85,7 @@ assert checked > 0, "the tests left nothing to cross-check"
 print(f"boto3 read back {checked} object(s) trainio uploaded, byte for byte")
 PY
 # trainio runs on S3 datasets: generation, reads, resumption, two ranks, errors, secrets.
-TRAINIO="$trainio" TRAINIO_SOURCE="$(cd "$here/../.." && pwd)" TRAINIO_TEST_TMP="$d/runs" \
+TRAINIO="$trainio" TRAINIO_S3RVER="$s3rver" TRAINIO_SOURCE="$(cd "$here/../.." && pwd)" TRAINIO_TEST_TMP="$d/runs" \
   $python -W ignore::ResourceWarning -m unittest discover -s "$here" -p s3_runs.py ||
   fail "trainio runs on S3 failed (above)"
 echo "PASS: S3 client and trainio runs against s3rver"

@@ -4,6 +4,9 @@ boto3 and parsed with numpy, as DLIO's NPZReaderS3 and NPYReaderS3 parse it (np.
 import glob
 import io
 import os
+import signal
+import socket
+import subprocess
 import sys
 import time
 import unittest
@@ -14,11 +17,12 @@ import numpy as np
 from botocore.config import Config
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import TrainioTest  # noqa: E402
+from harness import MPI_ENV, TRAINIO, TrainioTest  # noqa: E402
 
 ENDPOINT = os.environ["TRAINIO_S3_ENDPOINT"]
 BUCKET = os.environ["TRAINIO_S3_BUCKET"]
 SECRET = "never-shown-" + uuid.uuid4().hex  # s3rver checks the access key, not the signature
+S3RVER = os.environ.get("TRAINIO_S3RVER")  # the server's program, for tests that need one of their own
 
 
 def s3_args(prefix, secret=SECRET, access_key="S3RVER", endpoint=ENDPOINT):
@@ -124,7 +128,7 @@ class S3RunTest(TrainioTest):
                 with open(path, "rb") as f:
                     self.assertNotIn(SECRET.encode(), f.read(), path)
         self.assertEqual(self.summary("out")["trainio"]["workload"]["config"]["storage"]["storage_options"]
-                         ["secret_access_key"], "<redacted>")
+                         ["secret_access_key"], "***")
 
     def test_wrong_credentials_a_missing_bucket_and_a_server_that_is_down_are_one_clear_error(self):
         cases = [
@@ -256,6 +260,51 @@ train:
                 self.assertIn(what, r.err)
                 self.assertIn("fix: ", r.err)
                 self.assertFalse(os.path.exists(self.path("x", "summary.json")))
+
+    @unittest.skipUnless(S3RVER, "TRAINIO_S3RVER is not set (tests/integration/s3.sh sets it)")
+    def test_a_frozen_endpoint_ends_the_run_within_the_stall_timeout(self):
+        # A server of the test's own, frozen (SIGSTOP) while a run reads from it: the run ends
+        # within --stall-timeout, not after the client's 60 s per attempt.
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        os.makedirs(self.path("frozen-s3"))
+        server = subprocess.Popen([S3RVER, "-d", self.path("frozen-s3"), "-a", "127.0.0.1", "-p", str(port),
+                                   "--configure-bucket", BUCKET, "--silent"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(100):
+                with socket.socket() as probe:
+                    if probe.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                time.sleep(0.1)
+            args = s3_args(self.prefix(), endpoint=f"http://127.0.0.1:{port}")
+            self.ok("run", "default", *args, *SMALL, "workflow.generate_data=True", "workflow.train=False",
+                    "--output", "gen")
+            run = subprocess.Popen([TRAINIO, "run", "default", *args, *SMALL, "train.epochs=100000",
+                                    "storage.storage_options.s3_max_attempts=2", "--stall-timeout", "5",
+                                    "--output", "o"], cwd=self.dir, env=dict(os.environ, **MPI_ENV),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(3)  # reading by now
+            self.assertIsNone(run.poll(), "the run ended before the server was frozen")
+            os.kill(server.pid, signal.SIGSTOP)
+            frozen = time.monotonic()
+            try:
+                _, err = run.communicate(timeout=200)
+            except subprocess.TimeoutExpired:
+                run.kill()
+                _, err = run.communicate()
+            seconds = time.monotonic() - frozen
+            self.assertEqual(run.returncode, 1, err)
+            self.assertLess(seconds, 20, err)  # 5 s and the watchdog's look, not 2 attempts x 60 s
+            self.assertRegex(err, rf"S3 (GET|HEAD) of 's3://{BUCKET}/[^']+' has not returned for [5-7] s")
+            self.assertIn("storage.storage_options.endpoint_url", err)
+            self.assertFalse(os.path.exists(self.path("o", "summary.json")))
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+            server.kill()
+            server.wait()
 
     def test_missing_credentials_and_dlio_s3_rules_are_config_errors(self):
         no_key = [a for a in s3_args(self.prefix()) if "access_key_id" not in a]

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -309,4 +310,12 @@ TEST_CASE("ranks bound to the same CPUs share them; ranks bound apart count thei
     const int on_socket = socket == 0 ? (c.node_size() + 1) / 2 : c.node_size() / 2;
     CHECK(engine::cores_of_rank(c) == static_cast<std::size_t>(std::max(1, (last - first) / on_socket)));
   }
+}
+
+TEST_CASE("the library's yield-when-idle setting is read as Open MPI set it") {
+  // The tests run with OMPI_MCA_mpi_yield_when_idle=1 (tests/CMakeLists.txt); Open MPI's own flag,
+  // read without MPI's tool interface, must say so.
+  const char* setting = std::getenv("OMPI_MCA_mpi_yield_when_idle");
+  if (setting == nullptr || trainio::mpi::library_version().find("Open MPI") == std::string::npos) return;
+  CHECK(trainio::mpi::library_yields_when_idle() == (std::string(setting) == "1"));
 }

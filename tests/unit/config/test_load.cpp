@@ -201,13 +201,30 @@ TEST_CASE("overrides set, add and remove keys, in trainio's and DLIO's forms") {
 
 TEST_CASE("a bad override is named in the error") {
   const Error typo = failure("", {"reader.bach_size=8"});
-  CHECK(contains(typo.what(), "override 'reader.bach_size=8'"));
+  CHECK(contains(typo.what(), "override 'reader.bach_size=...'"));  // an unknown key's value is not echoed
   CHECK(contains(typo.hint(), "reader.batch_size"));
   const Error value = failure("", {"reader.batch_size=abc"});
   CHECK(contains(value.what(), "override 'reader.batch_size=abc'"));
   CHECK(failure("", {"reader.batch_size"}).kind() == ErrorKind::usage);
   CHECK(failure("", {"=3"}).kind() == ErrorKind::usage);
   CHECK(failure("", {"reader.batch_size=[1"}).kind() == ErrorKind::usage);
+}
+
+TEST_CASE("a secret is not echoed by an error about its override, even misspelled") {
+  const Error typo = failure("", {"storage.storage_options.scret_access_key=s3cr3t"});
+  CHECK(contains(typo.what(), "override 'storage.storage_options.scret_access_key=...'"));
+  CHECK_FALSE(contains(failure("", {"storage.storage_options.pasword=s3cr3t"}).what(), "s3cr3t"));
+  CHECK(contains(typo.hint(), "storage.storage_options.secret_access_key"));
+  const Error value = failure("", {"storage.storage_options.secret_access_key=[s3cr3t]"});
+  CHECK_FALSE(contains(value.what(), "s3cr3t"));
+  CHECK(contains(value.what(), "got '***'"));
+  const Error url = failure("", {"storage.storage_options.endpoint_url=http://AK:s3cr3t@10.0.0.1:9000"});
+  CHECK(url.kind() == ErrorKind::config);
+  CHECK_FALSE(contains(url.what(), "s3cr3t"));
+  CHECK(contains(url.what(), "http://***@10.0.0.1:9000"));
+  const Workload w = from("", {"storage.storage_options.secret_access_key=s3cr3t"});
+  CHECK(w.storage.storage_options.secret_access_key == "s3cr3t");  // used as given
+  CHECK(w.overrides.front() == "storage.storage_options.secret_access_key=***");  // shown as ***
 }
 
 TEST_CASE("words split into a workload and overrides") {

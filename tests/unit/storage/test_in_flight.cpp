@@ -51,3 +51,18 @@ TEST_CASE("the watchdog ends the job once when a call outlives the timeout") {
   CHECK(calls == 1);
   CHECK(message.find("read('/hung/file') has not returned") != std::string::npos);
 }
+
+TEST_CASE("an S3 request that does not return is named by its method, object and endpoint key") {
+  const std::string object = "s3://bucket/prefix/train/img_1_of_8.npz";
+  std::string message;
+  CHECK(storage::stall_timeout() == 0);
+  {
+    const storage::InFlightCall call(storage::Op::read, object, util::now_ns());
+    engine::StallWatchdog watchdog(0.05, 1, [&](const std::string& m) { message = m; });
+    CHECK(storage::stall_timeout() == 0.05);  // what S3 clients made now keep their tries within
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  CHECK(storage::stall_timeout() == 0);
+  CHECK(message.find("I/O error (rank 1): S3 GET of '" + object + "' has not returned") != std::string::npos);
+  CHECK(message.find("storage.storage_options.endpoint_url") != std::string::npos);
+}

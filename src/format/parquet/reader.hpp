@@ -1,0 +1,62 @@
+#pragma once
+// Reads samples of a Parquet dataset as the MLCommons DLIO fork's readers do (see docs/formats.md):
+//  - a file's footer is read once per epoch by each reader thread (pyarrow's ParquetFile: the last
+//    64 KiB, then the rest of a longer footer);
+//  - a sample reads the row group that holds it, once per epoch and thread (later samples of the
+//    same row group cost no storage call), and only the projected columns' chunks:
+//      span:   one read from the first projected chunk to the end of the last, through a file
+//              opened for that read (the fork's reader for local_fs: open, seek, read, close);
+//      chunks: one read per projected chunk on the file pyarrow keeps open (the fork's
+//              read_row_group reader), coalesced as pyarrow's pre_buffer does when it is on.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/workload.hpp"
+#include "format/file_bitmap.hpp"
+#include "format/format.hpp"
+#include "format/parquet/footer.hpp"
+#include "format/parquet/ranges.hpp"
+#include "format/python_io.hpp"
+#include "util/file_cache.hpp"
+#include "util/page_aligned.hpp"
+
+namespace trainio::format::parquet {
+
+enum class ReadPattern { span, chunks };
+
+class Reader final : public SampleReader {
+ public:
+  explicit Reader(const config::Workload& w);
+  std::uint64_t read(const SampleRequest& r) override;
+  void begin_epoch() override;
+
+ private:
+  struct FileIndex {
+    storage::File file;                     // chunks: kept open, as pyarrow keeps its ParquetFile's
+    std::vector<std::uint64_t> row_starts;  // first row of each row group, and the row count last
+    std::vector<Range> ranges;              // each row group's reads, in order
+    std::vector<std::uint32_t> first_range; // row group g reads ranges[first_range[g] .. first_range[g+1])
+    std::vector<bool> read;                 // row groups read this epoch
+  };
+  FileIndex& index_for(const SampleRequest& r);
+  void read_row_group(FileIndex& f, const std::string& path, std::size_t group);
+
+  config::Workload workload_;
+  ReadPattern pattern_;
+  bool pre_buffer_;
+  // Parsed footers of the files read last: a file read again in the same epoch after it left
+  // costs a footer read the fork (which keeps every footer of the epoch) does not make. With
+  // chunk reads each holds an open descriptor: 64 per thread stays far below common fd limits.
+  static constexpr std::size_t kMaxFiles = 64;
+  util::FileCache<FileIndex> files_{kMaxFiles};
+  FileBitmap indexed_;  // files whose footer this thread read this epoch
+  PyBufferedFile span_file_;
+  std::string scratch_;
+  util::Bytes buffer_;
+  std::vector<Range> chunk_ranges_;
+  std::uint64_t projected_for_ = ~0ULL, projected_bytes_ = 0;  // a row's projected value bytes, by sample size
+};
+
+}  // namespace trainio::format::parquet

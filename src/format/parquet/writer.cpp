@@ -1,0 +1,312 @@
+#include "format/parquet/writer.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "format/parquet/compress.hpp"
+#include "format/stream_writer.hpp"
+#include "util/error.hpp"
+
+namespace trainio::format::parquet {
+
+namespace {
+
+void varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// Widens `count` elements of `from` bytes (int8/int16, signed or not) into little-endian int32.
+void widen(const char* in, char* out, std::uint64_t count, std::uint32_t from, bool is_signed) {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::int32_t v;
+    if (from == 1) v = is_signed ? static_cast<std::int8_t>(in[i]) : static_cast<std::uint8_t>(in[i]);
+    else {
+      std::uint16_t u;
+      std::memcpy(&u, in + 2 * i, 2);
+      v = is_signed ? static_cast<std::int16_t>(u) : u;
+    }
+    std::memcpy(out + 4 * i, &v, 4);
+  }
+}
+
+bool is_signed(config::ElementType t) {
+  using config::ElementType;
+  return t == ElementType::int8 || t == ElementType::int16 || t == ElementType::int32 || t == ElementType::int64;
+}
+
+// Min and max of a chunk's values in the column's sort order (unsigned for uint columns, NaN skipped).
+struct Extremes {
+  bool any = false;
+  std::string min, max;
+};
+
+template <typename T>
+void fold(const char* data, std::uint64_t count, Extremes& e) {
+  T lo{}, hi{};
+  if (count == 0) return;
+  std::memcpy(&lo, data, sizeof(T));
+  hi = lo;
+  for (std::uint64_t i = 1; i < count; ++i) {
+    T v;
+    std::memcpy(&v, data + i * sizeof(T), sizeof(T));
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  if (e.any) {
+    T was_lo, was_hi;
+    std::memcpy(&was_lo, e.min.data(), sizeof(T));
+    std::memcpy(&was_hi, e.max.data(), sizeof(T));
+    lo = was_lo < lo ? was_lo : lo;
+    hi = was_hi > hi ? was_hi : hi;
+  }
+  e.any = true;
+  e.min.assign(reinterpret_cast<const char*>(&lo), sizeof(T));
+  e.max.assign(reinterpret_cast<const char*>(&hi), sizeof(T));
+}
+
+// Floats compared through their bits mapped to unsigned keys in the same order (negative values
+// flipped, positive ones above them), NaN kept out: integer min/max vectorise, and denormals in
+// random content cost no floating-point assists.
+template <typename F, typename U>
+void fold_float(const char* data, std::uint64_t count, Extremes& e) {
+  constexpr U sign = U{1} << (8 * sizeof(U) - 1);
+  constexpr U inf = static_cast<U>(sizeof(U) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
+  U lo = ~U{0}, hi = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    U u;
+    std::memcpy(&u, data + i * sizeof(U), sizeof(U));
+    const bool nan = (u & ~sign) > inf;
+    const U key = (u & sign) ? ~u : (u | sign);
+    const U for_min = nan ? ~U{0} : key, for_max = nan ? U{0} : key;
+    lo = for_min < lo ? for_min : lo;
+    hi = for_max > hi ? for_max : hi;
+  }
+  if (lo == ~U{0}) return;  // only NaNs (no value maps to the largest key)
+  auto bits = [&](U key) { return (key & sign) ? (key & ~sign) : ~key; };
+  const U min_bits = bits(lo), max_bits = bits(hi);
+  F lo_f, hi_f;
+  std::memcpy(&lo_f, &min_bits, sizeof(F));
+  std::memcpy(&hi_f, &max_bits, sizeof(F));
+  if (e.any) {
+    F was_lo, was_hi;
+    std::memcpy(&was_lo, e.min.data(), sizeof(F));
+    std::memcpy(&was_hi, e.max.data(), sizeof(F));
+    lo_f = was_lo < lo_f ? was_lo : lo_f;
+    hi_f = was_hi > hi_f ? was_hi : hi_f;
+  }
+  e.any = true;
+  e.min.assign(reinterpret_cast<const char*>(&lo_f), sizeof(F));
+  e.max.assign(reinterpret_cast<const char*>(&hi_f), sizeof(F));
+}
+
+void fold_values(const Column& c, const char* data, std::uint64_t count, Extremes& e) {
+  using config::ElementType;
+  switch (c.dtype) {
+    case ElementType::uint32: fold<std::uint32_t>(data, count, e); break;
+    case ElementType::uint64: fold<std::uint64_t>(data, count, e); break;
+    case ElementType::int64: fold<std::int64_t>(data, count, e); break;
+    case ElementType::float32: fold_float<float, std::uint32_t>(data, count, e); break;
+    case ElementType::float64: fold_float<double, std::uint64_t>(data, count, e); break;
+    case ElementType::float16: break;
+    // Widened columns hold int32 values; uint8/uint16 ones are never negative, so signed order is theirs.
+    default: fold<std::int32_t>(data, count, e); break;
+  }
+}
+
+struct PageShape {
+  std::uint64_t rows, values;
+  std::string repetition, definition;  // levels, without their v1 length prefix
+};
+
+void page_levels(const Column& c, std::uint64_t rows, PageShape& p) {
+  p.rows = rows;
+  p.values = rows * c.size;
+  p.repetition.clear();
+  p.definition.clear();
+  if (c.list) list_levels(rows, c.size, p.repetition, p.definition);
+}
+
+// The uncompressed body of a page before its values: v1 prefixes each level run with its length.
+std::uint64_t levels_bytes(const PageShape& p, int version) {
+  if (p.repetition.empty()) return 0;
+  return p.repetition.size() + p.definition.size() + (version == 1 ? 8 : 0);
+}
+
+PageHeader header_of(const Schema& s, const PageShape& p, std::uint64_t values_bytes, std::uint64_t stored_bytes) {
+  PageHeader h;
+  h.type = s.page_version == 2 ? PageType::data_page_v2 : PageType::data_page;
+  h.uncompressed_page_size = static_cast<std::int32_t>(levels_bytes(p, s.page_version) + values_bytes);
+  h.compressed_page_size = static_cast<std::int32_t>(stored_bytes);
+  h.num_values = static_cast<std::int32_t>(p.values);
+  h.num_rows = static_cast<std::int32_t>(p.rows);
+  h.definition_levels_byte_length = static_cast<std::int32_t>(p.definition.size());
+  h.repetition_levels_byte_length = static_cast<std::int32_t>(p.repetition.size());
+  h.is_compressed = s.codec != Codec::uncompressed;
+  return h;
+}
+
+ColumnChunkMeta chunk_meta(const Schema& s, const Column& c, std::uint64_t rows) {
+  ColumnChunkMeta m;
+  m.type = c.physical;
+  m.path = c.path();
+  m.codec = s.codec;
+  m.num_values = static_cast<std::int64_t>(rows * c.size);
+  m.has_statistics = s.statistics;
+  return m;
+}
+
+std::string footer_of(const FileMeta& meta) {
+  std::string f = encode_file_meta(meta);
+  put_u32(f, static_cast<std::uint32_t>(f.size()));
+  f.append(kMagic);
+  return f;
+}
+
+}  // namespace
+
+void list_levels(std::uint64_t rows, std::uint64_t size, std::string& repetition, std::string& definition) {
+  // RLE runs: a header varint (count << 1), then the value in one byte (bit width 1).
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    varint(repetition, 1 << 1);
+    repetition.push_back(0);
+    if (size > 1) {
+      varint(repetition, (size - 1) << 1);
+      repetition.push_back(1);
+    }
+  }
+  varint(definition, (rows * size) << 1);
+  definition.push_back(1);
+}
+
+std::uint64_t Writer::layout(const Schema& s, std::uint64_t rows, FileMeta& meta) {
+  meta = FileMeta{};
+  meta.schema = s.nodes();
+  meta.num_rows = static_cast<std::int64_t>(rows);
+  meta.created_by = "trainio";
+  std::uint64_t pos = kMagic.size();
+  PageShape p;
+  std::string header;
+  for (std::uint64_t first = 0; first < rows; first += s.row_group_rows) {
+    const std::uint64_t rg_rows = std::min(s.row_group_rows, rows - first);
+    RowGroupMeta rg;
+    rg.num_rows = static_cast<std::int64_t>(rg_rows);
+    for (const auto& c : s.columns) {
+      ColumnChunkMeta m = chunk_meta(s, c, rg_rows);
+      m.data_page_offset = static_cast<std::int64_t>(pos);
+      const std::uint64_t per_page = rows_per_page(c);
+      for (std::uint64_t done = 0; done < rg_rows; done += per_page) {
+        page_levels(c, std::min(per_page, rg_rows - done), p);
+        const std::uint64_t body = levels_bytes(p, s.page_version) + p.values * c.value_bytes;
+        header.clear();
+        append_page_header(header, header_of(s, p, p.values * c.value_bytes, body));
+        pos += header.size() + body;
+        m.total_uncompressed_size += static_cast<std::int64_t>(header.size() + body);
+      }
+      m.total_compressed_size = m.total_uncompressed_size;
+      if (s.statistics && c.has_min_max_statistics()) {
+        m.statistics.has_min_max = true;
+        m.statistics.min_value.assign(c.value_bytes, '\0');
+        m.statistics.max_value.assign(c.value_bytes, '\0');
+      }
+      rg.total_byte_size += m.total_uncompressed_size;
+      rg.columns.push_back(std::move(m));
+    }
+    meta.row_groups.push_back(std::move(rg));
+  }
+  return pos + footer_of(meta).size();
+}
+
+std::optional<std::uint64_t> Writer::expected_size(const plan::DataFile& file) const {
+  const Schema s = schema_of(workload_, file);
+  if (s.codec != Codec::uncompressed) return std::nullopt;
+  // A float chunk of only NaNs has no min/max: its footer is shorter. Such files are recognised by writing.
+  for (const auto& c : s.columns)
+    if (s.statistics && (c.physical == PhysicalType::float32 || c.physical == PhysicalType::float64)) return std::nullopt;
+  FileMeta meta;
+  return layout(s, file.num_samples, meta);
+}
+
+void Writer::write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) {
+  const Schema s = schema_of(workload_, file);
+  const std::uint64_t rows = file.num_samples;
+  StreamWriter w(out, buffer_, beside_);
+  w.append(kMagic);
+  FileMeta meta;
+  meta.schema = s.nodes();
+  meta.num_rows = static_cast<std::int64_t>(rows);
+  meta.created_by = "trainio";
+  PageShape p;
+  for (std::uint64_t first = 0; first < rows; first += s.row_group_rows) {
+    const std::uint64_t rg_rows = std::min(s.row_group_rows, rows - first);
+    RowGroupMeta rg;
+    rg.num_rows = static_cast<std::int64_t>(rg_rows);
+    for (const auto& c : s.columns) {
+      ColumnChunkMeta m = chunk_meta(s, c, rg_rows);
+      m.data_page_offset = static_cast<std::int64_t>(w.position());
+      Extremes extremes;
+      const std::uint64_t per_page = rows_per_page(c);
+      for (std::uint64_t done = 0; done < rg_rows; done += per_page) {
+        page_levels(c, std::min(per_page, rg_rows - done), p);
+        // page_ = [levels][values]; v1 levels carry a 4-byte length each.
+        page_.clear();
+        if (!p.repetition.empty()) {
+          if (s.page_version == 1) put_u32(page_, static_cast<std::uint32_t>(p.repetition.size()));
+          page_ += p.repetition;
+          if (s.page_version == 1) put_u32(page_, static_cast<std::uint32_t>(p.definition.size()));
+          page_ += p.definition;
+        }
+        const std::size_t levels = page_.size();
+        const std::uint64_t values_bytes = p.values * c.value_bytes;
+        page_.resize(levels + values_bytes);
+        char* values = page_.data() + levels;
+        if (c.element_bytes == c.value_bytes) {
+          content.fill(values, values_bytes);
+        } else {
+          packed_.resize(p.values * c.element_bytes);
+          content.fill(packed_.data(), packed_.size());
+          widen(packed_.data(), values, p.values, c.element_bytes, is_signed(c.dtype));
+        }
+        if (s.statistics) fold_values(c, values, p.values, extremes);
+        std::string_view stored(page_);
+        std::string_view levels_kept;  // v2: levels stay uncompressed, ahead of the compressed values
+        if (s.codec != Codec::uncompressed) {
+          if (s.page_version == 2) {
+            levels_kept = std::string_view(page_).substr(0, levels);
+            compress(s.codec, s.codec_level, std::string_view(page_).substr(levels), packed_);
+          } else {
+            compress(s.codec, s.codec_level, page_, packed_);
+          }
+          stored = packed_;
+        }
+        header_.clear();
+        append_page_header(header_, header_of(s, p, values_bytes, levels_kept.size() + stored.size()));
+        w.append(header_);
+        w.append(levels_kept);
+        w.append(stored);
+        m.total_uncompressed_size += static_cast<std::int64_t>(header_.size() + levels + values_bytes);
+        m.total_compressed_size += static_cast<std::int64_t>(header_.size() + levels_kept.size() + stored.size());
+      }
+      if (s.statistics && c.has_min_max_statistics() && extremes.any) {
+        m.statistics.has_min_max = true;
+        m.statistics.min_value = std::move(extremes.min);
+        m.statistics.max_value = std::move(extremes.max);
+      }
+      rg.total_byte_size += m.total_uncompressed_size;
+      rg.columns.push_back(std::move(m));
+    }
+    meta.row_groups.push_back(std::move(rg));
+  }
+  w.append(footer_of(meta));
+  w.flush();
+}
+
+}  // namespace trainio::format::parquet

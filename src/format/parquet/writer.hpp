@@ -1,0 +1,38 @@
+#pragma once
+// Writes Parquet files as pyarrow's ParquetWriter lays them out for the DLIO fork's generator:
+// "PAR1", then per row group each column's chunk (data pages: levels, then PLAIN values, each
+// page optionally compressed), then the FileMetaData footer, its length and "PAR1". Values are
+// the generated content (int8/int16 columns widened to INT32 as Parquet stores them).
+
+#include <optional>
+#include <string>
+
+#include "config/workload.hpp"
+#include "format/format.hpp"
+#include "format/parquet/schema.hpp"
+
+namespace trainio::format::parquet {
+
+class Writer final : public ByteWriter {
+ public:
+  explicit Writer(const config::Workload& w) : workload_(w) {}
+  // Known when the pages are not compressed and every chunk's statistics have a known size.
+  std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
+
+  // The footer (FileMetaData) and the total size of `file` without writing it: the layout the
+  // writer makes when nothing is compressed (statistics sized but not computed).
+  static std::uint64_t layout(const Schema& s, std::uint64_t rows, FileMeta& meta);
+
+ protected:
+  void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
+
+ private:
+  config::Workload workload_;
+  std::string page_, packed_, header_;  // reused across pages and files
+};
+
+// The RLE/bit-packed hybrid levels of a page of `rows` lists of `size` elements (bit width 1):
+// repetition (0 at each row's start, 1 after) and definition (all 1: every element present).
+void list_levels(std::uint64_t rows, std::uint64_t size, std::string& repetition, std::string& definition);
+
+}  // namespace trainio::format::parquet
