@@ -256,7 +256,9 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         });
         if (comm.is_root()) {
           // The table people read, kept beside the figures: `trainio report RUN` shows it again.
-          const std::string table = report::final_table(w, layout, summary, summary_path);
+          std::vector<std::string> hostnames;
+          for (const auto& h : context.hosts) hostnames.push_back(h.hostname);
+          const std::string table = report::final_table(w, layout, summary, summary_path, hostnames);
           print_result(table);
           storage::write_file_atomic(util::join(out_dir, "summary.txt"), table);
           if (const std::string line = report::startup_line(summary.startup, context.failover); !line.empty()) {

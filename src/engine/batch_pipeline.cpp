@@ -5,6 +5,9 @@
 #include <algorithm>
 
 #include "metrics/trace.hpp"
+#include "util/clock.hpp"
+#include "util/host_cpu.hpp"
+#include "util/proc_stats.hpp"
 #include "util/error.hpp"
 
 namespace trainio::engine {
@@ -17,11 +20,20 @@ BatchPipeline::BatchPipeline(std::size_t workers, std::size_t window, Assignment
   slots_.resize(window_);
   const std::size_t conditions = assignment == Assignment::worker_per_batch ? workers : 1;
   for (std::size_t i = 0; i < conditions; ++i) work_cv_.push_back(std::make_unique<std::condition_variable>());
+  tids_.assign(workers, 0);
   for (std::size_t i = 0; i < workers; ++i)
     threads_.emplace_back([this, i] {
       metrics::trace::name_thread(fmt::format("reader {}", i));
+      {
+        std::lock_guard lock(mutex_);
+        tids_[i] = util::current_thread_id();
+      }
+      done_cv_.notify_all();
       worker_main(i);
     });
+  // Every worker's id known before the first phase: its run delay is measured from its start.
+  std::unique_lock lock(mutex_);
+  done_cv_.wait(lock, [&] { return std::all_of(tids_.begin(), tids_.end(), [](int t) { return t != 0; }); });
 }
 
 BatchPipeline::~BatchPipeline() {
@@ -63,17 +75,21 @@ void BatchPipeline::worker_main(std::size_t id) {
     cv.wait(lock, [&] { return stopping_ || take_locked(id, unit); });
     if (stopping_) return;
     const std::uint64_t parts = parts_;
-    ++busy_;
+    if (++busy_ == max_in_flight_) at_max_since_ = util::now_ns();
     lock.unlock();
     Batch result;
     std::exception_ptr error;
+    const std::int64_t t0 = util::now_ns(), cpu0 = util::thread_cpu_ns();
     try {
       result = read_(id, unit.batch, unit.part, parts);
     } catch (...) {
       error = std::current_exception();
     }
+    const std::int64_t cpu = util::thread_cpu_ns() - cpu0, t1 = util::now_ns();
     lock.lock();
-    --busy_;
+    stats_.busy_ns += t1 - t0;
+    stats_.cpu_ns += cpu;
+    if (busy_-- == max_in_flight_) stats_.at_max_ns += t1 - at_max_since_;
     Slot& slot = slots_[unit.batch % window_];
     slot.result.samples += result.samples;
     slot.result.bytes += result.bytes;
@@ -97,6 +113,8 @@ void BatchPipeline::start(std::uint64_t batches, std::uint64_t parts) {
   parts_ = assignment_ == Assignment::worker_per_batch ? 1 : std::max<std::uint64_t>(1, parts);
   consumed_ = 0;
   next_unit_ = 0;
+  run_delay_at_start_ = run_delay_locked();
+  max_in_flight_ = threads_.empty() ? 1 : static_cast<std::size_t>(std::min<std::uint64_t>(threads_.size(), window_ * parts_));
   for (auto& s : slots_) s = Slot{};
   active_ = !threads_.empty();
   for (auto& cv : work_cv_) cv->notify_all();
@@ -105,7 +123,13 @@ void BatchPipeline::start(std::uint64_t batches, std::uint64_t parts) {
 Batch BatchPipeline::next() {
   if (threads_.empty()) {
     if (consumed_ >= batches_) throw internal_error("the training loop asked for more batches than the epoch has");
-    return read_(0, consumed_++, 0, 1);
+    const std::int64_t t0 = util::now_ns(), cpu0 = util::thread_cpu_ns();
+    Batch b = read_(0, consumed_++, 0, 1);
+    const std::int64_t cpu = util::thread_cpu_ns() - cpu0, t1 = util::now_ns();
+    stats_.busy_ns += t1 - t0;
+    stats_.cpu_ns += cpu;
+    stats_.at_max_ns += t1 - t0;
+    return b;
   }
   Slot slot;
   std::uint64_t freed = 0;
@@ -123,6 +147,28 @@ Batch BatchPipeline::next() {
   wake_for_batch(freed);  // batches_ and parts_ change only on this thread, in start()
   if (slot.error) std::rethrow_exception(slot.error);
   return slot.result;
+}
+
+std::int64_t BatchPipeline::run_delay_locked() const {
+  if (threads_.empty()) return -1;
+  std::int64_t sum = 0;
+  for (const int tid : tids_) {
+    const auto d = tid > 0 ? util::thread_run_delay_ns(tid) : std::nullopt;
+    if (!d) return -1;
+    sum += *d;
+  }
+  return sum;
+}
+
+BatchPipeline::ReadStats BatchPipeline::take_read_stats() {
+  std::lock_guard lock(mutex_);
+  ReadStats out = stats_;
+  const std::int64_t now = run_delay_locked();
+  out.run_delay_ns = now >= 0 && run_delay_at_start_ >= 0 ? now - run_delay_at_start_ : -1;
+  out.threads = std::max<std::size_t>(1, threads_.size());
+  out.max_in_flight = max_in_flight_;
+  stats_ = ReadStats{};
+  return out;
 }
 
 void BatchPipeline::finish() {

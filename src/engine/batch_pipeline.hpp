@@ -51,6 +51,17 @@ class BatchPipeline {
 
   // CPU time next() spent polling for batches (engine/batch_wait.hpp) since the last call.
   std::int64_t take_polling_cpu_ns() { return batch_wait_.take_polling_cpu_ns(); }
+  // What the reads did since the last call (the bottleneck verdict's evidence): wall and thread
+  // CPU time inside reads, summed over the threads that read, and the time all reads that may
+  // be in flight were (max_in_flight: min(workers, window x parts); 1 without workers).
+  struct ReadStats {
+    std::size_t threads = 0, max_in_flight = 1;
+    std::int64_t busy_ns = 0, cpu_ns = 0, at_max_ns = 0;
+    // The workers' wait for a CPU while runnable over the phase (schedstat); -1: not known
+    // (no workers, or the kernel does not say).
+    std::int64_t run_delay_ns = -1;
+  };
+  ReadStats take_read_stats();
 
   std::size_t workers() const { return threads_.size(); }
   std::size_t window() const { return window_; }
@@ -68,6 +79,7 @@ class BatchPipeline {
   void worker_main(std::size_t id);
   bool take_locked(std::size_t worker, Unit& unit);
   void wake_for_batch(std::uint64_t batch);
+  std::int64_t run_delay_locked() const;  // the workers' run delays' sum; -1 when one is unknown
 
   const Assignment assignment_;
   const ReadPart read_;
@@ -87,6 +99,11 @@ class BatchPipeline {
   std::uint64_t consumed_ = 0;       // batches handed to the training loop
   std::uint64_t next_unit_ = 0;      // shared_queue: units handed out (batch = unit / parts_)
   std::size_t busy_ = 0;             // reads in flight
+  std::size_t max_in_flight_ = 1;    // the most reads the phase lets be in flight
+  std::int64_t at_max_since_ = 0;    // when busy_ reached max_in_flight_
+  ReadStats stats_;                  // since take_read_stats()
+  std::vector<int> tids_;            // the workers' thread ids, as they start
+  std::int64_t run_delay_at_start_ = -1;  // their run delays' sum when the phase started
   std::vector<Slot> slots_;          // ring of window_ batches
 };
 

@@ -44,6 +44,8 @@ void PipelinedLoader::collect(metrics::ReadPhase& phase) {
   // After finish(): no worker reads, and the pipeline's lock ordered their writes before it returned.
   for (auto& r : readers_) r->collect(phase);
   phase.cpu_polling += util::ns_to_s(pipeline_.take_polling_cpu_ns());
+  const BatchPipeline::ReadStats r = pipeline_.take_read_stats();
+  phase.readers = metrics::ReadPhase::Readers{r.threads, r.max_in_flight, r.busy_ns, r.cpu_ns, r.at_max_ns, r.run_delay_ns};
 }
 
 }  // namespace trainio::engine

@@ -98,6 +98,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   const auto before = StorageCounters::now(device, comm.node_rank() == 0, local);
   storage::begin_probe_phase();
   const util::CpuTimes cpu_before = util::process_cpu_times();
+  out.host_cpu_before = util::host_cpu();
   const std::int64_t phase_start = util::now_ns();
   out.first_step = steps.size();
   metrics::BlockAccumulator block(static_cast<std::uint64_t>(w.output.exclude_start_steps),
@@ -220,6 +221,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   metrics::trace::span(spec.split == plan::Split::train ? "train" : "eval", "epoch", phase_start, util::now_ns(),
                        fmt::format(R"("epoch":{})", spec.epoch));
   const util::CpuTimes cpu_after = util::process_cpu_times();
+  out.host_cpu_after = util::host_cpu();
   out.cpu_before = cpu_before;
   out.cpu_after = cpu_after;
   out.cpu_in_checkpoints = checkpoint_cpu;

@@ -11,8 +11,10 @@
 #include "metrics/histogram.hpp"
 #include "metrics/live_bytes.hpp"
 #include "metrics/page_cache.hpp"
+#include "metrics/read_depth.hpp"
 #include "metrics/request_stats.hpp"
 #include "metrics/trace.hpp"
+#include "storage/in_flight.hpp"
 #include "storage/io_observer.hpp"
 
 namespace trainio::metrics {
@@ -43,6 +45,7 @@ class IoRecorder final : public storage::IoObserver {
     (e.data ? data_ : other_).add(e);
     if (e.data && (e.op == storage::Op::read || e.op == storage::Op::touch)) {
       cache_.add(e);
+      depth_.add(storage::reported_read_depth(), ns);
       add_live_read(e.bytes);
       note_first_read_end(e.start_ns + e.ns);
     } else if (e.data && e.op == storage::Op::write) {
@@ -67,8 +70,12 @@ class IoRecorder final : public storage::IoObserver {
     other_.merge(other.other_);
     cache_.merge(other.cache_);
     requests_.merge(other.requests_);
+    depth_.merge(other.depth_);
     if (other.first_read_end_ns_ != 0) note_first_read_end(other.first_read_end_ns_);
   }
+  // Reads of data files by the depth they started at.
+  const ReadDepth& read_depth() const { return depth_; }
+  ReadDepth& read_depth() { return depth_; }
   // When the first read of data (a read call, a touch of mapped pages or an object GET) returned,
   // on the monotonic clock; 0 before any.
   std::int64_t first_read_end_ns() const { return first_read_end_ns_; }
@@ -101,6 +108,7 @@ class IoRecorder final : public storage::IoObserver {
   AccessProfile data_, other_;
   PageCacheStats cache_;
   RequestStats requests_;
+  ReadDepth depth_;
   std::int64_t first_read_end_ns_ = 0;
 };
 

@@ -14,6 +14,7 @@
 #include "metrics/io_recorder.hpp"
 #include "metrics/step_log.hpp"
 #include "metrics/tier_stats.hpp"
+#include "util/host_cpu.hpp"
 #include "util/proc_stats.hpp"
 
 namespace trainio::metrics {
@@ -62,6 +63,16 @@ struct ReadPhase : PhaseTimeline {
   bool device_read_known = false;
   double cpu_user = 0, cpu_sys = 0;  // CPU seconds this process (all its threads) used in the phase
   double cpu_polling = 0;  // of which the training loop polled for its next batch (engine/batch_wait.hpp)
+  // The loader's reads (engine/batch_pipeline.hpp's ReadStats), for the bottleneck verdict:
+  // absent where the loader does not measure them (tf.data's stages).
+  struct Readers {
+    std::uint64_t threads = 0, max_in_flight = 0;
+    std::int64_t busy_ns = 0, cpu_ns = 0, at_max_ns = 0;
+    std::int64_t run_delay_ns = -1;  // runnable, waiting for a CPU (schedstat); -1: not known
+  };
+  std::optional<Readers> readers;
+  // The host's CPU ticks before and after the phase (/proc/stat; machine-wide).
+  std::optional<util::HostCpu> host_cpu_before, host_cpu_after;
   // The readings these figures come from, which the rank's records keep (report/records_file.hpp):
   // the window on the monotonic clock (its duration: end - start - paused, the checkpoints between
   // its steps), the kernel's counters before and after it, and the process's CPU times before and

@@ -116,6 +116,16 @@ IoRecorder reduce(const IoRecorder& io, const mpi::Comm& comm) {
   out.requests() = reduce(io.requests(), comm);
   out.page_cache() = reduce(io.page_cache(), comm);
   out.data_files() = reduce(io.data_files(), comm);
+  {
+    const ReadDepth& d = io.read_depth();
+    std::vector<std::uint64_t> v(d.calls.begin(), d.calls.end());
+    v.insert(v.end(), d.ns.begin(), d.ns.end());
+    v = comm.sum(v);
+    for (std::size_t b = 0; b < ReadDepth::kBands; ++b) {
+      out.read_depth().calls[b] = v[b];
+      out.read_depth().ns[b] = v[ReadDepth::kBands + b];
+    }
+  }
   out.other_files() = reduce(io.other_files(), comm);
   for (int i = 0; i < storage::kOpCount; ++i) {
     const auto op = static_cast<storage::Op>(i);
@@ -144,11 +154,13 @@ TierStats reduce(const TierStats& t, const mpi::Comm& comm) {
 }
 
 void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) {
-  constexpr std::size_t kFields = 10;
+  constexpr std::size_t kFields = 13;
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // a figure without a value
   const auto all = comm.all_gather({p.block.duration, static_cast<double>(p.samples), static_cast<double>(p.io.bytes_read()),
                                     p.block.throughput_dlio.value_or(kNone), p.block.au.value_or(kNone), p.cpu_user, p.cpu_sys,
-                                    static_cast<double>(comm.host_index()), p.cpu_polling, p.block.throughput});
+                                    static_cast<double>(comm.host_index()), p.cpu_polling, p.block.throughput,
+                                    static_cast<double>(p.wait_ns.sum()) * 1e-9, static_cast<double>(p.compute_ns.sum()) * 1e-9,
+                                    static_cast<double>(p.barrier_ns.sum()) * 1e-9});
   for (std::size_t r = 0; r * kFields < all.size(); ++r) {
     const double* f = &all[r * kFields];
     RankFigures rf;
@@ -165,14 +177,17 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
     s.cpu_user += rf.cpu_user;
     s.cpu_sys += rf.cpu_sys;
     rf.cpu_polling = f[8];
+    rf.batch_wait = f[10];
+    rf.compute = f[11];
+    rf.barrier = f[12];
     s.cpu_polling += rf.cpu_polling;
     s.ranks.push_back(rf);
   }
   s.rank_count = static_cast<int>(s.ranks.size());
   double first = 1e300, last = 0;
   for (const auto& r : s.ranks) {
-    if (r.rank == 0 || r.duration > s.slowest.duration) s.slowest = r;
-    if (r.rank == 0 || r.duration < s.fastest.duration) s.fastest = r;
+    if (r.rank == 0 || r.own() > s.slowest.own()) s.slowest = r;
+    if (r.rank == 0 || r.own() < s.fastest.own()) s.fastest = r;
     first = std::min(first, r.duration);
     last = std::max(last, r.duration);
     const auto h = static_cast<std::size_t>(r.host);
@@ -191,6 +206,7 @@ void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) 
   double total = 0;
   for (const auto& r : s.ranks) total += static_cast<double>(r.bytes_read);
   s.last_done_bandwidth = last > 0 ? total / last : 0;
+  s.straggler = find_straggler(s.ranks);
 }
 
 PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
@@ -224,6 +240,26 @@ PhaseSummary reduce(const ReadPhase& p, const mpi::Comm& comm) {
   s.compute_ns = reduce(p.compute_ns, comm);
   s.barrier_ns = reduce(p.barrier_ns, comm);
   s.io = reduce(p.io, comm);
+  {
+    const auto& rd = p.readers;
+    const bool host = p.host_cpu_before && p.host_cpu_after && p.host_cpu_after->total > p.host_cpu_before->total;
+    const auto r = comm.sum(std::vector<std::uint64_t>{
+        rd ? 1u : 0u, rd ? rd->threads : 0, rd ? rd->max_in_flight : 0, rd ? static_cast<std::uint64_t>(rd->busy_ns) : 0,
+        rd ? static_cast<std::uint64_t>(rd->cpu_ns) : 0, rd ? static_cast<std::uint64_t>(rd->at_max_ns) : 0,
+        host ? p.host_cpu_after->idle - std::min(p.host_cpu_after->idle, p.host_cpu_before->idle) : 0,
+        host ? p.host_cpu_after->total - p.host_cpu_before->total : 0,
+        rd && rd->run_delay_ns >= 0 ? 1u : 0u, rd && rd->run_delay_ns >= 0 ? static_cast<std::uint64_t>(rd->run_delay_ns) : 0});
+    s.readers_known = r[0] == static_cast<std::uint64_t>(comm.size());
+    s.reader_threads = r[1];
+    s.reader_max_in_flight = r[2];
+    s.reader_busy_ns = r[3];
+    s.reader_cpu_ns = r[4];
+    s.reader_at_max_ns = r[5];
+    s.host_ticks_idle = r[6];
+    s.host_ticks_total = r[7];
+    s.run_delay_known = r[8] == static_cast<std::uint64_t>(comm.size());
+    s.reader_run_delay_ns = r[9];
+  }
   s.tier = reduce(p.tier, comm);
   s.tiered = s.tier.hit_samples + s.tier.miss_samples > 0;
   straggler_view(p, comm, s);

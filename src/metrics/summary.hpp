@@ -10,6 +10,7 @@
 #include "metrics/histogram.hpp"
 #include "metrics/io_recorder.hpp"
 #include "metrics/run_record.hpp"
+#include "metrics/straggler.hpp"
 
 namespace trainio::mpi {
 class Comm;
@@ -29,6 +30,11 @@ struct RankFigures {
   std::optional<double> au;          // fraction; absent: no value
   double cpu_user = 0, cpu_sys = 0;
   double cpu_polling = 0;  // of cpu_user + cpu_sys: the training loop polling for its batches
+  // Its steps' time summed over the phase (seconds: the sums of its step histograms, which count
+  // the logged step lists' values in whole nanoseconds): waiting for its
+  // batches, the emulated compute, and waiting at the step-end barrier for the other ranks.
+  double batch_wait = 0, compute = 0, barrier = 0;
+  double own() const { return batch_wait + compute; }  // its own part of the steps
 };
 
 // One host's ranks in a phase: the straggler view per host.
@@ -59,18 +65,29 @@ struct PhaseSummary {
   IoRecorder io;
   bool tiered = false;  // a cache tier served the phase
   TierStats tier;       // all ranks
-  // Stragglers: the slowest and fastest ranks' figures, each host's (by host index), and the
+  // Stragglers: the slowest and fastest ranks' figures (by their own time: batch wait + compute,
+  // not their wall time, which the step-end barriers make alike), the straggler, each host's (by host index), and the
   // aggregate read bandwidth when the first rank was done (ranks assumed to progress evenly) and
   // when the last was (elbencho's first-done and last-done figures). Every rank's figures
   // (`ranks`) only until the phase is summarised: a RunSummarizer hands them to its RankRows
   // (per_rank.csv) first, so that a run keeps per phase what grows with its hosts, not its ranks.
   int rank_count = 0;
   RankFigures slowest, fastest;
+  Straggler straggler;
   std::vector<HostFigures> hosts;
   std::vector<RankFigures> ranks;
   double first_done_bandwidth = 0, last_done_bandwidth = 0;
   double cpu_user = 0, cpu_sys = 0;   // all ranks
   double cpu_polling = 0;             // all ranks: of cpu_user + cpu_sys, training loops polling for batches
+  // The loaders' reads, all ranks (ReadPhase::Readers); readers_known: every rank measured them.
+  bool readers_known = false;
+  std::uint64_t reader_threads = 0, reader_max_in_flight = 0;
+  std::uint64_t reader_busy_ns = 0, reader_cpu_ns = 0, reader_at_max_ns = 0;
+  bool run_delay_known = false;  // every rank's readers' run delay known
+  std::uint64_t reader_run_delay_ns = 0;
+  // The ranks' hosts' CPU ticks over the phase (/proc/stat, machine-wide), summed over the ranks
+  // that could read them: idle and total. 0 total: unknown.
+  std::uint64_t host_ticks_idle = 0, host_ticks_total = 0;
 };
 
 struct EpochSummary {

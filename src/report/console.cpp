@@ -4,8 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
+#include "metrics/bottleneck.hpp"
 #include "report/dlio_figures.hpp"
 #include "storage/s3_endpoint.hpp"
 #include "util/error.hpp"
@@ -134,6 +136,11 @@ std::string epoch_line(const metrics::EpochSummary& e, std::uint64_t epochs, dou
   if (e.evaluated)
     line += fmt::format("; eval {} steps, AU {}%, {} samples/s", e.eval.steps, maybe(e.eval.au, "{:.1f}", 100),
                         maybe(e.eval.throughput_dlio, "{:.1f}"));
+  // What limited each phase (docs/metrics.md, "The bottleneck verdict"), kept short: a stopping
+  // run's output must fit what its launcher still reads; the reasons are in summary.json and the
+  // final table.
+  line += fmt::format("  bottleneck: {}", metrics::decide_bottleneck(metrics::bottleneck_evidence(t)).verdict);
+  if (e.evaluated) line += fmt::format(", eval {}", metrics::decide_bottleneck(metrics::bottleneck_evidence(e.eval)).verdict);
   if (t.io.requests().requests() > 0) line += "\n  train: " + s3_figures(t.io.requests(), t.duration);
   if (e.evaluated && e.eval.io.requests().requests() > 0)
     line += "\n  eval: " + s3_figures(e.eval.io.requests(), e.eval.duration);
@@ -176,7 +183,7 @@ std::string generation_line(const metrics::GenerateSummary& g) {
 }
 
 std::string final_table(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run,
-                        const std::string& summary_path) {
+                        const std::string& summary_path, const std::vector<std::string>& hostnames) {
   std::string out;
   out += fmt::format("\n{} - {} rank{} on {} host{}\n", w.name, run.ranks, run.ranks == 1 ? "" : "s", run.hosts,
                      run.hosts == 1 ? "" : "s");
@@ -215,22 +222,35 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
     if (step_total > 0)
       out += fmt::format("  {:<22} batch wait {:.1f}%, compute {:.1f}%, barrier {:.1f}%\n", "step time",
                          100 * wait / step_total, 100 * compute / step_total, 100 * barrier / step_total);
-    // The slowest rank over the run, and what reading cost the clients' CPUs.
+    // The straggler over the run (the epoch whose others waited longest for one rank at the
+    // barrier), and what reading cost the clients' CPUs.
     const metrics::PhaseSummary* worst = nullptr;
     double cpu = 0, polling = 0, bytes = 0, seconds = 0;
     for (const auto& e : run.epochs) {
-      if (e.train.rank_count > 0 && (!worst || e.train.slowest.duration > worst->slowest.duration)) worst = &e.train;
+      const auto& st = e.train.straggler;
+      if (st.known && st.held_others && (!worst || st.others_barrier > worst->straggler.others_barrier)) worst = &e.train;
       cpu += e.train.cpu_user + e.train.cpu_sys;
       polling += e.train.cpu_polling;
       bytes += static_cast<double>(e.train.bytes_read);
       seconds += e.train.duration;
     }
-    if (worst && worst->rank_count > 1) {
-      const auto& slow = worst->slowest;
-      const auto& fast = worst->fastest;
-      out += fmt::format("  {:<22} rank {} took {}, rank {} {} (first done {}, last done {})\n", "slowest rank", slow.rank,
-                         util::format_duration(slow.duration), fast.rank, util::format_duration(fast.duration),
-                         util::format_rate(worst->first_done_bandwidth), util::format_rate(worst->last_done_bandwidth));
+    if (worst) {
+      const auto& st = worst->straggler;
+      const auto h = static_cast<std::size_t>(st.host);
+      out += fmt::format("  straggler: rank {} (host {}) waited {} for its batches, the others {}; they waited {} for it at the barrier\n",
+                         st.rank, h < hostnames.size() ? hostnames[h] : std::to_string(st.host), util::format_duration(st.batch_wait),
+                         util::format_duration(st.others_batch_wait), util::format_duration(st.others_barrier));
+    } else if (run.ranks > 1) {
+      out += fmt::format("  {:<22} none: no rank's batch wait held the others at the barrier\n", "straggler");
+    }
+    {
+      // The verdicts over the run's epochs, and the last epoch's reason.
+      std::map<std::string, int> counts;
+      for (const auto& e : run.epochs) ++counts[metrics::decide_bottleneck(metrics::bottleneck_evidence(e.train)).verdict];
+      const metrics::BottleneckVerdict last = metrics::decide_bottleneck(metrics::bottleneck_evidence(run.epochs.back().train));
+      std::string tally;
+      for (const auto& [verdict, n] : counts) tally += fmt::format("{}{} in {} of {} epochs", tally.empty() ? "" : ", ", verdict, n, run.epochs.size());
+      out += fmt::format("  {:<22} {}; epoch {}: {}: {}\n", "bottleneck", tally, run.epochs.back().epoch, last.verdict, last.reason);
     }
     if (bytes > 0 && seconds > 0)
       out += fmt::format("  {:<22} {:.2f} CPU-seconds per GiB read; {:.2f} cores busy on average{}\n", "client CPU",

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/workload.hpp"
 #include "metrics/summary.hpp"
@@ -30,7 +31,8 @@ std::string checkpoint_line(const metrics::CheckpointSummary& c, std::uint64_t o
 // job ended (MLPerf allows 30 s)"; empty when the run read no checkpoint.
 std::string startup_line(const metrics::StartupSummary& s, const std::optional<Failover>& failover);
 
+// `hostnames`: the run's hosts by host index (the straggler's line names its host).
 std::string final_table(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run,
-                        const std::string& summary_path);
+                        const std::string& summary_path, const std::vector<std::string>& hostnames = {});
 
 }  // namespace trainio::report

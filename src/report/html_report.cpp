@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
 
 #include "report/markup.hpp"
 #include "report/svg_chart.hpp"
@@ -75,6 +79,55 @@ std::string s3_table(const nlohmann::json& s) {
          "<th>retries</th><th>answers (HTTP status)</th></tr>\n" + rows + "</table>\n";
 }
 
+// Each rank's training step time over the run, split into its own batch wait, its compute and its
+// wait at the barrier for the others, from the run's per_rank.csv (columns batch_wait_seconds,
+// compute_seconds, barrier_seconds, summed over epochs); the first kRanksDrawn ranks. Empty for
+// a run of one rank, or without those columns.
+constexpr std::size_t kRanksDrawn = 64;
+std::string per_rank_chart(const RunResult& run) {
+  std::ifstream in(util::join(run.folder, "per_rank.csv"));
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  std::map<std::string, std::size_t> column;
+  {
+    std::stringstream header(line);
+    std::string name;
+    for (std::size_t i = 0; std::getline(header, name, ','); ++i) column[name] = i;
+  }
+  for (const char* c : {"phase", "rank", "batch_wait_seconds", "compute_seconds", "barrier_seconds"})
+    if (!column.count(c)) return "";
+  std::map<long, std::array<double, 3>> ranks;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    auto at = [&](const char* c) { return column[c] < cells.size() ? cells[column[c]] : std::string(); };
+    if (at("phase") != "train") continue;
+    const long rank = std::strtol(at("rank").c_str(), nullptr, 10);
+    if (rank < 0 || (ranks.size() >= kRanksDrawn && !ranks.count(rank))) continue;
+    auto& split = ranks[rank];
+    split[0] += std::strtod(at("batch_wait_seconds").c_str(), nullptr);
+    split[1] += std::strtod(at("compute_seconds").c_str(), nullptr);
+    split[2] += std::strtod(at("barrier_seconds").c_str(), nullptr);
+  }
+  if (ranks.size() < 2) return "";
+  Chart c;
+  c.kind = Chart::Kind::stacked_bars;
+  c.title = ranks.size() >= kRanksDrawn ? fmt::format("Each rank's training step time, all epochs (first {} ranks)", kRanksDrawn)
+                                        : "Each rank's training step time, all epochs";
+  c.x_label = "rank";
+  c.y_label = "seconds";
+  ChartSeries wait{"own batch wait", {}}, compute{"compute", {}}, barrier{"waiting for the others (barrier)", {}};
+  for (const auto& [rank, split] : ranks) {
+    c.categories.push_back(std::to_string(rank));
+    wait.values.push_back(split[0]);
+    compute.values.push_back(split[1]);
+    barrier.values.push_back(split[2]);
+  }
+  c.series = {wait, compute, barrier};
+  return svg_chart(c);
+}
+
 std::string run_section(const RunResult& run) {
   const auto& s = run.summary;
   const double target = number_or_nan(s, "trainio.workload.config.metric.au") * 100;
@@ -137,6 +190,7 @@ std::string run_section(const RunResult& run) {
     c.categories = epochs;
     c.series = {wait, compute, barrier};
     out += svg_chart(c);
+    out += per_rank_chart(run);
   }
   // The latency percentiles of every epoch's training together: the population of the table
   // below, which prints the same merged histograms.

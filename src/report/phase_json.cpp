@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "metrics/bottleneck.hpp"
 #include "storage/io_observer.hpp"
 #include "storage/page_residency.hpp"
 
@@ -51,10 +52,21 @@ json stragglers_json(const metrics::PhaseSummary& p, const RunContext& context) 
                         {"bytes_read", host.bytes_read},
                         {"read_bytes_per_second", host.slowest > 0 ? static_cast<double>(host.bytes_read) / host.slowest : 0.0}});
   }
+  json straggler = nullptr;
+  if (p.straggler.known) {
+    const auto h = static_cast<std::size_t>(p.straggler.host);
+    straggler = {{"rank", p.straggler.rank},
+                 {"host", h < context.hosts.size() ? context.hosts[h].hostname : std::to_string(h)},
+                 {"held_others", p.straggler.held_others},
+                 {"batch_wait_seconds", p.straggler.batch_wait},
+                 {"others_batch_wait_seconds", p.straggler.others_batch_wait},
+                 {"others_barrier_seconds", p.straggler.others_barrier}};
+  }
   return {{"slowest_rank", p.slowest.rank},
-          {"slowest_rank_seconds", p.slowest.duration},
+          {"slowest_rank_seconds", p.slowest.own()},
           {"fastest_rank", p.fastest.rank},
-          {"fastest_rank_seconds", p.fastest.duration},
+          {"fastest_rank_seconds", p.fastest.own()},
+          {"straggler", straggler},
           {"first_done_read_bytes_per_second", p.first_done_bandwidth},
           {"last_done_read_bytes_per_second", p.last_done_bandwidth},
           {"hosts", per_host}};
@@ -78,6 +90,40 @@ json step_breakdown_json(const metrics::PhaseSummary& p, int ranks) {
   return {{"batch_wait", p.wait_ns.sum() * per_rank},
           {"compute", p.compute_ns.sum() * per_rank},
           {"barrier", p.barrier_ns.sum() * per_rank}};
+}
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// What limited the phase, and the measured evidence (docs/metrics.md, "The bottleneck verdict").
+json bottleneck_json(const metrics::PhaseSummary& p) {
+  const metrics::BottleneckEvidence e = metrics::bottleneck_evidence(p);
+  const metrics::BottleneckVerdict v = metrics::decide_bottleneck(e);
+  json bands = json::array();
+  for (std::size_t b = 0; b < metrics::ReadDepth::kBands; ++b)
+    if (e.depth.calls[b] > 0)
+      bands.push_back({{"depth_from", metrics::ReadDepth::kLowest[b]},
+                       {"calls", e.depth.calls[b]},
+                       {"mean_seconds", static_cast<double>(e.depth.ns[b]) * 1e-9 / static_cast<double>(e.depth.calls[b])}});
+  json evidence = {{"batch_wait_share", v.batch_wait_share},
+                   {"compute_share", v.compute_share},
+                   {"barrier_share", v.barrier_share},
+                   {"page_cache", e.cache_verdict},
+                   {"reader_threads", e.readers_known ? json(e.reader_threads) : json(nullptr)},
+                   {"max_reads_in_flight", e.readers_known ? json(e.max_in_flight) : json(nullptr)},
+                   {"reader_busy_seconds", e.readers_known ? json(e.reader_busy) : json(nullptr)},
+                   {"reader_cpu_seconds", e.readers_known ? json(e.reader_cpu) : json(nullptr)},
+                   {"reader_run_delay_seconds", opt(e.reader_run_delay)},
+                   {"reader_busy_share", opt(v.reader_busy_share)},
+                   {"reader_cpu_share", opt(v.reader_cpu_share)},
+                   {"reader_cpu_or_waiting_share", opt(v.reader_cpu_wait_share)},
+                   {"storage_wait_share", opt(v.storage_wait_share)},
+                   {"at_max_in_flight_share", opt(v.at_max_share)},
+                   {"read_latency_by_depth", bands},
+                   {"host_cpu_idle_share", opt(e.host_idle)},
+                   {"cpu_seconds", e.cpu},
+                   {"cpu_polling_seconds", e.cpu_polling}};
+  if (!v.cpu_burner.empty()) evidence["cpu_burned_by"] = v.cpu_burner;
+  return {{"verdict", v.verdict}, {"reason", v.reason}, {"evidence", evidence}};
 }
 
 }  // namespace
@@ -205,7 +251,8 @@ json phase_json(const metrics::PhaseSummary& p, const RunContext& context) {
           {"io", io_json(p.io)},
           {"characterization", characterization_json(p.io)},
           {"stragglers", stragglers_json(p, context)},
-          {"client_cost", client_cost_json(p)}};
+          {"client_cost", client_cost_json(p)},
+          {"bottleneck", bottleneck_json(p)}};
   if (p.io.requests().requests() > 0) o["requests"] = requests_json(p.io.requests());
   if (p.tiered) o["cache"] = tier_json(p.tier);
   return o;

@@ -102,6 +102,14 @@ json io_record(const metrics::IoRecorder& io) {
     if (profile->reads + profile->writes + profile->metadata_ops > 0) o[name] = profile_record(*profile);
   o["page_cache"] = page_cache_record(io.page_cache());
   if (io.requests().requests() > 0) o["requests"] = requests_record(io.requests());
+  // Reads of data files by the depth they started at: [lowest depth of the band, calls, ns].
+  const metrics::ReadDepth& d = io.read_depth();
+  if (d.total_calls() > 0) {
+    json bands = json::array();
+    for (std::size_t b = 0; b < metrics::ReadDepth::kBands; ++b)
+      if (d.calls[b] > 0) bands.push_back({metrics::ReadDepth::kLowest[b], d.calls[b], d.ns[b]});
+    o["read_depth"] = bands;
+  }
   return o;
 }
 
@@ -150,7 +158,18 @@ json phase_record(std::uint64_t epoch, const char* kind, const metrics::ReadPhas
           {"cpu", {{"before", cpu_record(p.cpu_before)},
                    {"after", cpu_record(p.cpu_after)},
                    {"in_checkpoints", cpu_record(p.cpu_in_checkpoints)},
-                   {"polling", p.cpu_polling}}}};
+                   {"polling", p.cpu_polling}}},
+          {"readers", p.readers ? json{{"threads", p.readers->threads},
+                                       {"max_in_flight", p.readers->max_in_flight},
+                                       {"busy_ns", p.readers->busy_ns},
+                                       {"cpu_ns", p.readers->cpu_ns},
+                                       {"at_max_ns", p.readers->at_max_ns},
+                                       {"run_delay_ns", p.readers->run_delay_ns >= 0 ? json(p.readers->run_delay_ns) : json(nullptr)}}
+                                : json(nullptr)},
+          {"host_cpu", p.host_cpu_before && p.host_cpu_after
+                           ? json{{"before", {p.host_cpu_before->idle, p.host_cpu_before->total}},
+                                  {"after", {p.host_cpu_after->idle, p.host_cpu_after->total}}}
+                           : json(nullptr)}};
 }
 
 }  // namespace

@@ -50,17 +50,18 @@ PerRankCsv::PerRankCsv(const std::string& path, std::vector<std::string> hostnam
   file_.write(
       "epoch,phase,rank,host,duration_seconds,samples,bytes_read,read_bytes_per_second,"
       "throughput_samples_per_second,dlio_throughput_samples_per_second,au_percentage,cpu_user_seconds,cpu_sys_seconds,"
-      "cpu_polling_seconds\n");
+      "cpu_polling_seconds,batch_wait_seconds,compute_seconds,barrier_seconds\n");
 }
 
 void PerRankCsv::add(std::uint64_t epoch, const char* phase, const metrics::PhaseSummary& p) {
   for (const auto& r : p.ranks) {
     const auto h = static_cast<std::size_t>(r.host);
     const std::string host = h < hostnames_.size() ? hostnames_[h] : std::to_string(r.host);
-    file_.write(fmt::format("{},{},{},{},{:.6f},{},{},{:.1f},{:.4f},{},{},{:.3f},{:.3f},{:.3f}\n", epoch, phase, r.rank, host,
-                            r.duration, r.samples, r.bytes_read,
+    file_.write(fmt::format("{},{},{},{},{:.6f},{},{},{:.1f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.6f},{:.6f},{:.6f}\n", epoch, phase,
+                            r.rank, host, r.duration, r.samples, r.bytes_read,
                             r.duration > 0 ? static_cast<double>(r.bytes_read) / r.duration : 0.0, r.throughput,
-                            cell(r.throughput_dlio), cell(r.au, 100), r.cpu_user, r.cpu_sys, r.cpu_polling));
+                            cell(r.throughput_dlio), cell(r.au, 100), r.cpu_user, r.cpu_sys, r.cpu_polling, r.batch_wait,
+                            r.compute, r.barrier));
   }
 }
 

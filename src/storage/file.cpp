@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -21,10 +22,23 @@
 namespace trainio::storage {
 
 // Times one storage call on a file and reports it to the thread's observer.
+// Reads of data files this process has in flight: the depth each one starts at (itself included),
+// which the bottleneck verdict sets against its latency (docs/metrics.md); and the depth of the
+// read the thread is reporting (reported_read_depth()).
+static std::atomic<std::uint32_t> data_reads_in_flight{0};
+static thread_local std::uint32_t reporting_depth = 0;
+
 class FileOpTimer {
  public:
-  FileOpTimer(File& file, Op op, std::int64_t start = util::now_ns())
-      : file_(file), op_(op), start_(start), in_flight_(op, file.path_, start) {}
+  // `live`: the call runs in the timer's scope (a call reported after the fact has no depth).
+  FileOpTimer(File& file, Op op, std::int64_t start = util::now_ns(), bool live = true)
+      : file_(file), op_(op), start_(start), in_flight_(op, file.path_, start),
+        depth_(live && op == Op::read && file.data_ ? data_reads_in_flight.fetch_add(1, std::memory_order_relaxed) + 1 : 0) {}
+  ~FileOpTimer() {
+    if (depth_ > 0) data_reads_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  }
+  FileOpTimer(const FileOpTimer&) = delete;
+  FileOpTimer& operator=(const FileOpTimer&) = delete;
   // A call that moves no data.
   void done(std::uint64_t bytes = 0) const {
     if (IoObserver* obs = thread_observer()) obs->on_op(event(bytes));
@@ -40,7 +54,11 @@ class FileOpTimer {
     e.consecutive = offset == last + 1;
     if (bytes > 0) last = offset + bytes - 1;
     if (op_ != Op::write) residency(probe, bytes, offset, e);  // after e's time is taken: not the read's
-    if (IoObserver* obs = thread_observer()) obs->on_op(e);
+    if (IoObserver* obs = thread_observer()) {
+      reporting_depth = depth_;
+      obs->on_op(e);
+      reporting_depth = 0;
+    }
   }
 
  private:
@@ -79,7 +97,10 @@ class FileOpTimer {
   Op op_;
   std::int64_t start_;
   InFlightCall in_flight_;  // what the stall watchdog sees while the call runs
+  std::uint32_t depth_;     // 0: not counted
 };
+
+std::uint32_t reported_read_depth() { return reporting_depth; }
 
 namespace {
 
@@ -350,7 +371,7 @@ void File::unlock() {
 
 void File::report_transfer(Op op, std::uint64_t bytes, std::uint64_t offset, std::int64_t start_ns,
                            const ProbeTicket& probe) {
-  FileOpTimer(*this, op, start_ns).done_io(bytes, offset, probe);
+  FileOpTimer(*this, op, start_ns, false).done_io(bytes, offset, probe);
 }
 
 void File::report_call(Op op, std::int64_t start_ns, std::int64_t ns) {

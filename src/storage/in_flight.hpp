@@ -31,6 +31,12 @@ struct CallInFlight {
   std::int64_t start_ns = 0;
 };
 
+// The depth of the read of a data file whose event the calling thread is reporting to its
+// observer (storage/io_observer.hpp): how many such reads through storage::File this process had
+// in flight as it began, itself included; 0 outside such a report (other calls, reads reported
+// after the fact: mmap, io_uring).
+std::uint32_t reported_read_depth();
+
 // The call in flight that started first, if it started before `started_before_ns` (util::now_ns).
 std::optional<CallInFlight> call_in_flight_since(std::int64_t started_before_ns);
 

@@ -141,6 +141,9 @@ void check_csvs(const std::string& folder, const RunTotals& totals, Checks& chec
     c.cell("cpu_user_seconds", p.cpu_user, 3);
     c.cell("cpu_sys_seconds", p.cpu_sys, 3);
     c.cell("cpu_polling_seconds", p.cpu_polling, 3);
+    c.cell("batch_wait_seconds", p.batch_wait, 6);
+    c.cell("compute_seconds", p.compute, 6);
+    c.cell("barrier_seconds", p.barrier, 6);
   });
   if (!ranks_found) checks.problem("per_rank.csv", "missing");
   else if (rows != expected)

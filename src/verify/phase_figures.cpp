@@ -93,6 +93,9 @@ void PhaseTotals::add(const RankLine& rank, const PhaseLine& line, const StepPha
   r.cpu_user = line.cpu_after.user - line.cpu_before.user - line.cpu_in_checkpoints.user;
   r.cpu_sys = line.cpu_after.sys - line.cpu_before.sys - line.cpu_in_checkpoints.sys;
   r.cpu_polling = line.cpu_polling;
+  r.batch_wait = static_cast<double>(steps.whole.load.ns.sum()) * 1e-9;
+  r.compute = static_cast<double>(steps.whole.compute.ns.sum()) * 1e-9;
+  r.barrier = static_cast<double>(steps.whole.barrier.ns.sum()) * 1e-9;
   ranks.push_back(std::move(r));
 
   samples += line.samples;
@@ -107,6 +110,22 @@ void PhaseTotals::add(const RankLine& rank, const PhaseLine& line, const StepPha
   }
   io.merge(line.io);
   tier.merge(line.tier);
+  if (line.readers) {
+    ++readers_known;
+    reader_threads += line.reader_threads;
+    max_in_flight += line.max_in_flight;
+    reader_busy_ns += line.busy_ns;
+    reader_cpu_ns += line.cpu_ns;
+    reader_at_max_ns += line.at_max_ns;
+    if (line.run_delay_ns) {
+      ++run_delay_known;
+      reader_run_delay_ns += *line.run_delay_ns;
+    }
+  }
+  if (line.host_before && line.host_after && line.host_after->second > line.host_before->second) {
+    host_idle += line.host_after->first - std::min(line.host_after->first, line.host_before->first);
+    host_total += line.host_after->second - line.host_before->second;
+  }
   wait.merge(steps.whole.load.ns);
   compute.merge(steps.whole.compute.ns);
   barrier.merge(steps.whole.barrier.ns);
@@ -168,14 +187,14 @@ bool PhaseTotals::degenerate() const {
 const RankPhase& PhaseTotals::slowest() const {
   const RankPhase* s = &ranks.front();
   for (const auto& r : ranks)
-    if (r.duration > s->duration) s = &r;
+    if (r.own() > s->own()) s = &r;
   return *s;
 }
 
 const RankPhase& PhaseTotals::fastest() const {
   const RankPhase* f = &ranks.front();
   for (const auto& r : ranks)
-    if (r.duration < f->duration) f = &r;
+    if (r.own() < f->own()) f = &r;
   return *f;
 }
 
@@ -193,6 +212,32 @@ double PhaseTotals::last_done_bandwidth() const {
   double total = 0;
   for (const auto& r : ranks) total += static_cast<double>(r.bytes_read);
   return last > 0 ? total / last : 0;
+}
+
+StragglerFigures straggler_of(const std::vector<RankPhase>& ranks) {
+  StragglerFigures s;
+  if (ranks.size() < 2) return s;
+  s.known = true;
+  std::size_t worst = 0;
+  double total = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].batch_wait > ranks[worst].batch_wait) worst = i;
+    total += ranks[i].batch_wait + ranks[i].compute + ranks[i].barrier;
+  }
+  const double n = static_cast<double>(ranks.size());
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i == worst) continue;
+    s.others_batch_wait += ranks[i].batch_wait / (n - 1);
+    s.others_barrier += ranks[i].barrier / (n - 1);
+  }
+  s.rank = ranks[worst].rank;
+  s.host = ranks[worst].host;
+  s.batch_wait = ranks[worst].batch_wait;
+  // docs/metrics.md: an excess of at least 5% of the mean step time, half of it or more spent by
+  // the others at the barrier.
+  const double excess = s.batch_wait - s.others_batch_wait;
+  s.held_others = excess > 0 && excess >= 0.05 * (total / n) && s.others_barrier >= 0.5 * excess;
+  return s;
 }
 
 CacheVerdict cache_verdict(const PageCache& c) {

@@ -32,6 +32,10 @@ struct RankPhase {
   double throughput = 0;
   bool degenerate = false;
   double cpu_user = 0, cpu_sys = 0, cpu_polling = 0;
+  // Its steps' batch wait, compute and barrier over the phase (seconds): the sums of its step
+  // lists' values, each in whole nanoseconds.
+  double batch_wait = 0, compute = 0, barrier = 0;
+  double own() const { return batch_wait + compute; }
   std::vector<Window> blocks;  // training: per block; evaluation: the one
 };
 
@@ -46,6 +50,13 @@ struct PhaseTotals {
   Io io;
   Tier tier;
   Latency wait, compute, barrier, sample_read;
+  // The loaders' reads (all ranks; readers_known: ranks that measured them) and the hosts' CPU
+  // ticks over the phase (summed over the ranks that read them).
+  int readers_known = 0;
+  std::uint64_t reader_threads = 0, max_in_flight = 0, reader_busy_ns = 0, reader_cpu_ns = 0, reader_at_max_ns = 0;
+  int run_delay_known = 0;
+  std::uint64_t reader_run_delay_ns = 0;
+  std::uint64_t host_idle = 0, host_total = 0;
 
   // Adds one rank's line and its steps (whose lists must match the line's blocks: else a data
   // error naming what differs).
@@ -60,7 +71,7 @@ struct PhaseTotals {
   double au_min() const, au_max() const;  // over ranks (a rank without a value counts 0)
   bool degenerate() const;
   std::uint64_t bytes_read() const { return io.bytes_read(); }
-  const RankPhase& slowest() const;    // the first rank of the longest duration
+  const RankPhase& slowest() const;    // the first rank of the longest own time (batch wait + compute)
   const RankPhase& fastest() const;    // the first of the shortest
   double first_done_bandwidth() const;
   double last_done_bandwidth() const;
@@ -68,6 +79,15 @@ struct PhaseTotals {
   double cpu_sys() const { return sum(&RankPhase::cpu_sys); }
   double cpu_polling() const { return sum(&RankPhase::cpu_polling); }
 };
+
+// The rank whose batch wait the others waited for at the step-end barrier (docs/metrics.md,
+// "Stragglers"); `known` only with more than one rank.
+struct StragglerFigures {
+  bool known = false, held_others = false;
+  int rank = 0, host = 0;
+  double batch_wait = 0, others_batch_wait = 0, others_barrier = 0;
+};
+StragglerFigures straggler_of(const std::vector<RankPhase>& ranks);
 
 // What a phase's reads hit (docs/storage.md's rules).
 struct CacheVerdict {

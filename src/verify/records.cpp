@@ -86,6 +86,12 @@ Io io_of(const json& o) {
         io.requests.by_endpoint.push_back({count_of(e, "count"), count_of(e, "retries"), count_of(e, "bytes"),
                                            latency_of(e.at("first_byte_ns")), latency_of(e.at("total_ns"))});
   }
+  if (o.contains("read_depth"))
+    for (const auto& band : o.at("read_depth")) {
+      auto& d = io.read_depth[band.at(0).get<std::uint64_t>()];
+      d.first += band.at(1).get<std::uint64_t>();
+      d.second += band.at(2).get<std::uint64_t>();
+    }
   return io;
 }
 
@@ -129,6 +135,21 @@ PhaseLine phase_of(const json& o) {
   p.cpu_after = cpu_of(c.at("after"));
   p.cpu_in_checkpoints = cpu_of(c.at("in_checkpoints"));
   p.cpu_polling = c.at("polling").get<double>();
+  if (o.contains("readers") && !o.at("readers").is_null()) {
+    const json& r = o.at("readers");
+    p.readers = true;
+    p.reader_threads = count_of(r, "threads");
+    p.max_in_flight = count_of(r, "max_in_flight");
+    p.busy_ns = count_of(r, "busy_ns");
+    p.cpu_ns = count_of(r, "cpu_ns");
+    p.at_max_ns = count_of(r, "at_max_ns");
+    if (r.contains("run_delay_ns") && !r.at("run_delay_ns").is_null()) p.run_delay_ns = count_of(r, "run_delay_ns");
+  }
+  if (o.contains("host_cpu") && !o.at("host_cpu").is_null()) {
+    const json& h = o.at("host_cpu");
+    p.host_before = std::pair{h.at("before").at(0).get<std::uint64_t>(), h.at("before").at(1).get<std::uint64_t>()};
+    p.host_after = std::pair{h.at("after").at(0).get<std::uint64_t>(), h.at("after").at(1).get<std::uint64_t>()};
+  }
   return p;
 }
 
@@ -241,6 +262,10 @@ void Io::merge(const Io& o) {
   other.merge(o.other);
   page_cache.merge(o.page_cache);
   requests.merge(o.requests);
+  for (const auto& [depth, d] : o.read_depth) {
+    read_depth[depth].first += d.first;
+    read_depth[depth].second += d.second;
+  }
 }
 
 void Tier::merge(const Tier& o) {

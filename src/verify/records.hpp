@@ -61,6 +61,8 @@ struct Requests {
 
 struct Io {
   std::map<std::string, OpTotals> ops;
+  // Reads of data files by the depth they started at: lowest depth of the band -> (calls, ns).
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> read_depth;
   Profile data, other;
   PageCache page_cache;
   Requests requests;
@@ -101,6 +103,12 @@ struct PhaseLine {
   std::optional<std::uint64_t> process_read_before, process_read_after, device_read_before, device_read_after;
   Cpu cpu_before, cpu_after, cpu_in_checkpoints;
   double cpu_polling = 0;
+  // The loader's reads (null in the records: not measured), and the host's CPU ticks (idle, total)
+  // before and after the phase.
+  bool readers = false;
+  std::uint64_t reader_threads = 0, max_in_flight = 0, busy_ns = 0, cpu_ns = 0, at_max_ns = 0;
+  std::optional<std::uint64_t> run_delay_ns;
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> host_before, host_after;
 };
 
 struct CheckpointLine {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "verify/bottleneck.hpp"
 #include "verify/run_totals.hpp"
 
 namespace trainio::verify {
@@ -176,6 +177,38 @@ void tier(const Part& p, const Tier& t) {
   page_cache(p.sub("tier_page_cache"), t.tier);
 }
 
+void bottleneck(const Part& p, const PhaseTotals& t) {
+  const RebuiltBottleneck b = rebuild_bottleneck(t);
+  p.text("verdict", b.verdict, true);
+  const Part e = p.sub("evidence");
+  e.number("batch_wait_share", b.batch_wait_share);
+  e.number("compute_share", b.compute_share);
+  e.number("barrier_share", b.barrier_share);
+  e.text("page_cache", b.cache);
+  auto known = [&](double v) { return b.readers ? std::optional<double>(v) : std::nullopt; };
+  e.number("reader_threads", known(static_cast<double>(b.reader_threads)), kExact);
+  e.number("max_reads_in_flight", known(static_cast<double>(b.max_in_flight)), kExact);
+  e.number("reader_busy_seconds", known(b.reader_busy));
+  e.number("reader_cpu_seconds", known(b.reader_cpu));
+  e.number("reader_run_delay_seconds", b.reader_run_delay);
+  e.number("reader_busy_share", b.reader_busy_share);
+  e.number("reader_cpu_share", b.reader_cpu_share);
+  e.number("reader_cpu_or_waiting_share", b.reader_cpu_wait_share);
+  e.number("storage_wait_share", b.storage_wait_share);
+  e.number("at_max_in_flight_share", b.at_max_share);
+  e.number("host_cpu_idle_share", b.host_idle);
+  e.number("cpu_seconds", b.cpu);
+  e.number("cpu_polling_seconds", b.cpu_polling);
+  e.entries("read_latency_by_depth", b.bands.size());
+  for (std::size_t i = 0; i < b.bands.size(); ++i) {
+    const Part band = e.sub(fmt::format("read_latency_by_depth/{}", i));
+    band.count("depth_from", b.bands[i].depth_from);
+    band.count("calls", b.bands[i].calls);
+    band.number("mean_seconds", b.bands[i].mean_seconds);
+  }
+  if (!b.cpu_burner.empty()) e.text("cpu_burned_by", b.cpu_burner);
+}
+
 void phase(const Part& p, const PhaseTotals& t, int ranks, const std::vector<std::string>& hostnames) {
   const auto au = t.au();
   p.count("steps_per_rank", t.steps());
@@ -207,9 +240,22 @@ void phase(const Part& p, const PhaseTotals& t, int ranks, const std::vector<std
   characterization(p.sub("characterization"), t.io);
   const Part s = p.sub("stragglers");
   s.count("slowest_rank", static_cast<std::uint64_t>(t.slowest().rank));
-  s.number("slowest_rank_seconds", t.slowest().duration);
+  s.number("slowest_rank_seconds", t.slowest().own());
   s.count("fastest_rank", static_cast<std::uint64_t>(t.fastest().rank));
-  s.number("fastest_rank_seconds", t.fastest().duration);
+  s.number("fastest_rank_seconds", t.fastest().own());
+  const StragglerFigures st = straggler_of(t.ranks);
+  if (!st.known) {
+    const json* reported = s.at("straggler");
+    if (reported && !reported->is_null()) s.problem("straggler: a value for a phase of one rank");
+  } else {
+    const Part g = s.sub("straggler");
+    g.count("rank", static_cast<std::uint64_t>(st.rank));
+    g.text("host", static_cast<std::size_t>(st.host) < hostnames.size() ? hostnames[static_cast<std::size_t>(st.host)] : "?");
+    g.flag("held_others", st.held_others);
+    g.number("batch_wait_seconds", st.batch_wait);
+    g.number("others_batch_wait_seconds", st.others_batch_wait);
+    g.number("others_barrier_seconds", st.others_barrier);
+  }
   s.number("first_done_read_bytes_per_second", t.first_done_bandwidth());
   s.number("last_done_read_bytes_per_second", t.last_done_bandwidth());
   std::vector<std::array<double, 4>> hosts(hostnames.size());  // ranks, slowest, samples, bytes
@@ -237,6 +283,7 @@ void phase(const Part& p, const PhaseTotals& t, int ranks, const std::vector<std
   c.number("cpu_polling_seconds", t.cpu_polling());
   c.number("cpu_seconds_per_GiB_read", gib > 0 ? std::max(0.0, cpu - t.cpu_polling()) / gib : 0.0);
   c.number("cpu_cores_busy", duration > 0 ? cpu / duration : 0.0);
+  bottleneck(p.sub("bottleneck"), t);
   if (t.io.requests.total.count() > 0) requests(p.sub("requests"), t.io.requests);
   if (t.tier["hit_samples"] + t.tier["miss_samples"] > 0) tier(p.sub("cache"), t.tier);
 }

@@ -3,9 +3,13 @@
  * a read from a hung mount would (fractions of a second too, for a merely slow one), and every
  * write too when $TRAINIO_FAULT_SLOW_WRITES is 1 (a slow rank in a checkpoint), and every rename,
  * unlink and mkdir of a path containing it when $TRAINIO_FAULT_SLOW_NAMES is 1 (a metadata server
- * that does not answer). Nothing else changes; without the variables it only forwards. */
+ * that does not answer). With $TRAINIO_FAULT_SLOW_SERIAL=1 the delays are served one at a time, as
+ * by a device with one queue: a call waits for those before it, so latency rises with the calls in
+ * flight (a saturated storage); without it every call waits the same, however many run (latency
+ * flat). Nothing else changes; without the variables it only forwards. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +29,18 @@ static int is_slow(int fd) {
   return strstr(path, want) != NULL;
 }
 
+static pthread_mutex_t device = PTHREAD_MUTEX_INITIALIZER;
+
 static void sleep_as_told(void) {
   const char* text = getenv("TRAINIO_FAULT_SLOW_SECONDS");
   const double seconds = text ? strtod(text, NULL) : 3600.0;  /* fractions too: "0.1" */
+  const char* serial_text = getenv("TRAINIO_FAULT_SLOW_SERIAL");
+  const int serial = serial_text && strcmp(serial_text, "1") == 0;
   struct timespec t = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+  if (serial) pthread_mutex_lock(&device);
   while (nanosleep(&t, &t) != 0) {
   }
+  if (serial) pthread_mutex_unlock(&device);
 }
 
 static void stall(int fd) {

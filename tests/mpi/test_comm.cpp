@@ -116,7 +116,12 @@ TEST_CASE("a summarised phase keeps its stragglers and hosts and hands every ran
   metrics::EpochRecord e;
   e.epoch = 3;
   e.train.block.steps = 2;
-  e.train.block.duration = 1.0 + c.rank();  // the last rank is the slowest
+  e.train.block.duration = 1.0 + c.rank();
+  // The last rank waited longest for its batches (its own time is the longest), and the others
+  // waited for it at the barrier: the straggler.
+  e.train.wait_ns.record(static_cast<std::uint64_t>(100'000'000 * (1 + 9 * (c.rank() == c.size() - 1))));
+  e.train.compute_ns.record(50'000'000);
+  e.train.barrier_ns.record(c.rank() == c.size() - 1 ? 0 : 900'000'000);
   e.train.samples = 10;
   e.evaluated = true;
   e.eval.block.duration = 0.5;
@@ -129,7 +134,16 @@ TEST_CASE("a summarised phase keeps its stragglers and hosts and hands every ran
   CHECK(s.train.rank_count == c.size());
   CHECK(s.train.slowest.rank == c.size() - 1);
   CHECK(s.train.slowest.duration == Approx(c.size()));
-  CHECK(s.train.fastest.rank == 0);
+  CHECK(s.train.slowest.own() == Approx(c.size() > 1 ? 1.05 : 1.05));
+  CHECK(s.train.fastest.rank == (c.size() > 1 ? 0 : c.size() - 1));
+  CHECK(s.train.straggler.known == (c.size() > 1));
+  if (c.size() > 1) {
+    CHECK(s.train.straggler.rank == c.size() - 1);
+    CHECK(s.train.straggler.held_others);
+    CHECK(s.train.straggler.batch_wait == Approx(1.0));
+    CHECK(s.train.straggler.others_batch_wait == Approx(0.1));
+    CHECK(s.train.straggler.others_barrier == Approx(0.9));
+  }
   REQUIRE(s.train.hosts.size() == static_cast<std::size_t>(c.num_hosts()));
   int ranks = 0;
   std::uint64_t samples = 0;
