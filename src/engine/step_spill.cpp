@@ -17,16 +17,17 @@ StepSpill::StepSpill(const std::string& folder, int rank)
   const storage::ScopedObserver unobserved(nullptr);
   storage::remove_file(path_);  // left by an interrupted run into the same folder
   file_ = storage::File::open(path_, {.access = storage::Access::read_write_new});
+  // Unnamed from now on: the open descriptor keeps it, and nothing is left in the results folder
+  // however the process ends (a launcher's SIGKILL after a stop included).
+  storage::remove_file(path_);
   pending_.reserve(kBufferSteps);
 }
 
 StepSpill::~StepSpill() {
   const storage::ScopedObserver unobserved(nullptr);
   try {
-    file_.close();
-    storage::remove_file(path_);
+    file_.close();  // the file was unlinked when it was made: this frees its blocks
   } catch (...) {
-    // A spill that cannot be removed is left under its temporary name; nothing else to do.
   }
 }
 
