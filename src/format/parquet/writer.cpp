@@ -49,6 +49,21 @@ struct Extremes {
   std::string min, max;
 };
 
+// Widens `e` to take in [lo, hi] (the chunk's extremes so far are kept as the column's bytes).
+template <typename T>
+void widen(Extremes& e, T lo, T hi) {
+  if (e.any) {
+    T was_lo, was_hi;
+    std::memcpy(&was_lo, e.min.data(), sizeof(T));
+    std::memcpy(&was_hi, e.max.data(), sizeof(T));
+    lo = was_lo < lo ? was_lo : lo;
+    hi = was_hi > hi ? was_hi : hi;
+  }
+  e.any = true;
+  e.min.assign(reinterpret_cast<const char*>(&lo), sizeof(T));
+  e.max.assign(reinterpret_cast<const char*>(&hi), sizeof(T));
+}
+
 template <typename T>
 void fold(const char* data, std::uint64_t count, Extremes& e) {
   T lo{}, hi{};
@@ -61,16 +76,7 @@ void fold(const char* data, std::uint64_t count, Extremes& e) {
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
   }
-  if (e.any) {
-    T was_lo, was_hi;
-    std::memcpy(&was_lo, e.min.data(), sizeof(T));
-    std::memcpy(&was_hi, e.max.data(), sizeof(T));
-    lo = was_lo < lo ? was_lo : lo;
-    hi = was_hi > hi ? was_hi : hi;
-  }
-  e.any = true;
-  e.min.assign(reinterpret_cast<const char*>(&lo), sizeof(T));
-  e.max.assign(reinterpret_cast<const char*>(&hi), sizeof(T));
+  widen(e, lo, hi);
 }
 
 // Floats compared through their bits mapped to unsigned keys in the same order (negative values
@@ -96,16 +102,7 @@ void fold_float(const char* data, std::uint64_t count, Extremes& e) {
   F lo_f, hi_f;
   std::memcpy(&lo_f, &min_bits, sizeof(F));
   std::memcpy(&hi_f, &max_bits, sizeof(F));
-  if (e.any) {
-    F was_lo, was_hi;
-    std::memcpy(&was_lo, e.min.data(), sizeof(F));
-    std::memcpy(&was_hi, e.max.data(), sizeof(F));
-    lo_f = was_lo < lo_f ? was_lo : lo_f;
-    hi_f = was_hi > hi_f ? was_hi : hi_f;
-  }
-  e.any = true;
-  e.min.assign(reinterpret_cast<const char*>(&lo_f), sizeof(F));
-  e.max.assign(reinterpret_cast<const char*>(&hi_f), sizeof(F));
+  widen(e, lo_f, hi_f);
 }
 
 void fold_values(const Column& c, const char* data, std::uint64_t count, Extremes& e) {
