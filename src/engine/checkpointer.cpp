@@ -161,6 +161,10 @@ metrics::CheckpointRecord new_record(metrics::CheckpointRecord::Kind kind, std::
 }
 }  // namespace
 
+metrics::CheckpointRecord Checkpointer::new_save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index) {
+  return new_record(metrics::CheckpointRecord::Kind::save, epoch, step, index);
+}
+
 metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index) {
   metrics::CheckpointRecord rec = new_record(metrics::CheckpointRecord::Kind::save, epoch, step, index);
   const std::string dir = folder(epoch, step);
@@ -173,20 +177,7 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
     storage::ScopedObserver observe(&rec.io);
     const LiveLine live(fmt::format("checkpoint save {}", index), LiveLine::Direction::write, comm_.size(), progress_);
     try {
-      if (!s3_) storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
-      if (w_.checkpoint.odirect && alignment_ == 4096) {
-        alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
-        if (alignment_ != 4096) scratch_.resize(staging_bytes(largest_file_, alignment_));  // whole aligned pieces
-      }
-      for (std::size_t i = 0; i < mine_.size(); ++i) {
-        const std::string path = util::join(dir, mine_[i].file.name);
-        written.push_back(path);
-        // Each checkpoint's bytes are new, as a training job's are (DLIO rewrites the same).
-        write_file(mine_[i], path, util::derive_seed(util::derive_seed(run_seed_, 0xC4EC, static_cast<std::uint64_t>(comm_.rank())), index, i));
-        rec.tensor_bytes += mine_[i].file.tensor_bytes;
-        rec.file_bytes += mine_[i].archive.file_size();
-        ++rec.files;
-      }
+      write_own(epoch, step, index, rec, written);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -195,18 +186,7 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
   const int failing = comm_.agree(failure == nullptr);
   if (failing >= 0) {
     // Nothing of a failed checkpoint stays behind to be mistaken for a whole one.
-    for (const auto& path : written) {
-      try {
-        if (s3_) {
-          const auto object = storage::s3::parse_object_path(path);
-          s3_->remove(object.bucket, object.key);
-        } else {
-          storage::remove_file(path);
-          storage::remove_file(storage::temp_path_for(path));
-        }
-      } catch (const Error&) {
-      }
-    }
+    remove_written(written);
     comm_.barrier();
     if (comm_.is_root() && !s3_) storage::remove_empty_dir(dir);
     settle(comm_, failing, failure);
@@ -216,6 +196,46 @@ metrics::CheckpointRecord Checkpointer::save(std::uint64_t epoch, std::uint64_t 
                        fmt::format(R"("index":{},"step":{})", index, step));
   saved_.insert(saved_.end(), written.begin(), written.end());
   return rec;
+}
+
+void Checkpointer::write_own(std::uint64_t epoch, std::uint64_t step, std::uint64_t index, metrics::CheckpointRecord& rec,
+                             std::vector<std::string>& written) {
+  const std::string dir = folder(epoch, step);
+  if (!s3_) storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
+  if (w_.checkpoint.odirect && alignment_ == 4096) {
+    alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
+    if (alignment_ != 4096) scratch_.resize(staging_bytes(largest_file_, alignment_));  // whole aligned pieces
+  }
+  for (std::size_t i = 0; i < mine_.size(); ++i) {
+    const std::string path = util::join(dir, mine_[i].file.name);
+    written.push_back(path);
+    // Each checkpoint's bytes are new, as a training job's are (DLIO rewrites the same).
+    write_file(mine_[i], path, util::derive_seed(util::derive_seed(run_seed_, 0xC4EC, static_cast<std::uint64_t>(comm_.rank())), index, i));
+    rec.tensor_bytes += mine_[i].file.tensor_bytes;
+    rec.file_bytes += mine_[i].archive.file_size();
+    ++rec.files;
+  }
+}
+
+void Checkpointer::remove_written(const std::vector<std::string>& written) const {
+  for (const auto& path : written) {
+    try {
+      if (s3_) {
+        const auto object = storage::s3::parse_object_path(path);
+        s3_->remove(object.bucket, object.key);
+      } else {
+        storage::remove_file(path);
+        storage::remove_file(storage::temp_path_for(path));
+      }
+    } catch (const Error&) {
+    }
+  }
+}
+
+std::uint64_t Checkpointer::own_file_bytes() const {
+  std::uint64_t n = 0;
+  for (const Part& p : mine_) n += p.archive.file_size();
+  return n;
 }
 
 void Checkpointer::finish_times(metrics::CheckpointRecord& rec, std::int64_t t0, std::int64_t t_own) const {

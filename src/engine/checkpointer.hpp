@@ -41,6 +41,18 @@ class Checkpointer {
   // Collective: empties the page cache of every file saved so far (checkpoint.evict).
   void evict_saved();
 
+  // This rank's files of checkpoint (epoch, step, index), one after the other as save() writes
+  // them, with no collective call: save()'s own part, and an asynchronous save's flush. Each
+  // path goes into `written` before its file is begun; the caller's observer sees the calls.
+  void write_own(std::uint64_t epoch, std::uint64_t step, std::uint64_t index, metrics::CheckpointRecord& rec,
+                 std::vector<std::string>& written);
+  // Removes the files (and their temporary names) of a checkpoint that failed.
+  void remove_written(const std::vector<std::string>& written) const;
+  // The bytes of this rank's files of one checkpoint (its shard, with the archives' headers).
+  std::uint64_t own_file_bytes() const;
+  std::string folder(std::uint64_t epoch, std::uint64_t step) const;
+  static metrics::CheckpointRecord new_save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index);
+
   const plan::CheckpointPlan& plan() const { return plan_; }
 
  private:
@@ -49,7 +61,6 @@ class Checkpointer {
     format::torch::Archive archive;
   };
   std::vector<Part> parts_of(int rank) const;
-  std::string folder(std::uint64_t epoch, std::uint64_t step) const;
   void write_file(const Part& part, const std::string& path, std::uint64_t seed);
   void read_file(const Part& part, const std::string& path);
   // Collective, once the ranks agreed a save or load succeeded: its times (`t0` its start,
