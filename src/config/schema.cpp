@@ -237,6 +237,10 @@ std::vector<Entry> build() {
   t.push_back(key("checkpoint.odirect", FIELD(checkpoint.odirect), boolean(), active, "write and read checkpoint files with O_DIRECT (aligned pieces; the unaligned tail without)", true));
   t.push_back(key("checkpoint.atomic_files", FIELD(checkpoint.atomic_files), boolean(), active, "write each file under a hidden temporary name and rename it when complete, so an interrupted save never leaves a file that looks whole", true));
   t.push_back(key("checkpoint.evict", FIELD(checkpoint.evict), enumeration<Evict>(), active, "empty the page cache of the written checkpoints before a checkpoint-only run reads them: fadvise (per file), drop_caches (machine-wide, root) or none", true));
+  t.push_back(key("checkpoint.async", FIELD(checkpoint.async), boolean(), active, "save in the background: each rank snapshots its shard into a host buffer (the training stall), then a writer thread flushes it while training goes on", true));
+  t.push_back(key("checkpoint.snapshot_bandwidth", FIELD(checkpoint.snapshot_bandwidth), bytes(0), active, "async: bytes per second of the emulated GPU-to-host snapshot (\"25GB\": PCIe 4.0 x16)", true));
+  t.push_back(key("checkpoint.async_inflight", FIELD(checkpoint.async_inflight), integer(), active, "async: checkpoints being flushed at once; a new one waits for a free slot (stall too)", true));
+  t.push_back(key("checkpoint.async_buffer_bytes", FIELD(checkpoint.async_buffer_bytes), bytes(0), active, "async: host memory per rank for snapshots; a larger shard is staged through it in pieces as the flush frees them", true));
   t.push_back(noted("checkpoint.checkpoint_mechanism", python_only, "framework save routine; trainio writes the same files itself"));
   t.push_back(noted("checkpoint.checkpoint_mechanism_classname", python_only, "custom Python checkpoint class"));
   t.push_back(noted("checkpoint.ksm", python_only, "kernel same-page merging for DLIO's in-memory checkpoint; trainio streams from a small buffer", {}, true));

@@ -210,6 +210,24 @@ void validate(Workload& w) {
   require(!(w.workflow.checkpoint && !w.workflow.train && c.num_checkpoints_write <= 0 && c.num_checkpoints_read <= 0),
           "workflow.checkpoint without train runs checkpoints only, but num_checkpoints_write and num_checkpoints_read are not set",
           "set checkpoint.num_checkpoints_write (and num_checkpoints_read), or workflow.train=true");
+  if (c.async) {
+    require(c.snapshot_bandwidth > 0, "checkpoint.snapshot_bandwidth is 0: an asynchronous save's snapshot needs a rate",
+            "set checkpoint.snapshot_bandwidth to the GPU-to-host rate in bytes per second (e.g. 25GB)");
+    require(c.async_inflight >= 1, fmt::format("checkpoint.async_inflight = {} is below 1", c.async_inflight),
+            "set checkpoint.async_inflight to 1 or more (checkpoints flushed at once)");
+    require(c.async_buffer_bytes >= 4096, fmt::format("checkpoint.async_buffer_bytes = {} is below a page (4096)", c.async_buffer_bytes),
+            "set checkpoint.async_buffer_bytes to the host memory a rank may hold for snapshots (e.g. 256MiB)");
+    require(w.workflow.train && w.workflow.checkpoint,
+            "checkpoint.async overlaps saves with training steps, but the workflow does not train with checkpoints",
+            "set workflow.train=true and workflow.checkpoint=true, or checkpoint.async=false (checkpoint-only runs save synchronously)");
+    require(c.num_checkpoints_read <= 0,
+            fmt::format("checkpoint.async with checkpoint.num_checkpoints_read = {}: loads are synchronous by nature (training waits for its state)",
+                        c.num_checkpoints_read),
+            "set checkpoint.num_checkpoints_read=-1 with checkpoint.async, or checkpoint.async=false");
+    require(!c.checkpoint_folder.starts_with("s3://"),
+            "checkpoint.async writes files; S3 checkpoints are not supported asynchronously",
+            "set checkpoint.async=false for an s3:// checkpoint folder");
+  }
   require(w.workflow.generate_data || w.workflow.train || w.workflow.checkpoint,
           "the workflow has nothing to do: generate_data, train and checkpoint are all false",
           "set workflow.generate_data=true and/or workflow.train=true");

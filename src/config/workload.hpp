@@ -178,6 +178,12 @@ struct CheckpointSection {
   bool odirect = false;       // write and read checkpoint files with O_DIRECT
   bool atomic_files = true;   // write under a temporary name, rename when complete
   Evict evict = Evict::fadvise;  // between the saves and the loads of a checkpoint-only run
+  // Asynchronous saves (docs/checkpoints.md): a snapshot into a host buffer stalls training, a
+  // writer thread flushes it while the following steps run.
+  bool async = false;
+  std::uint64_t snapshot_bandwidth = 25'000'000'000;  // bytes/s of the emulated GPU->host copy (PCIe 4.0 x16)
+  std::int64_t async_inflight = 1;                    // checkpoints being flushed at once
+  std::uint64_t async_buffer_bytes = 256ull << 20;    // host memory per rank for snapshots
 };
 
 struct OutputSection {

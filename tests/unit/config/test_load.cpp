@@ -320,3 +320,25 @@ TEST_CASE("DLIO 1.0's key names are read where the 2.0 name is absent, with a no
     CHECK(contains(m.what(), "checkpoint.model_size"));
   }
 }
+
+TEST_CASE("asynchronous checkpoints load with their defaults and refuse settings that cannot work") {
+  const std::string yaml = "workflow:\n  checkpoint: true\ncheckpoint:\n  async: true\n";
+  const Workload w = from(yaml);
+  CHECK(w.checkpoint.async);
+  CHECK(w.checkpoint.snapshot_bandwidth == 25'000'000'000ull);
+  CHECK(w.checkpoint.async_inflight == 1);
+  CHECK(w.checkpoint.async_buffer_bytes == 256ull << 20);
+  CHECK(from(yaml, {"checkpoint.snapshot_bandwidth=16GiB"}).checkpoint.snapshot_bandwidth == 16ull << 30);
+  const auto refused = [&](const std::vector<std::string>& overrides, const std::string& named) {
+    const Error e = failure(yaml, overrides);
+    CHECK(e.kind() == ErrorKind::config);
+    CHECK(contains(e.what(), named));
+  };
+  refused({"checkpoint.snapshot_bandwidth=0"}, "checkpoint.snapshot_bandwidth");
+  refused({"checkpoint.async_inflight=0"}, "checkpoint.async_inflight");
+  refused({"checkpoint.async_buffer_bytes=1000"}, "checkpoint.async_buffer_bytes");
+  refused({"workflow.train=false", "checkpoint.num_checkpoints_write=1"}, "does not train");
+  refused({"checkpoint.num_checkpoints_read=1"}, "num_checkpoints_read");
+  // Without async the same values are not looked at.
+  CHECK_FALSE(from("checkpoint:\n  async_inflight: 0\n").checkpoint.async);
+}
