@@ -18,6 +18,7 @@
 #include "mpi/launcher.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/run_plan.hpp"
+#include "report/async_json.hpp"
 #include "report/console.hpp"
 #include "report/context.hpp"
 #include "report/hydra_files.hpp"
@@ -199,11 +200,15 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
                                                static_cast<std::uint64_t>(w.output.exclude_end_steps)});
             if (failover) records->add_failover(failover->previous_results, failover->previous_end);
           });
+        if (w.checkpoint.async && w.workflow.checkpoint) summarizer.track_flush_overlap();
         options.on_epoch = [&](const metrics::EpochRecord& e) {
           if (records) records->add(e);
           const auto& s = summarizer.add(e);
           if (comm.is_root()) {
             print_result(report::epoch_line(s, shape.epochs, layout.nominal_record_bytes()) + "\n");
+            if (s.flush_overlap)
+              if (const std::string line = report::flush_overlap_line(s.epoch, *s.flush_overlap); !line.empty())
+                print_result(line + "\n");
           }
         };
         const std::uint64_t planned_saves =
@@ -216,6 +221,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
           if (comm.is_root()) {
             const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
             print_result(report::checkpoint_line(s, save ? planned_saves : planned_loads) + "\n");
+            if (s.async.on) print_result(report::async_save_line(s) + "\n");
           }
         };
         // --live-json: rank 0 streams where the run stands, a line per interval, until the end.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/async_checkpointer.hpp"
 #include "engine/cache_aware_order.hpp"
 #include "engine/cache_control.hpp"
 #include "engine/cache_tier.hpp"
@@ -42,6 +43,9 @@ struct PhaseSpec {
   // Takes that checkpoint (collective). The time it spends is the checkpoint's, not the
   // training's, and a checkpoint ends DLIO's block of steps.
   std::function<void()> checkpoint;
+  // checkpoint.async: its writer, whose failure fails the step's vote and whose flushes mark the
+  // steps they overlapped (null: synchronous saves).
+  const AsyncCheckpointer* async;
 };
 
 // Runs the steps of one phase and fills `out`. Every step ends with an agreement among the ranks
@@ -156,8 +160,10 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     pending_pause = 0;
     std::exception_ptr failure;
     std::int64_t t_batch = t_load, t_computed = t_load;
+    std::uint64_t step_bytes = 0;
     try {
       const Batch batch = loader.next();
+      step_bytes = batch.bytes;
       // What training consumed: batches the readers fetched ahead of a stop are not delivered.
       out.samples += batch.samples;
       out.sample_bytes += batch.bytes;
@@ -168,6 +174,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     } catch (...) {
       failure = std::current_exception();
     }
+    if (!failure && spec.async) failure = spec.async->failure();  // a background flush failed: stop together
     // A time limit reached, or a signal's stop, on any rank ends the phase on all after this step.
     const auto vote = comm.vote(failure == nullptr, (deadline_ns > 0 && util::now_ns() >= deadline_ns) || util::stop_signal() != 0);
     if (vote.failing_rank >= 0) {
@@ -186,6 +193,20 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
     const metrics::StepTimes logged = metrics::logged_step(t_load, t_batch, t_computed, t_done);
     steps.append(logged);
     ++out.steps_logged;
+    if (spec.async) {
+      // Did a background flush run at some moment of this step? Its figures go to that side.
+      const bool during = spec.async->flushed_since(t_load);
+      if (during) {
+        const std::uint64_t at = steps.size() - 1;
+        if (!out.flush_steps.empty() && out.flush_steps.back().second == at) ++out.flush_steps.back().second;
+        else out.flush_steps.emplace_back(at, at + 1);
+      }
+      metrics::ReadPhase::StepSums& side = during ? out.flush_on : out.flush_off;
+      ++side.steps;
+      side.sample_bytes += step_bytes;
+      side.compute += static_cast<double>(logged.compute);
+      side.time += static_cast<double>(logged.load) + static_cast<double>(logged.compute) + static_cast<double>(logged.barrier);
+    }
     block.add(metrics::timing_of(logged));
     current.add(metrics::timing_of(logged));
     progress.step(logged.compute);
@@ -269,6 +290,9 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   std::unique_ptr<Checkpointer> checkpointer;
   if (w.workflow.checkpoint) together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, options.run_seed, options.progress); });
   const auto& cw = w.checkpoint;
+  // Declared after the checkpointer it writes through, so that it stops first.
+  std::unique_ptr<AsyncCheckpointer> async;
+  if (checkpointer && cw.async) together(comm, [&] { async = std::make_unique<AsyncCheckpointer>(*checkpointer, cw, comm); });
   const bool by_steps = checkpointer && cw.steps_between_checkpoints > 0;
   std::uint64_t saves = 0;
   std::uint64_t next_epoch = static_cast<std::uint64_t>(cw.checkpoint_after_epoch);
@@ -282,7 +306,12 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
     return true;
   };
   auto ended = [&] { return record.stopped_by_time_limit || record.stop_signal != 0; };
+  auto deliver = [&](metrics::CheckpointRecord& c) {
+    if (options.on_checkpoint) options.on_checkpoint(c);
+    record.checkpoints.push_back(c);
+  };
   auto save = [&](std::uint64_t epoch, std::uint64_t step, std::uint64_t block) {
+    if (async) return async->save(epoch, step, ++saves, block, deliver);
     metrics::CheckpointRecord c = checkpointer->save(epoch, step, ++saves);
     c.block = block;
     if (options.on_checkpoint) options.on_checkpoint(c);
@@ -314,7 +343,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
         [&] {
           save(epoch, epoch_step, ++blocks_ended);
           next_step += static_cast<std::uint64_t>(cw.steps_between_checkpoints);
-        }};
+        },
+        async.get()};
     evict_dataset(w, layout, comm, plan::Split::train);
     if (tier) tier->evict_copies(w.reader.evict, comm);
     stopped_in(run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.train),
@@ -331,7 +361,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           plan::TimeDraws(w.evaluation.eval_time, plan::time_seed(options.run_seed, plan::TimePhase::eval, epoch, comm.rank())),
           plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch + (1ULL << 32), comm.rank())),
           metrics::BlockAccumulator::DlioFormula::eval, fmt::format("evaluation {}/{}", epoch, shape.epochs),
-          options.progress, nullptr, nullptr};
+          options.progress, nullptr, nullptr, async.get()};
       evict_dataset(w, layout, comm, plan::Split::eval);
       if (tier) tier->evict_copies(w.reader.evict, comm);
       stopped_in(run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.eval),
@@ -342,6 +372,8 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
     if (options.on_epoch) options.on_epoch(er);
     record.epochs.push_back(metrics::timeline_of(er));  // its measurements are summarised
   }
+  // The run ends only when every background flush has ended and the ranks agreed on it.
+  if (async) async->drain(deliver);
   loader.reset();  // its reader threads hold the tier's files
   if (tier) tier->close(comm);
 }

@@ -80,6 +80,15 @@ struct ReadPhase : PhaseTimeline {
   std::int64_t window_start_ns = 0, window_end_ns = 0, paused_ns = 0;
   std::optional<std::uint64_t> process_read_before, process_read_after, device_read_before, device_read_after;
   util::CpuTimes cpu_before, cpu_after, cpu_in_checkpoints;
+  // checkpoint.async: the steps during which a background flush ran, as ranges [first, end) of the
+  // run's step log; and over those steps (`flush_on`) and the others (`flush_off`) the sums of
+  // their logged times (compute; load + compute + barrier) and the sample bytes they delivered.
+  struct StepSums {
+    std::uint64_t steps = 0, sample_bytes = 0;
+    double compute = 0, time = 0;
+  };
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> flush_steps;
+  StepSums flush_on, flush_off;
 };
 
 // An epoch's training and evaluation: EpochRecord as it ends, EpochTimeline as the run keeps it.
@@ -99,6 +108,18 @@ using EpochTimeline = Epoch<PhaseTimeline>;
 inline EpochTimeline timeline_of(const EpochRecord& e) {
   return {e.epoch, e.start, e.end, e.host_meminfo, e.train, e.evaluated, e.eval};
 }
+
+// An asynchronous save (checkpoint.async) as one rank took it, on the monotonic clock: training
+// stopped at `stall_start_ns` for `slot_wait_ns` (a free in-flight slot: the oldest flush ending
+// and the ranks agreeing on it) then `snapshot_ns` (the copy into the host buffer), and the writer
+// thread flushed the shard from `flush_start_ns` to the end of its last call, `flush_end_ns`.
+struct AsyncSave {
+  bool on = false;
+  std::int64_t stall_start_ns = 0, slot_wait_ns = 0, snapshot_ns = 0;
+  std::int64_t flush_start_ns = 0, flush_end_ns = 0;
+  std::uint64_t buffer_bytes = 0;  // the host buffer the snapshot went through
+  double stall_seconds() const { return static_cast<double>(slot_wait_ns + snapshot_ns) * 1e-9; }
+};
 
 // What the run keeps of one checkpoint saved or loaded, as one rank did its part.
 struct CheckpointTimeline {
@@ -125,6 +146,7 @@ struct CheckpointTimeline {
   std::optional<std::uint64_t> process_read_before, process_read_after;  // the readings behind it
   // Loads: when this rank's first read of the checkpoint's data returned (monotonic; 0: none).
   std::int64_t first_read_end_ns = 0;
+  AsyncSave async;  // checkpoint.async saves: the span above is the flush's
 };
 
 // A checkpoint as it ends, with its storage calls (summarised, then dropped, as a read phase's).

@@ -277,6 +277,7 @@ void keep_figures_only(PhaseSummary& p) {
 
 const EpochSummary& RunSummarizer::add(const EpochRecord& mine) {
   EpochSummary s = summarize_epoch(mine, comm_);
+  if (flush_overlap_) s.flush_overlap = summarize_flush_overlap(mine.train, comm_);
   run_.io.merge(s.train.io);
   run_.train_wait_ns.merge(s.train.wait_ns);
   run_.train_sample_ns.merge(s.train.sample_ns);
@@ -395,6 +396,7 @@ CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Com
       comm.min(static_cast<std::int64_t>(c.io_seconds == s.slowest_rank_seconds ? comm.rank() : comm.size())));
   s.slowest_rank_file_bytes = comm.sum(std::vector<std::uint64_t>{comm.rank() == s.slowest_rank ? c.file_bytes : 0})[0];
   s.slowest_rank_bandwidth = s.duration > 0 ? static_cast<double>(s.slowest_rank_file_bytes) / s.duration : 0;
+  s.async = summarize_async_save(c, comm);
   s.io = reduce(c.io, comm);
   return s;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/async_summary.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/io_recorder.hpp"
 #include "metrics/run_record.hpp"
@@ -94,6 +95,7 @@ struct EpochSummary {
   std::uint64_t epoch = 0;
   std::string start, end;
   PhaseSummary train;
+  std::optional<FlushOverlapSummary> flush_overlap;  // checkpoint.async: the training steps by flush
   bool evaluated = false;
   PhaseSummary eval;
 };
@@ -132,6 +134,7 @@ struct CheckpointSummary {
   double slowest_rank_bandwidth = 0;  // slowest_rank_file_bytes / duration
   std::uint64_t storage_read_bytes = 0;  // loads: from storage, all ranks (/proc/self/io)
   bool storage_read_known = false;
+  AsyncSaveSummary async;  // checkpoint.async saves: the stall (the figures above are the flush's)
   IoRecorder io;
 };
 
@@ -188,6 +191,8 @@ class RunSummarizer {
   explicit RunSummarizer(const mpi::Comm& comm, RankRows* rows = nullptr) : comm_(comm), rows_(rows) {}
   const EpochSummary& add(const EpochRecord& mine);
   const CheckpointSummary& add(const CheckpointRecord& mine);
+  // checkpoint.async: every epoch's summary also splits its training steps by flush (collective).
+  void track_flush_overlap() { flush_overlap_ = true; }
   // The whole run, with its generation and staging.
   RunSummary finish(const RankRecord& mine);
 
@@ -195,6 +200,7 @@ class RunSummarizer {
   const mpi::Comm& comm_;
   RankRows* rows_;
   RunSummary run_;
+  bool flush_overlap_ = false;
 };
 
 // Collective: every rank calls it with its own record; every rank gets the same summary.

@@ -294,6 +294,15 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
                          util::format_rate(all_bytes / total_seconds), util::format_rate(*std::min_element(bw.begin(), bw.end())),
                          util::format_rate(*std::max_element(bw.begin(), bw.end())));
   }
+  if (w.checkpoint.async) {
+    double stall = 0, most = 0;
+    std::size_t saves = 0;
+    for (const auto& c : run.checkpoints)
+      if (c.async.on) stall += c.async.stall, most = std::max(most, c.async.stall), ++saves;
+    if (saves > 0)
+      out += fmt::format("  {:<22} training stalled {} in all by {} asynchronous save{} (longest {}); the rates above are the flushes'\n",
+                         "checkpoint stall", util::format_duration(stall), saves, saves == 1 ? "" : "s", util::format_duration(most));
+  }
   {
     metrics::PageCacheStats train, eval, loads;
     for (const auto& e : run.epochs) {

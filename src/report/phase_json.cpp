@@ -1,5 +1,7 @@
 #include "report/phase_json.hpp"
 
+#include "report/async_json.hpp"
+
 #include <algorithm>
 
 #include "metrics/bottleneck.hpp"
@@ -287,6 +289,7 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"io", io_json(c.io)},
           {"characterization", characterization_json(c.io)}};
   if (c.io.requests().requests() > 0) o["requests"] = requests_json(c.io.requests());
+  if (c.async.on) o["async"] = async_save_json(c);
   return o;
 }
 

@@ -197,7 +197,28 @@ RecordsFile::RecordsFile(const std::string& folder, const RecordsHeader& h)
 
 void RecordsFile::add(const metrics::EpochRecord& e) {
   line(phase_record(e.epoch, "train", e.train).dump());
-  if (e.evaluated) line(phase_record(e.epoch, "eval", e.eval).dump());
+  async_overlap(e.epoch, "train", e.train);
+  if (e.evaluated) {
+    line(phase_record(e.epoch, "eval", e.eval).dump());
+    async_overlap(e.epoch, "eval", e.eval);
+  }
+}
+
+// checkpoint.async: which steps of the phase a flush overlapped, and the sums of each side.
+void RecordsFile::async_overlap(std::uint64_t epoch, const char* kind, const metrics::ReadPhase& p) {
+  if (p.flush_on.steps + p.flush_off.steps == 0) return;  // synchronous saves
+  auto sums = [](const metrics::ReadPhase::StepSums& s) {
+    return json{{"steps", s.steps}, {"sample_bytes", s.sample_bytes}, {"compute", s.compute}, {"time", s.time}};
+  };
+  json ranges = json::array();
+  for (const auto& [first, end] : p.flush_steps) ranges.push_back({first, end});
+  line(json{{"record", "async_overlap"},
+            {"kind", kind},
+            {"epoch", epoch},
+            {"steps", ranges},
+            {"during_flush", sums(p.flush_on)},
+            {"without_flush", sums(p.flush_off)}}
+           .dump());
 }
 
 void RecordsFile::add(const metrics::CheckpointRecord& c) {
@@ -222,6 +243,16 @@ void RecordsFile::add(const metrics::CheckpointRecord& c) {
             {"kernel", {{"process_read_bytes", {optional_count(c.process_read_before), optional_count(c.process_read_after)}}}},
             {"io", io_record(c.io)}}
            .dump());
+  if (c.async.on)
+    line(json{{"record", "async_save"},
+              {"index", c.index},
+              {"stall_start_ns", c.async.stall_start_ns},
+              {"slot_wait_ns", c.async.slot_wait_ns},
+              {"snapshot_ns", c.async.snapshot_ns},
+              {"flush_start_ns", c.async.flush_start_ns},
+              {"flush_end_ns", c.async.flush_end_ns},
+              {"buffer_bytes", c.async.buffer_bytes}}
+             .dump());
 }
 
 void RecordsFile::add_failover(const std::string& previous_results, const std::string& previous_end) {

@@ -37,6 +37,7 @@ class RecordsFile {
 
  private:
   void line(const std::string& json);
+  void async_overlap(std::uint64_t epoch, const char* kind, const metrics::ReadPhase& phase);
   storage::AtomicFile file_;
 };
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/checkpoint_plan.hpp"
+#include "report/async_json.hpp"
 #include "report/config_json.hpp"
 #include "report/dlio_files.hpp"
 #include "report/dlio_figures.hpp"
@@ -258,6 +259,7 @@ void epochs_part(JsonStream& out, const config::Workload& w, const metrics::RunS
   stream_list(out, "epochs", run.epochs, [&](const metrics::EpochSummary& e) {
     json je = {{"epoch", e.epoch}, {"start", e.start}, {"end", e.end}, {"train", phase_json(e.train, context)}};
     if (e.evaluated) je["eval"] = phase_json(e.eval, context);
+    if (e.flush_overlap) je["flush_overlap"] = flush_overlap_json(*e.flush_overlap);
     return je;
   });
 }
@@ -306,6 +308,7 @@ void checkpoint_part(JsonStream& out, const config::Workload& w, const metrics::
   out.field("page_cache", page_cache_json(load_cache));
   out.field("saves", checkpoint_totals_json(run, metrics::CheckpointRecord::Kind::save));
   out.field("loads", checkpoint_totals_json(run, metrics::CheckpointRecord::Kind::load));
+  if (w.checkpoint.async) out.field("async", async_totals_json(w, run));
   stream_list(out, "checkpoints", run.checkpoints, [](const metrics::CheckpointSummary& c) { return checkpoint_json(c); });
   out.end_object();
 }

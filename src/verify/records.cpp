@@ -330,6 +330,8 @@ void read_records(const std::string& path, const RecordVisitor& visit) {
       } else if (kind == "failover") {
         const FailoverLine f{o.at("previous_results").get<std::string>(), o.at("previous_end").get<std::string>()};
         hand_over = [&, f] { if (visit.failover) visit.failover(f); };
+      } else if (kind == "async_save" || kind == "async_overlap") {
+        hand_over = [&, kind, o] { if (visit.async) visit.async(kind, o); };
       } else {
         throw damaged(fmt::format("an unknown record '{}'", kind));
       }

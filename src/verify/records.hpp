@@ -163,6 +163,8 @@ struct RecordVisitor {
   std::function<void(const StagingLine&)> staging;
   std::function<void(const EndLine&)> end;
   std::function<void(const FailoverLine&)> failover;
+  // checkpoint.async's lines (`async_save`, `async_overlap`), whole: verify/async_checkpoint_checks.cpp reads them.
+  std::function<void(const std::string& kind, const nlohmann::json& line)> async;
 };
 
 // Reads `path` line by line. Throws a data error naming the file and line when a line does not
