@@ -1,7 +1,7 @@
 """Asynchronous checkpoints (checkpoint.async): the training stall is measured and shorter than a
 synchronous save of the same shard, the background flush overlaps training reads, a new save
 waits for a free in-flight slot, the files are those of the synchronous save, a full disk during a
-flush fails the run naming the file."""
+flush fails the run naming the file, and `trainio verify` recomputes every figure."""
 import glob
 import json
 import os
@@ -164,6 +164,28 @@ class AsyncCheckpointTest(TrainioTest):
         overlap = s["trainio"]["epochs"][0]["flush_overlap"]
         self.assertEqual(overlap["during_flush"]["steps"] + overlap["without_flush"]["steps"], 8)  # 4 steps x 2 ranks
         self.assertEqual(overlap["during_flush"]["ranks"], 2)
+
+    def test_verify_recomputes_the_async_figures_and_catches_an_edited_one(self):
+        r = self.run_async("o", "checkpoint.snapshot_bandwidth=2GB")
+        self.assertEqual(r.code, 0, r)
+        proc = subprocess.run([TRAINIO, "verify", self.path("o"), "--all"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stdout[-3000:])
+        self.assertIn("async.stall_seconds", proc.stdout)
+        self.assertIn("flush_overlap.during_flush.au_percentage", proc.stdout)
+        for figure, edit in (("stall_seconds", lambda s: s["trainio"]["checkpoint"]["checkpoints"][1]["async"]),
+                             ("read_bytes_per_second", lambda s: s["trainio"]["epochs"][0]["flush_overlap"]["during_flush"])):
+            s = self.read_json("o", "summary.json")
+            edit(s)[figure] *= 1.5
+            os.makedirs(self.path("edited"), exist_ok=True)
+            for name in os.listdir(self.path("o")):
+                if name != "summary.json" and os.path.isfile(self.path("o", name)):
+                    with open(self.path("o", name), "rb") as src, open(self.path("edited", name), "wb") as dst:
+                        dst.write(src.read())
+            self.write_json(s, "edited", "summary.json")
+            self.unverified.add("edited")
+            proc = subprocess.run([TRAINIO, "verify", self.path("edited")], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 1, proc.stdout[-3000:])
+            self.assertIn(figure, "\n".join(line for line in proc.stdout.splitlines() if "MISMATCH" in line))
 
 
 class AsyncCheckpointConfigTest(TrainioTest):
