@@ -888,7 +888,8 @@ def main():
     p.add_argument("--dir", default=None, help="where to put the files (default: a scratch folder under /tmp)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
-    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate", "hot", "direct", "checkpoint", "s3"],
+    p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate", "hot", "direct", "checkpoint", "s3",
+                                       "parquet"],
                    help="run one group of cases")  # the table in main() maps each to its function
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
@@ -919,7 +920,8 @@ def main():
                 "mallocs": lambda: bench_mallocs(table, work),
                 "validate": lambda: bench_validate(table, work, repeat),
                 "checkpoint": lambda: bench_checkpoint(table, work, 1 if args.quick else 4, repeat),
-                "s3": lambda: bench_s3(table, work, repeat)}
+                "s3": lambda: bench_s3(table, work, repeat),
+                "parquet": lambda: parquet_cases.bench_parquet(table, work, repeat)}
         if args.only:
             only[args.only]()
             table.print()
@@ -943,10 +945,12 @@ def main():
         bench_hdf5_threads(table, work, repeat)
         bench_checkpoint(table, work, scale, repeat)
         bench_barrier(table, repeat)
+        parquet_cases.bench_parquet(table, work, repeat)
         table.print()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
+    import parquet_cases  # noqa: E402 (it imports this module's helpers)
     main()
