@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "util/units.hpp"
 
@@ -18,7 +19,24 @@ RunFigures figures_of(const report::RunResult& run) {
   f.read_bytes_per_second = report::figure_of(run, "read_bytes_per_second");
   const std::string verdict = report::text_at(run.summary, "metric.train_au_meet_expectation");
   f.verdict = verdict == "success" ? "pass" : verdict == "fail" ? "fail" : "unknown";
+  if (const auto* epochs = report::node_at(run.summary, "trainio.epochs"); epochs && epochs->is_array())
+    for (const auto& e : *epochs)
+      if (const auto* v = report::node_at(e, "train.bottleneck.verdict"); v && v->is_string())
+        f.bottlenecks.push_back(v->get<std::string>());
+  if (const auto n = report::number_at(run.summary, "trainio.train.client_capacity.accelerators"))
+    f.client_capacity = static_cast<long>(*n);
   return f;
+}
+
+Limit limit_of(const RunFigures& f) {
+  std::map<std::string, int> count;
+  for (const auto& v : f.bottlenecks) ++count[v];
+  if (count.empty()) return {"unknown", "its epochs have no bottleneck verdict"};
+  // The verdict of the most epochs (the first in name order on a tie).
+  const auto most = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const std::string& v = most->first;
+  const std::string by = v == "storage" ? "storage" : v == "client_cpu" || v == "concurrency" || v == "page_cache" ? "client" : "unknown";
+  return {by, fmt::format("bottleneck {} in {} of {} epochs", v, most->second, f.bottlenecks.size())};
 }
 
 std::string outcome_line(const JobOutcome& outcome) {

@@ -51,6 +51,7 @@ ClientCapacity client_capacity(const CapacityInputs& in) {
   c.available_cores = in.cores - c.other_cores_busy.value_or(0);
   if (*c.cores_per_accelerator <= 0) return none("the client spent no measurable CPU on its reads");
   c.accelerators = static_cast<long>(std::floor(std::max(0.0, *c.available_cores) / *c.cores_per_accelerator));
+  c.accelerators_if_dedicated = static_cast<long>(std::floor(in.cores / *c.cores_per_accelerator));
   c.reason = fmt::format("one accelerator at AU {:.0f}% needs {}/s, which costs this client {:.3f} cores; {:.2f} of its {:.2f} "
                          "cores were free for it{}",
                          in.au_target * 100, fmt::format("{:.1f} MiB", *c.demand_bytes_per_second / (1024.0 * 1024.0)),

@@ -29,6 +29,7 @@ struct CapacityInputs {
 
 struct ClientCapacity {
   std::optional<long> accelerators;  // none: `reason` says why
+  std::optional<long> accelerators_if_dedicated;  // with every core to itself (no other process's use)
   std::string reason;
   // Derived figures (absent where their inputs are).
   std::optional<double> demand_bytes_per_second;       // one accelerator at the AU target
@@ -47,6 +48,7 @@ inline constexpr const char* kCapacityFormula =
     "floor(available_cores / cores_per_accelerator); cores_per_accelerator = cpu_seconds_per_byte x "
     "demand_bytes_per_second; demand_bytes_per_second = bytes_read / (compute_seconds / au_target); "
     "cpu_seconds_per_byte = (cpu_seconds - cpu_polling_seconds) / bytes_read; available_cores = cores - "
-    "max(0, cores x (1 - host_idle_share) - cpu_seconds / duration_seconds)";
+    "max(0, cores x (1 - host_idle_share) - cpu_seconds / duration_seconds); accelerators_if_dedicated = "
+    "floor(cores / cores_per_accelerator)";
 
 }  // namespace trainio::metrics

@@ -37,6 +37,7 @@ TEST_CASE("client capacity: the cores left to the client over the CPU one accele
   CHECK(*c.available_cores == Approx(1.5));
   REQUIRE(c.accelerators);
   CHECK(*c.accelerators == 8);  // floor(1.5 / 0.18)
+  CHECK(*c.accelerators_if_dedicated == 11);  // floor(2 / 0.18)
 }
 
 TEST_CASE("client capacity: null with the reason when the run cannot tell") {
