@@ -50,13 +50,13 @@ ClientCapacity client_capacity(const CapacityInputs& in) {
   }
   c.available_cores = in.cores - c.other_cores_busy.value_or(0);
   if (*c.cores_per_accelerator <= 0) return none("the client spent no measurable CPU on its reads");
-  c.accelerators = static_cast<long>(std::floor(std::max(0.0, *c.available_cores) / *c.cores_per_accelerator));
-  c.accelerators_if_dedicated = static_cast<long>(std::floor(in.cores / *c.cores_per_accelerator));
-  c.reason = fmt::format("one accelerator at AU {:.0f}% needs {}/s, which costs this client {:.3f} cores; {:.2f} of its {:.2f} "
-                         "cores were free for it{}",
-                         in.au_target * 100, fmt::format("{:.1f} MiB", *c.demand_bytes_per_second / (1024.0 * 1024.0)),
-                         *c.cores_per_accelerator, *c.available_cores, in.cores,
-                         c.other_cores_busy ? "" : " (other processes' use unknown)");
+  c.accelerators = static_cast<long>(std::floor(in.cores / *c.cores_per_accelerator));
+  c.accelerators_beside_others = static_cast<long>(std::floor(std::max(0.0, *c.available_cores) / *c.cores_per_accelerator));
+  c.reason = fmt::format("one accelerator at AU {:.0f}% reads {:.1f} MiB/s, which costs this client {:.3f} of its {:.2f} cores",
+                         in.au_target * 100, *c.demand_bytes_per_second / (1024.0 * 1024.0), *c.cores_per_accelerator, in.cores);
+  c.reason += c.other_cores_busy ? fmt::format("; other processes used {:.2f} of them (then: {})", *c.other_cores_busy,
+                                               *c.accelerators_beside_others)
+                                 : std::string("; other processes' use unknown");
   return c;
 }
 

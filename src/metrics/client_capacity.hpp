@@ -2,8 +2,9 @@
 // How many accelerators this client could emulate before it, not the storage, becomes the limit
 // (docs/metrics.md, "Client capacity"): what one accelerator asks of the client at the AU
 // target — bytes per second, and the CPU the client spends on them — against the cores the
-// client has, less what other processes used. From the run's training phases' own figures;
-// `trainio verify` recomputes it from the records with code of its own.
+// ranks may run on (and, beside it, those cores less what other processes used of them). From
+// the run's training phases' own figures; `trainio verify` recomputes it from the records with
+// code of its own.
 
 #include <cstdint>
 #include <optional>
@@ -28,8 +29,8 @@ struct CapacityInputs {
 };
 
 struct ClientCapacity {
-  std::optional<long> accelerators;  // none: `reason` says why
-  std::optional<long> accelerators_if_dedicated;  // with every core to itself (no other process's use)
+  std::optional<long> accelerators;  // with the cores the ranks may run on; none: `reason` says why
+  std::optional<long> accelerators_beside_others;  // with what other processes used of them subtracted
   std::string reason;
   // Derived figures (absent where their inputs are).
   std::optional<double> demand_bytes_per_second;       // one accelerator at the AU target
@@ -45,10 +46,10 @@ ClientCapacity client_capacity(const CapacityInputs& in);
 
 // The formula, as summary.json states it beside the figures.
 inline constexpr const char* kCapacityFormula =
-    "floor(available_cores / cores_per_accelerator); cores_per_accelerator = cpu_seconds_per_byte x "
+    "accelerators = floor(cores / cores_per_accelerator); cores_per_accelerator = cpu_seconds_per_byte x "
     "demand_bytes_per_second; demand_bytes_per_second = bytes_read / (compute_seconds / au_target); "
-    "cpu_seconds_per_byte = (cpu_seconds - cpu_polling_seconds) / bytes_read; available_cores = cores - "
-    "max(0, cores x (1 - host_idle_share) - cpu_seconds / duration_seconds); accelerators_if_dedicated = "
-    "floor(cores / cores_per_accelerator)";
+    "cpu_seconds_per_byte = (cpu_seconds - cpu_polling_seconds) / bytes_read; accelerators_beside_others = "
+    "floor(available_cores / cores_per_accelerator); available_cores = cores - other_cores_busy; "
+    "other_cores_busy = max(0, cores x (1 - host_idle_share) - cpu_seconds / duration_seconds)";
 
 }  // namespace trainio::metrics

@@ -211,8 +211,7 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
     // Beside AU: how many accelerators this client could feed before it, not the storage, limits.
     const metrics::ClientCapacity cap = metrics::client_capacity(metrics::capacity_inputs(run, run.client_cores, w.metric.au));
     out += fmt::format("  {:<22} {}\n", "client capacity",
-                       cap.accelerators ? fmt::format("{} accelerators at AU {:.0f}% ({} with every core its own; {})", *cap.accelerators,
-                                                      w.metric.au * 100, *cap.accelerators_if_dedicated, cap.reason)
+                       cap.accelerators ? fmt::format("{} accelerators at AU {:.0f}% ({})", *cap.accelerators, w.metric.au * 100, cap.reason)
                                         : fmt::format("unknown: {}", cap.reason));
     out += fmt::format("  {:<22} {}; exact window: {:.2f}\n", "throughput (DLIO)",
                        f.throughput_mean ? fmt::format("{:.2f} samples/s (stdev {:.2f})", *f.throughput_mean, *f.throughput_stdev)

@@ -27,7 +27,7 @@ json client_capacity_json(const metrics::RunSummary& run, const config::Workload
   const metrics::CapacityInputs in = metrics::capacity_inputs(run, run.client_cores, w.metric.au);
   const metrics::ClientCapacity c = metrics::client_capacity(in);
   return {{"accelerators", c.accelerators ? json(*c.accelerators) : json(nullptr)},
-          {"accelerators_if_dedicated", c.accelerators_if_dedicated ? json(*c.accelerators_if_dedicated) : json(nullptr)},
+          {"accelerators_beside_others", c.accelerators_beside_others ? json(*c.accelerators_beside_others) : json(nullptr)},
           {"reason", c.reason},
           {"formula", metrics::kCapacityFormula},
           {"evidence",

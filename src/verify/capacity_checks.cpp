@@ -50,9 +50,10 @@ void check_capacity(const std::string& folder, const nlohmann::json& summary, co
   }
   const std::optional<double> cores = client_cores(folder, totals.ranks);
   const double au = target && target->is_number() ? target->get<double>() / 100 : 0;
-  // docs/metrics.md: demand = bytes / (compute / au); cost = (cpu - polling) / bytes; the cores
-  // others used = cores x (1 - idle share) - cpu / duration, at least 0.
-  std::optional<double> demand, per_byte, per_accelerator, available, accelerators, dedicated;
+  // docs/metrics.md: demand = bytes / (compute / au); cost = (cpu - polling) / bytes; accelerators
+  // = cores / (cost x demand); beside others: less the cores they used, cores x (1 - idle share) -
+  // cpu / duration, at least 0.
+  std::optional<double> demand, per_byte, per_accelerator, available, accelerators, beside_others;
   if (steps > 0 && bytes > 0 && compute > 0 && au > 0 && cores && *cores > 0) {
     demand = bytes / (compute / au);
     per_byte = std::max(0.0, cpu - polling) / bytes;
@@ -60,14 +61,14 @@ void check_capacity(const std::string& folder, const nlohmann::json& summary, co
     const double others = ticks > 0 && duration > 0 ? std::max(0.0, *cores * (1 - idle / ticks) - cpu / duration) : 0;
     available = *cores - others;
     if (*per_accelerator > 0) {
-      accelerators = std::floor(std::max(0.0, *available) / *per_accelerator);
-      dedicated = std::floor(*cores / *per_accelerator);
+      accelerators = std::floor(*cores / *per_accelerator);
+      beside_others = std::floor(std::max(0.0, *available) / *per_accelerator);
     }
   }
   const Tolerance sums{1e-9, 1e-12};  // doubles summed in another order than the ranks' reduction
   const std::string name = "trainio.train.client_capacity";
   checks.number(name + ".accelerators", find(summary, at + "/accelerators"), accelerators, kExact, true);
-  checks.number(name + ".accelerators_if_dedicated", find(summary, at + "/accelerators_if_dedicated"), dedicated, kExact);
+  checks.number(name + ".accelerators_beside_others", find(summary, at + "/accelerators_beside_others"), beside_others, kExact);
   checks.number(name + ".evidence.cores", find(summary, at + "/evidence/cores"), cores, sums);
   checks.number(name + ".evidence.compute_seconds", find(summary, at + "/evidence/compute_seconds"), compute, sums);
   checks.number(name + ".evidence.bytes_read", find(summary, at + "/evidence/bytes_read"), bytes, kExact);

@@ -36,8 +36,8 @@ TEST_CASE("client capacity: the cores left to the client over the CPU one accele
   CHECK(*c.other_cores_busy == Approx(0.5));                      // 1 busy - our 0.5
   CHECK(*c.available_cores == Approx(1.5));
   REQUIRE(c.accelerators);
-  CHECK(*c.accelerators == 8);  // floor(1.5 / 0.18)
-  CHECK(*c.accelerators_if_dedicated == 11);  // floor(2 / 0.18)
+  CHECK(*c.accelerators == 11);  // floor(2 / 0.18)
+  CHECK(*c.accelerators_beside_others == 8);  // floor(1.5 / 0.18)
 }
 
 TEST_CASE("client capacity: null with the reason when the run cannot tell") {
@@ -56,5 +56,6 @@ TEST_CASE("client capacity: null with the reason when the run cannot tell") {
   c = client_capacity(in);
   REQUIRE(c.accelerators);
   CHECK(*c.accelerators == 11);  // floor(2 / 0.18)
+  CHECK(*c.accelerators_beside_others == 11);
   CHECK(c.reason.find("unknown") != std::string::npos);
 }
