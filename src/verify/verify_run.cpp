@@ -7,6 +7,7 @@
 
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "verify/capacity_checks.hpp"
 #include "verify/run_totals.hpp"
 
 namespace trainio::verify {
@@ -26,6 +27,7 @@ std::string verify_run(const std::string& folder, Checks& checks) {
   read_ranks(folder, ranks->get<int>(), totals, checks);
   check_summary(folder, summary, totals, checks);
   check_csvs(folder, totals, checks);
+  check_capacity(folder, summary, totals, checks);
   if (totals.incomplete_ranks == 0) return {};
   const nlohmann::json* reason = find(summary, "trainio/stopped/reason");
   const nlohmann::json* epoch = find(summary, "trainio/stopped/epoch");
