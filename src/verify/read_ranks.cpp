@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <charconv>
 #include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 #include <mutex>
 #include <thread>
 
@@ -38,12 +41,48 @@ namespace {
 
 using json = nlohmann::json;
 
-std::optional<json> read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  json doc = json::parse(in, nullptr, false);
-  if (doc.is_discarded()) return std::nullopt;
-  return doc;
+// A rank's <rank>_per_epoch_stats.json, its entries by epoch (none when the file is missing or
+// not JSON: each of its figures is then reported absent).
+class EpochStats {
+ public:
+  explicit EpochStats(const std::string& path) {  // values point into doc_: never copied or moved
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return;
+    text_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    try {
+      doc_.parse(text_);
+    } catch (const JsonError&) {
+      return;
+    }
+    if (!doc_.root().is_object()) return;
+    doc_.root().members([&](std::string_view key, const JsonValue& v) {
+      std::uint64_t epoch = 0;
+      // Only the keys fmt would write for an epoch: digits without a leading zero.
+      if (key.empty() || (key[0] == '0' && key.size() > 1) || key.find_first_not_of("0123456789") != std::string_view::npos ||
+          std::from_chars(key.data(), key.data() + key.size(), epoch).ec != std::errc() || epoch > 100'000'000)
+        return;
+      if (by_epoch_.size() <= epoch) by_epoch_.resize(epoch + 1);
+      by_epoch_[epoch] = v;  // a repeated key: the last one, as a JSON object keeps it
+    });
+  }
+  // The entry `key` of `epoch`; invalid when absent.
+  JsonValue at(std::uint64_t epoch, std::string_view key) const {
+    if (epoch >= by_epoch_.size() || !by_epoch_[epoch].valid() || !by_epoch_[epoch].is_object()) return {};
+    return by_epoch_[epoch].find(key);
+  }
+
+ private:
+  std::string text_;
+  JsonDoc doc_;
+  std::vector<JsonValue> by_epoch_;
+
+ public:
+  EpochStats(const EpochStats&) = delete;
+  EpochStats& operator=(const EpochStats&) = delete;
+};
+
+JsonValue member(const JsonValue& entry, std::string_view key) {
+  return entry.valid() && entry.is_object() ? entry.find(key) : JsonValue();
 }
 
 // DLIO writes an epoch's, block's and evaluation's durations as text with two decimals.
@@ -54,10 +93,10 @@ std::string duration_text(const std::string& start, const std::string& end) {
 
 // One span of <rank>_per_epoch_stats.json: start and end as the records give them, its duration
 // their difference.
-void check_span(const std::string& name, const json* entry, const std::string& start, const std::string& end, Checks& checks) {
-  checks.text(name + ".start", entry ? find(*entry, "start") : nullptr, start);
-  checks.text(name + ".end", entry ? find(*entry, "end") : nullptr, end);
-  checks.text(name + ".duration", entry ? find(*entry, "duration") : nullptr, duration_text(start, end));
+void check_span(const std::string& name, const JsonValue& entry, const std::string& start, const std::string& end, Checks& checks) {
+  checks.text(name + ".start", member(entry, "start"), start);
+  checks.text(name + ".end", member(entry, "end"), end);
+  checks.text(name + ".duration", member(entry, "duration"), duration_text(start, end));
 }
 
 class RankReader {
@@ -66,9 +105,7 @@ class RankReader {
   RankReader(const std::string& folder, int rank, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks,
              std::mutex& shared)
       : folder_(folder), rank_(rank), ranks_(ranks), checkpoint_gib_(checkpoint_gib), totals_(totals), checks_(checks),
-        shared_(shared) {
-    stats_ = read_json_file(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank)));
-  }
+        shared_(shared), stats_(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank))) {}
 
   void read() {
     RecordVisitor v;
@@ -129,9 +166,7 @@ class RankReader {
     s.first_read_min = std::min(s.first_read_min, seconds);
   }
 
-  const json* stats_at(std::uint64_t epoch, const std::string& key) const {
-    return stats_ ? find(*stats_, fmt::format("{}/{}", epoch, key)) : nullptr;
-  }
+  JsonValue stats_at(std::uint64_t epoch, std::string_view key) const { return stats_.at(epoch, key); }
 
   void on_rank(const RankLine& r) {
     if (r.rank != rank_ || r.ranks != ranks_)
@@ -190,12 +225,12 @@ class RankReader {
     if (c.kind == "load" && c.first_read_end_ns != 0 && first_read_end_ns_ == 0) first_read_end_ns_ = c.first_read_end_ns;
     const std::string key = fmt::format("{}_ckpt{}", c.kind, c.block);
     const std::uint64_t epoch = c.epoch == 0 ? 1 : c.epoch;
-    const json* entry = stats_at(epoch, key);
+    const JsonValue entry = stats_at(epoch, key);
     const std::string name = fmt::format("{} {}_per_epoch_stats.json epoch {} {}", tag(), rank_, epoch, key);
-    checks_.text(name + ".start", entry ? find(*entry, "start") : nullptr, c.start);
-    checks_.text(name + ".end", entry ? find(*entry, "end") : nullptr, c.end);
-    checks_.number(name + ".duration", entry ? find(*entry, "duration") : nullptr, c.seconds, kExact);
-    checks_.number(name + ".throughput", entry ? find(*entry, "throughput") : nullptr,
+    checks_.text(name + ".start", member(entry, "start"), c.start);
+    checks_.text(name + ".end", member(entry, "end"), c.end);
+    checks_.number(name + ".duration", member(entry, "duration"), c.seconds, kExact);
+    checks_.number(name + ".throughput", member(entry, "throughput"),
                    c.seconds > 0 ? checkpoint_gib_ / c.seconds : 0.0, kRounding);
     // DLIO's duration is end - start.
     const auto wall = iso_span(c.start, c.end);
@@ -212,7 +247,7 @@ class RankReader {
   std::int64_t first_read_end_ns_ = 0;  // of this rank's first load
   RankLine header_;
   std::optional<StepLists> steps_;
-  std::optional<json> stats_;
+  EpochStats stats_;
 };
 
 }  // namespace
@@ -249,11 +284,8 @@ void CheckpointTotals::add(const CheckpointLine& c, int rank) {
   io.merge(c.io);
 }
 
-void read_ranks(const std::string& folder, int ranks, RunTotals& totals, Checks& checks) {
+void read_ranks(const std::string& folder, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks) {
   totals.ranks = ranks;
-  double checkpoint_gib = 0;
-  if (const auto summary = read_json_file(util::join(folder, "summary.json")))
-    if (const json* size = find(*summary, "metric/checkpoint_size_GB"); size && size->is_number()) checkpoint_gib = size->get<double>();
   // The ranks' files are read in parallel (their parsing is what costs); what each adds to the
   // totals is added under one lock. A streaming --all prints in one order: one thread then.
   std::mutex shared;
