@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdio>
+#include <memory>
 #include <limits>
 
 namespace trainio::verify {
@@ -53,6 +55,18 @@ std::uint32_t hex4(std::string_view s, std::size_t at) {
 
 }  // namespace
 
+bool read_text_file(const std::string& path, std::string& out) {
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return false;
+  out.clear();
+  char chunk[1 << 16];
+  std::fseek(f.get(), 0, SEEK_END);
+  if (const long size = std::ftell(f.get()); size > 0) out.reserve(static_cast<std::size_t>(size));
+  std::fseek(f.get(), 0, SEEK_SET);
+  while (const std::size_t n = std::fread(chunk, 1, sizeof chunk, f.get())) out.append(chunk, n);
+  return true;
+}
+
 std::string json_unescape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -86,103 +100,106 @@ std::string json_unescape(std::string_view s) {
 }
 
 // Recursive descent over the text; each value appends its token, containers patch theirs when
-// their last child is in.
+// their last child is in. Pointers, not indices: this loop is most of verify's parsing time.
 std::uint32_t JsonDoc::value(std::size_t& pos, int depth) {
-  const std::string_view s = text_;
+  const char* const base = text_.data();
+  const char* const end = base + text_.size();
+  const char* p = base + pos;
   auto fail = [&](const char* what) -> JsonError {
-    return JsonError(fmt::format("not valid JSON at byte {}: {}", pos, what));
+    return JsonError(fmt::format("not valid JSON at byte {}: {}", p - base, what));
   };
-  auto skip = [&] {
-    while (pos < s.size() && is_space(s[pos])) ++pos;
-  };
-  skip();
-  if (pos >= s.size()) throw fail("the text ends where a value should be");
+  while (p < end && is_space(*p)) ++p;
+  if (p >= end) throw fail("the text ends where a value should be");
   if (depth > kMaxDepth) throw fail("nested too deeply");
   const auto index = static_cast<std::uint32_t>(tokens_.size());
   tokens_.emplace_back();
   Token t;
-  t.begin = static_cast<std::uint32_t>(pos);
-  const char c = s[pos];
+  t.begin = static_cast<std::uint32_t>(p - base);
+  const char c = *p;
   if (c == '{' || c == '[') {
     const bool object = c == '{';
     t.kind = object ? JsonKind::object : JsonKind::array;
-    ++pos;
-    skip();
     const char close = object ? '}' : ']';
-    if (pos < s.size() && s[pos] == close) {
-      ++pos;
+    ++p;
+    while (p < end && is_space(*p)) ++p;
+    if (p < end && *p == close) {
+      ++p;
     } else {
       while (true) {
         if (object) {
-          skip();
-          if (pos >= s.size() || s[pos] != '"') throw fail("a key should be here");
+          while (p < end && is_space(*p)) ++p;
+          if (p >= end || *p != '"') throw fail("a key should be here");
+          pos = static_cast<std::size_t>(p - base);
           value(pos, depth + 1);
-          skip();
-          if (pos >= s.size() || s[pos] != ':') throw fail("':' should follow a key");
-          ++pos;
+          p = base + pos;
+          while (p < end && is_space(*p)) ++p;
+          if (p >= end || *p != ':') throw fail("':' should follow a key");
+          ++p;
         }
+        pos = static_cast<std::size_t>(p - base);
         value(pos, depth + 1);
+        p = base + pos;
         ++t.count;
-        skip();
-        if (pos < s.size() && s[pos] == ',') {
-          ++pos;
+        while (p < end && is_space(*p)) ++p;
+        if (p < end && *p == ',') {
+          ++p;
           continue;
         }
-        if (pos < s.size() && s[pos] == close) {
-          ++pos;
+        if (p < end && *p == close) {
+          ++p;
           break;
         }
         throw fail(object ? "',' or '}' should be here" : "',' or ']' should be here");
       }
     }
-    t.length = static_cast<std::uint32_t>(pos - t.begin);
+    t.length = static_cast<std::uint32_t>(p - base - t.begin);
   } else if (c == '"') {
     t.kind = JsonKind::string;
-    ++pos;
-    t.begin = static_cast<std::uint32_t>(pos);
+    ++p;
+    t.begin = static_cast<std::uint32_t>(p - base);
     while (true) {
-      if (pos >= s.size()) throw fail("a string does not end");
-      const char x = s[pos];
+      if (p >= end) throw fail("a string does not end");
+      const auto x = static_cast<unsigned char>(*p);
       if (x == '"') break;
-      if (static_cast<unsigned char>(x) < 0x20) throw fail("a control character in a string");
       if (x == '\\') {
         t.escaped = true;
-        if (++pos >= s.size()) throw fail("a string does not end");
+        if (++p >= end) throw fail("a string does not end");
+      } else if (x < 0x20) {
+        throw fail("a control character in a string");
       }
-      ++pos;
+      ++p;
     }
-    t.length = static_cast<std::uint32_t>(pos - t.begin);
-    ++pos;
+    t.length = static_cast<std::uint32_t>(p - base - t.begin);
+    ++p;
   } else if (c == '-' || is_digit(c)) {
     t.kind = JsonKind::number;
-    std::size_t p = pos;
-    if (s[p] == '-') ++p;
-    if (p >= s.size() || !is_digit(s[p])) throw fail("a number without digits");
-    if (s[p] == '0') ++p;
-    else while (p < s.size() && is_digit(s[p])) ++p;
-    if (p < s.size() && s[p] == '.') {
-      if (++p >= s.size() || !is_digit(s[p])) throw fail("a number without digits after its point");
-      while (p < s.size() && is_digit(s[p])) ++p;
+    if (*p == '-') ++p;
+    if (p >= end || !is_digit(*p)) throw fail("a number without digits");
+    if (*p == '0') ++p;
+    else while (p < end && is_digit(*p)) ++p;
+    if (p < end && *p == '.') {
+      if (++p >= end || !is_digit(*p)) throw fail("a number without digits after its point");
+      while (p < end && is_digit(*p)) ++p;
     }
-    if (p < s.size() && (s[p] == 'e' || s[p] == 'E')) {
+    if (p < end && (*p == 'e' || *p == 'E')) {
       ++p;
-      if (p < s.size() && (s[p] == '+' || s[p] == '-')) ++p;
-      if (p >= s.size() || !is_digit(s[p])) throw fail("a number without digits in its exponent");
-      while (p < s.size() && is_digit(s[p])) ++p;
+      if (p < end && (*p == '+' || *p == '-')) ++p;
+      if (p >= end || !is_digit(*p)) throw fail("a number without digits in its exponent");
+      while (p < end && is_digit(*p)) ++p;
     }
-    t.length = static_cast<std::uint32_t>(p - pos);
-    pos = p;
+    t.length = static_cast<std::uint32_t>(p - base - t.begin);
   } else {
     const auto word = [&](std::string_view w, JsonKind k) {
-      if (s.substr(pos, w.size()) != w) return false;
+      if (static_cast<std::size_t>(end - p) < w.size() || std::string_view(p, w.size()) != w) return false;
       t.kind = k;
       t.length = static_cast<std::uint32_t>(w.size());
-      pos += w.size();
+      p += w.size();
       return true;
     };
     if (!word("null", JsonKind::null) && !word("true", JsonKind::boolean) && !word("false", JsonKind::boolean))
       throw fail("not the start of a value");
   }
+  pos = static_cast<std::size_t>(p - base);
   t.next = static_cast<std::uint32_t>(tokens_.size());
   tokens_[index] = t;
   return index;

@@ -112,6 +112,9 @@ class JsonDoc {
   std::vector<Token> tokens_;
 };
 
+// Reads the whole file at `path` into `out` (its buffer reused); false when it cannot be opened.
+bool read_text_file(const std::string& path, std::string& out);
+
 // The text of a JSON string's content with its escapes resolved.
 std::string json_unescape(std::string_view content);
 

@@ -6,7 +6,6 @@
 #include <ctime>
 #include <charconv>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <mutex>
 #include <thread>
@@ -79,9 +78,7 @@ using json = nlohmann::json;
 class EpochStats {
  public:
   explicit EpochStats(const std::string& path) {  // values point into doc_: never copied or moved
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return;
-    text_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!read_text_file(path, text_)) return;
     try {
       doc_.parse(text_);
     } catch (const JsonError&) {

@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <charconv>
-#include <iterator>
 
 #include "util/error.hpp"
 #include "verify/json_view.hpp"
@@ -107,11 +105,10 @@ class Walker {
 }  // namespace
 
 StepLists read_step_lists(const std::string& path, std::uint64_t s, std::uint64_t e) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  std::string text;
+  if (!read_text_file(path, text))
     throw data_error(fmt::format("the per-rank step lists '{}' are missing", path),
                      "every run writes one per rank: this folder's run was cut short, or the file was removed");
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   Walker walker(s, e);
   try {
     JsonDoc doc;

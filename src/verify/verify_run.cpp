@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iterator>
 
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -14,10 +12,9 @@ namespace trainio::verify {
 
 std::string verify_run(const std::string& folder, Checks& checks) {
   const std::string path = util::join(folder, "summary.json");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(fmt::format("'{}' holds no summary.json", folder), "name a results folder of trainio run");
   // The summary is read as text and tokens (its size again, not a DOM's ten times that).
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string text;
+  if (!read_text_file(path, text)) throw usage_error(fmt::format("'{}' holds no summary.json", folder), "name a results folder of trainio run");
   JsonDoc doc;
   try {
     doc.parse(text);
