@@ -216,8 +216,9 @@ class RankReader {
     PhaseTotals& totals = totals_.phases[{p.epoch, p.kind}];
     totals.kind = p.kind;
     totals.epoch = p.epoch;
+    if (totals.ranks.empty()) totals.ranks.reserve(static_cast<std::size_t>(ranks_));  // kept to the end: no slack
     totals.add(header_, p, it == steps_->end() ? none : it->second);
-    const RankPhase& mine = totals.ranks.back();
+    RankPhase& mine = totals.ranks.back();
     const StepPhase& steps = it == steps_->end() ? none : it->second;
     // DLIO's per-rank file: each block's AU (percent) and throughput.
     const std::string name = fmt::format("{} {}_output.json epoch {} ", tag(), rank_, p.epoch);
@@ -231,6 +232,8 @@ class RankReader {
       checks_.number(name + "throughput." + block, reported.reported ? &throughput : nullptr, mine.blocks[b].throughput_dlio,
                      kRounding);
     }
+    // The blocks' figures are checked: only the phase's are kept, for every rank to the end.
+    std::vector<Window>().swap(mine.blocks);
     // Its per_epoch_stats: the spans the records give.
     const std::string stats = fmt::format("{} {}_per_epoch_stats.json epoch {} ", tag(), rank_, p.epoch);
     if (p.kind == "eval") {
