@@ -154,6 +154,9 @@ struct RunSummary {
   std::string stop_phase;
   int ranks = 1;
   int hosts = 1;
+  // The cores the ranks may run on: each rank's share of its CPU binding (engine::RankCores),
+  // summed. The client-capacity estimate's supply (metrics/client_capacity.hpp); 0: unknown.
+  double client_cores = 0;
   std::string start, end;
   StartupSummary startup;
   GenerateSummary generate;

@@ -5,6 +5,7 @@
 
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "verify/capacity_checks.hpp"
 #include "verify/json_view.hpp"
 #include "verify/run_totals.hpp"
 
@@ -35,6 +36,7 @@ std::string verify_run(const std::string& folder, Checks& checks) {
   read_ranks(folder, static_cast<int>(ranks.u64()), size.valid() && size.is_number() ? size.f64() : 0.0, totals, checks);
   check_summary(folder, summary, totals, checks);
   check_csvs(folder, totals, checks);
+  check_capacity(folder, summary, totals, checks);
   if (totals.incomplete_ranks == 0) return {};
   const JsonValue reason = find(summary, "trainio/stopped/reason");
   const JsonValue epoch = find(summary, "trainio/stopped/epoch");

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # trainio under a real Slurm on this machine: slurmctld and slurmd from Debian with a generated
-# slurm.conf (one node on 127.0.0.1, no munge), started and stopped by this test, by PID.
+# slurm.conf (no munge), started and stopped by this test, by PID: this machine's own node, and two
+# more nodes `hosta` and `hostb` on 127.0.0.1 in partition `hosts`, each slurmd in its own UTS and
+# mount namespace (its host name, its own /tmp), so that their tasks are on two hosts as far as
+# trainio, Slurm and PMIx can tell.
 #
 #   slurm.sh TRAINIO [SCRATCH_PARENT]
 #
@@ -12,16 +15,18 @@
 #  - a task killed mid-run ends the job non-zero, promptly, with no summary;
 #  - a job that hits its --time limit keeps its finished epochs, marked incomplete;
 #  - sbatch runs the same (a batch script of generate, run and report);
-#  - trainio sweep inside an allocation (salloc) launches its runs with srun.
+#  - trainio sweep inside an allocation (salloc) launches its runs with srun;
+#  - with every read slowed on one host of two, the straggler named is on that host.
 #
 # Needs root (the daemons run as root; skips with exit 77 otherwise) and slurmd, slurmctld and
-# slurm-client (scripts/lib/deps.sh installs them).
+# slurm-client (scripts/lib/deps.sh installs them); the slow host needs $TRAINIO_SLOW_IO
+# (tests/fault/slow_io.c, built beside the tests).
 set -euo pipefail
 
 source "$(dirname "$0")/common.sh" "$@"
 
 [ "$(id -u)" -eq 0 ] || skip "the Slurm daemons of this test run as root"
-for c in slurmctld slurmd srun sbatch sinfo scontrol; do
+for c in slurmctld slurmd srun sbatch sinfo scontrol unshare; do
   command -v "$c" >/dev/null || fail "$c is missing: install slurmd slurmctld slurm-client (scripts/lib/deps.sh does)"
 done
 
@@ -44,7 +49,7 @@ cleanup() {
   done
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
   if [ $rc -ne 0 ]; then
-    for log in ctld d; do [ -f "$d/$log.log" ] && { echo "--- slurm$log.log (end)"; tail -8 "$d/$log.log"; } >&2; done
+    for log in "$d"/*.log; do { echo "--- $(basename "$log") (end)"; tail -8 "$log"; } >&2; done
   fi
   rm -rf "$d"
   exit $rc
@@ -52,16 +57,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# Two free ports on loopback for slurmctld and slurmd.
-read -r ctld_port d_port < <("$python" - <<'PY'
+# Free ports on loopback for slurmctld and the three slurmd.
+read -r ctld_port d_port a_port b_port < <("$python" - <<'PY'
 import socket
-socks = [socket.socket() for _ in range(2)]
+socks = [socket.socket() for _ in range(4)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in socks])
 PY
 )
 node=$(hostname -s)
-mkdir -p "$d/state" "$d/spool" "$d/work"
+mkdir -p "$d/state" "$d/spool" "$d/work" "$d/tmp-hosta" "$d/tmp-hostb"
 cat >"$d/slurm.conf" <<EOF
 ClusterName=trainiotest
 SlurmctldHost=${node}(127.0.0.1)
@@ -76,11 +81,11 @@ SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 MpiDefault=none
 StateSaveLocation=$d/state
-SlurmdSpoolDir=$d/spool
+SlurmdSpoolDir=$d/spool/%n
 SlurmctldPidFile=$d/ctld.pid
-SlurmdPidFile=$d/d.pid
+SlurmdPidFile=$d/d.%n.pid
 SlurmctldLogFile=$d/ctld.log
-SlurmdLogFile=$d/d.log
+SlurmdLogFile=$d/d.%n.log
 SlurmctldPort=${ctld_port}
 SlurmdPort=${d_port}
 ReturnToService=2
@@ -89,7 +94,10 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 KillWait=5
 NodeName=${node} NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
+NodeName=hosta NodeHostname=hosta NodeAddr=127.0.0.1 Port=${a_port} CPUs=4 State=UNKNOWN
+NodeName=hostb NodeHostname=hostb NodeAddr=127.0.0.1 Port=${b_port} CPUs=4 State=UNKNOWN
 PartitionName=debug Nodes=${node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+PartitionName=hosts Nodes=hosta,hostb Default=NO MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
 export SLURM_CONF="$d/slurm.conf"
 # Barriers of oversubscribed ranks cost milliseconds without it.
@@ -100,12 +108,19 @@ slurmctld -D -i >"$d/ctld.out" 2>&1 &
 pids+=($!)
 slurmd -D -N "$node" >"$d/d.out" 2>&1 &
 pids+=($!)
+# Two hosts on this machine: each slurmd (and so each task it starts) sees its own host name and its
+# own /tmp, where PMIx and Open MPI keep per-host files that would otherwise collide.
+for h in hosta hostb; do
+  unshare --uts --mount sh -c "mount --bind '$d/tmp-$h' /tmp && hostname $h && exec slurmd -D -N $h" >"$d/d.$h.out" 2>&1 &
+  pids+=($!)
+done
+nodes_idle() { [ "$(sinfo -h -N -o %t 2>/dev/null | sort -u)" = "idle" ] && [ "$(sinfo -h -N -o %N | wc -l)" -eq 3 ]; }
 for _ in $(seq 150); do
-  [ "$(sinfo -h -N -o %t 2>/dev/null)" = "idle" ] && break
+  nodes_idle && break
   sleep 0.2
 done
-[ "$(sinfo -h -N -o %t 2>/dev/null)" = "idle" ] || { cat "$d/ctld.out" "$d/d.out" >&2; fail "the Slurm node did not come up idle"; }
-echo "Slurm is up: node ${node}, slurmctld on 127.0.0.1:${ctld_port}"
+nodes_idle || { sinfo -N >&2; cat "$d"/*.out >&2; fail "the Slurm nodes did not come up idle"; }
+echo "Slurm is up: nodes ${node}, hosta and hostb, slurmctld on 127.0.0.1:${ctld_port}"
 srun --mpi=list 2>&1 | grep -q pmix || fail "Slurm has no pmix plugin ('srun --mpi=list'): install Debian's slurmd"
 
 cd "$d/work"
@@ -185,8 +200,39 @@ salloc -n 2 "$trainio" sweep default "${data[@]}" workflow.generate_data=false -
   { cat sweep.txt; fail "trainio sweep inside salloc failed"; }
 cat sweep.txt | tail -4
 
+# 6. One slow host of two: every read of the data folder on hostb waits 3 ms (tests/fault/slow_io.c);
+# ranks 0-1 run on hosta, 2-3 on hostb. The straggler named in every epoch is on hostb, and held the
+# others at the barrier. Across the two hosts Open MPI talks TCP on loopback, as between real hosts.
+[ -f "${TRAINIO_SLOW_IO:-}" ] || fail "TRAINIO_SLOW_IO names no fault-injection library (tests/fault/slow_io.c): '${TRAINIO_SLOW_IO:-}'"
+hosts=(-p hosts -N 2 --ntasks-per-node=2)
+slow=(dataset.data_folder="$d/work/slowdata" dataset.num_files_train=32 reader.batch_size=2 reader.read_threads=1
+      reader.prefetch_size=1 train.epochs=2 train.computation_time=0.002 workflow.evaluation=false
+      dataset.num_samples_per_file=4 dataset.record_length_bytes=65536 dataset.num_subfolders_train=0)
+export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo
+srun --mpi=pmix "${hosts[@]}" "$trainio" generate default "${slow[@]}" >slowgen.txt 2>&1 ||
+  { cat slowgen.txt; fail "generating the slow-host dataset on hosta and hostb failed"; }
+srun --mpi=pmix "${hosts[@]}" sh -c 'if [ "$(hostname)" = hostb ]; then
+    export LD_PRELOAD="$0" TRAINIO_FAULT_SLOW_PATH=/slowdata/ TRAINIO_FAULT_SLOW_SECONDS=0.003; fi
+  exec "$@"' "$TRAINIO_SLOW_IO" "$trainio" run default "${slow[@]}" workflow.generate_data=false --output slowhost \
+  >slowhost.txt 2>&1 || { cat slowhost.txt; fail "the run with one slow host failed"; }
+unset OMPI_MCA_btl OMPI_MCA_btl_tcp_if_include
+grep "straggler" slowhost.txt
+grep -q "straggler: rank [23] (host hostb)" slowhost.txt || fail "the console does not name a rank of hostb as the straggler"
+"$python" - "$d/work/slowhost/summary.json" <<'PY' || fail "the slow host's ranks are not named the stragglers"
+import json, sys
+t = json.load(open(sys.argv[1]))["trainio"]
+hosts = {h["hostname"]: h["ranks"] for h in t["context"]["hosts"]}
+assert hosts == {"hosta": 2, "hostb": 2}, hosts
+for epoch in t["epochs"]:
+    s = epoch["train"]["stragglers"]["straggler"]
+    print(f"epoch {epoch['epoch']}: straggler rank {s['rank']} on {s['host']}, waited {s['batch_wait_seconds']:.3f} s "
+          f"for its batches; the others waited {s['others_barrier_seconds']:.3f} s at the barrier")
+    assert s["host"] == "hostb" and s["rank"] in (2, 3) and s["held_others"], s
+    assert epoch["train"]["bottleneck"]["verdict"] == "straggler", epoch["train"]["bottleneck"]
+PY
+
 # Every run's figures agree with its own records.
-for run in pmix timelimit batch/solo batch/run1 batch/run2 sweep; do
+for run in pmix timelimit batch/solo batch/run1 batch/run2 sweep slowhost; do
   "$trainio" verify "$run" >verify.txt 2>&1 || { cat verify.txt; fail "trainio verify $run found figures that disagree with their records"; }
 done
 

@@ -28,7 +28,10 @@ Reader::Reader(const config::Workload& w)
   if (pre_buffer_) pattern_ = ReadPattern::chunks;
 }
 
-void Reader::begin_epoch() { indexed_ = FileBitmap{}; }
+void Reader::begin_epoch() {
+  indexed_ = FileBitmap{};
+  held_ = HeldRows{};
+}
 
 Reader::FileIndex& Reader::index_for(const SampleRequest& r) {
   FileIndex* kept = files_.find(r.file);
@@ -106,6 +109,7 @@ std::uint64_t Reader::read(const SampleRequest& r) {
     read_row_group(f, *r.path, group);
     f.read[group] = true;
   }
+  held_ = {r.file, f.row_starts[group], f.row_starts[group + 1]};
   if (r.shape.bytes() != projected_for_) {  // files of one sample size share it: computed once
     projected_for_ = r.shape.bytes();
     projected_bytes_ = 0;
@@ -113,6 +117,13 @@ std::uint64_t Reader::read(const SampleRequest& r) {
       if (c.read) projected_bytes_ += c.row_bytes();
   }
   return projected_bytes_;
+}
+
+bool Reader::read_from_memory(const SampleRequest& r, std::uint64_t& bytes) {
+  if (r.file != held_.file || r.sample < held_.first || r.sample >= held_.end || r.shape.bytes() != projected_for_)
+    return false;
+  bytes = projected_bytes_;
+  return true;
 }
 
 }  // namespace trainio::format::parquet

@@ -30,6 +30,7 @@ class Reader final : public SampleReader {
  public:
   explicit Reader(const config::Workload& w);
   std::uint64_t read(const SampleRequest& r) override;
+  bool read_from_memory(const SampleRequest& r, std::uint64_t& bytes) override;
   void begin_epoch() override;
 
  private:
@@ -57,6 +58,11 @@ class Reader final : public SampleReader {
   util::Bytes buffer_;
   std::vector<Range> chunk_ranges_;
   std::uint64_t projected_for_ = ~0ULL, projected_bytes_ = 0;  // a row's projected value bytes, by sample size
+  // The rows [first, end) of the row group the last sample came from, read this epoch: the next
+  // samples mostly come from it, and are then served without looking the file up.
+  struct HeldRows {
+    std::uint64_t file = ~0ULL, first = 0, end = 0;
+  } held_;
 };
 
 }  // namespace trainio::format::parquet
