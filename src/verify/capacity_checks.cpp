@@ -32,10 +32,10 @@ std::optional<double> client_cores(const std::string& folder, int ranks) {
 
 }  // namespace
 
-void check_capacity(const std::string& folder, const nlohmann::json& summary, const RunTotals& totals, Checks& checks) {
+void check_capacity(const std::string& folder, const JsonValue& summary, const RunTotals& totals, Checks& checks) {
   const std::string at = "trainio/train/client_capacity";
-  if (find(summary, at) == nullptr) return;  // a summary from before the estimate, or no training
-  const nlohmann::json* target = find(summary, "trainio/train/au_target_percentage");
+  if (!find(summary, at).valid()) return;  // a summary from before the estimate, or no training
+  const JsonValue target = find(summary, "trainio/train/au_target_percentage");
   double steps = 0, compute = 0, bytes = 0, cpu = 0, polling = 0, duration = 0, idle = 0, ticks = 0;
   for (const auto& [key, p] : totals.phases) {
     if (key.second != "train") continue;
@@ -49,7 +49,7 @@ void check_capacity(const std::string& folder, const nlohmann::json& summary, co
     ticks += static_cast<double>(p.host_total);
   }
   const std::optional<double> cores = client_cores(folder, totals.ranks);
-  const double au = target && target->is_number() ? target->get<double>() / 100 : 0;
+  const double au = target.valid() && target.is_number() ? target.f64() / 100 : 0;
   // docs/metrics.md: demand = bytes / (compute / au); cost = (cpu - polling) / bytes; accelerators
   // = cores / (cost x demand); beside others: less the cores they used, cores x (1 - idle share) -
   // cpu / duration, at least 0.

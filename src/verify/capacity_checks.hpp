@@ -4,13 +4,11 @@
 
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "verify/checks.hpp"
 #include "verify/run_totals.hpp"
 
 namespace trainio::verify {
 
-void check_capacity(const std::string& folder, const nlohmann::json& summary, const RunTotals& totals, Checks& checks);
+void check_capacity(const std::string& folder, const JsonValue& summary, const RunTotals& totals, Checks& checks);
 
 }  // namespace trainio::verify
