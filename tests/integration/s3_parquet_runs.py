@@ -123,6 +123,32 @@ class S3ParquetTest(TrainioTest):
                 self.assertEqual(train["requests"]["by_kind"], {"HEAD": FILES, "GET": FILES * (1 + gets)})
                 self.assertEqual(train["bytes_read"], FILES * FOOTER_READ + moved)
 
+    def test_a_footer_longer_than_64_KiB_costs_a_second_GET_of_all_the_metadata(self):
+        if "faults" not in MODELS:
+            self.skipTest("the request log is the strict test server's")
+        # 60 columns x 200 row groups of one row: some 700 KB of footer.
+        prefix = self.prefix()
+        spec = "[" + ", ".join(f"{{name: c{i}, dtype: int8}}" for i in range(60)) + "]"
+        args = [*s3_args(prefix), "dataset.format=parquet", "dataset.num_files_train=1", "dataset.num_files_eval=0",
+                "dataset.num_samples_per_file=200", "dataset.parquet.row_group_size=1", f"dataset.parquet.columns={spec}",
+                "storage.storage_options.columns=[c7]", "workflow.evaluation=False", "reader.batch_size=1",
+                "reader.read_threads=1", "reader.sample_shuffle=off", "reader.file_shuffle=off", "train.epochs=1",
+                "train.computation_time=0"]
+        self.ok("generate", "default", *args)
+        control("DELETE", "log")
+        self.ok("run", "default", *args, "workflow.generate_data=False", "--output", "out")
+        (key,) = self.keys(prefix)
+        log = [r for r in control("GET", "log") if r.get("key") == key]
+        body = client().get_object(Bucket=BUCKET, Key=key)["Body"].read()
+        (length,) = struct.unpack("<I", body[-8:-4])
+        self.assertGreater(length, FOOTER_READ)
+        self.assertEqual([r["op"] for r in log[:3]], ["HeadObject", "GetObject", "GetObject"])
+        self.assertEqual(span(log[1]["range"]), (len(body) - FOOTER_READ, FOOTER_READ))
+        self.assertEqual(span(log[2]["range"]), (len(body) - 8 - length, length))  # Arrow: ReadAt(start, metadata_len)
+        self.assertEqual(len(log), 3 + 200)  # then each row group's one projected chunk
+        train = self.summary("out")["trainio"]["epochs"][0]["train"]
+        self.assertEqual(train["requests"]["by_kind"], {"HEAD": 1, "GET": 2 + 200})
+
     def test_a_damaged_cut_or_deleted_object_fails_the_run_naming_it(self):
         prefix = self.prefix()
         self.ok("generate", "default", *s3_args(prefix), *workload())
