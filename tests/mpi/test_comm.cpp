@@ -55,6 +55,44 @@ TEST_CASE("reductions, gathers and broadcasts") {
   CHECK(c.node_size() == n);
 }
 
+TEST_CASE("a gather to rank 0 gives it every rank's vector in rank order, and the others nothing") {
+  const auto& c = world();
+  const int n = c.size();
+  const auto all = c.gather({static_cast<double>(c.rank()), 10.0 * c.rank() + 0.5, -1.0});
+  if (c.is_root()) {
+    REQUIRE(all.size() == static_cast<std::size_t>(3 * n));
+    for (int r = 0; r < n; ++r) {
+      CHECK(all[static_cast<std::size_t>(3 * r)] == r);
+      CHECK(all[static_cast<std::size_t>(3 * r + 1)] == 10.0 * r + 0.5);
+      CHECK(all[static_cast<std::size_t>(3 * r + 2)] == -1.0);
+    }
+  } else {
+    CHECK(all.empty());
+  }
+  // Nothing to send: nothing on any rank, and the ranks stay in step.
+  CHECK(c.gather({}).empty());
+  CHECK(c.agree(true) == -1);
+}
+
+TEST_CASE("after a rank fails, a gather still meets every rank in step") {
+  // As with the other collectives, a failure is settled first (together); the next gather then
+  // matches on every rank and carries this round's values, not a stale round's.
+  const auto& c = world();
+  for (int round = 0; round < 2; ++round) {
+    CHECK_THROWS_AS(engine::together(c, [&] {
+                      if (c.rank() == c.size() - 1) throw io_error("disk full", "free space");
+                    }),
+                    Error);
+    const auto all = c.gather({static_cast<double>(round * 100 + c.rank())});
+    if (c.is_root()) {
+      REQUIRE(all.size() == static_cast<std::size_t>(c.size()));
+      for (int r = 0; r < c.size(); ++r) CHECK(all[static_cast<std::size_t>(r)] == round * 100 + r);
+    } else {
+      CHECK(all.empty());
+    }
+  }
+}
+
 TEST_CASE("a failure on one rank stops every rank at the same point, reported once") {
   const auto& c = world();
   const int failing = c.size() - 1;
