@@ -197,6 +197,17 @@ class MpiBackend final : public CommBackend {
     return out;
   }
 
+  std::vector<double> gather(const std::vector<double>& v) const override {
+    // Only rank 0's receive buffer is read by MPI; the others keep none.
+    std::vector<double> out(rank_ == 0 ? v.size() * static_cast<size_t>(size_) : 0);
+    MPI_Request request;
+    check(MPI_Igather(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, out.data(), static_cast<int>(v.size()),
+                      MPI_DOUBLE, 0, MPI_COMM_WORLD, &request),
+          "MPI_Igather");
+    wait_politely(request);
+    return out;
+  }
+
   std::vector<std::string> gather_strings(const std::string& s) const override {
     const int len = static_cast<int>(s.size());
     std::vector<int> lengths(rank_ == 0 ? size_ : 0);
