@@ -78,7 +78,8 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
   doc["ranks_to"] = spec.ranks_to;
   doc["max_accelerators"] = passed;
   doc["first_failing"] = failed > 0 ? nlohmann::ordered_json(failed) : nlohmann::ordered_json(nullptr);
-  std::string csv = "ranks,au_mean_percent,au_min_percent,samples_per_second,read_MiB_per_second,verdict,folder\n";
+  std::string csv =
+      "ranks,au_mean_percent,au_min_percent,samples_per_second,read_MiB_per_second,verdict,limited_by,client_capacity,folder\n";
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   // Figures without a value are null in the JSON and empty in the CSV.
   const auto value = [](double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); };
@@ -89,13 +90,34 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
     const double au = f.au_mean.value_or(nan), samples = f.samples_per_second.value_or(nan);
     const double au_min = f.au_lowest_epoch.value_or(nan);
     const double read_mib = f.read_bytes_per_second.value_or(nan) / (1024.0 * 1024.0);
+    const Limit limit = limit_of(f);
+    const auto capacity = f.client_capacity ? nlohmann::ordered_json(*f.client_capacity) : nlohmann::ordered_json(nullptr);
     list.push_back({{"ranks", n}, {"au_mean_percent", value(au)}, {"au_min_percent", value(au_min)},
                     {"samples_per_second", value(samples)}, {"read_MiB_per_second", value(read_mib)},
-                    {"verdict", f.verdict}, {"folder", p.folder}});
-    csv += fmt::format("{},{},{},{},{},{},{}\n", n, text(au), text(au_min), text(samples), text(read_mib), f.verdict,
-                       p.folder);
+                    {"verdict", f.verdict}, {"limited_by", limit.by}, {"bottlenecks", f.bottlenecks},
+                    {"client_capacity", capacity}, {"folder", p.folder}});
+    csv += fmt::format("{},{},{},{},{},{},{},{},{}\n", n, text(au), text(au_min), text(samples), text(read_mib), f.verdict,
+                       limit.by, f.client_capacity ? std::to_string(*f.client_capacity) : std::string(), p.folder);
   }
   doc["probes"] = list;
+  // What set the stopping point: the first failing probe's bottleneck verdicts; beside it, the
+  // client's own estimate of how many accelerators it could feed (docs/metrics.md), from the
+  // largest probe that ran.
+  std::string stop_line;
+  if (failed > 0) {
+    const Limit limit = limit_of(probes[failed].figures);
+    doc["limited_by"] = {{"by", limit.by}, {"probe_ranks", failed}, {"why", limit.why}};
+    stop_line = fmt::format("stopping point set by: {} (the {}-rank probe: {})", limit.by, failed, limit.why);
+  } else {
+    doc["limited_by"] = nullptr;
+    stop_line = "stopping point set by: --ranks-to (no probe missed the target)";
+  }
+  const RunFigures& largest = probes.rbegin()->second.figures;
+  doc["client_capacity"] = largest.client_capacity ? nlohmann::ordered_json(*largest.client_capacity) : nlohmann::ordered_json(nullptr);
+  stop_line += largest.client_capacity
+                   ? fmt::format("; the client's own estimate: {} accelerators (from the {}-rank probe)", *largest.client_capacity,
+                                 probes.rbegin()->first)
+                   : fmt::format("; the client's own estimate: unknown (the {}-rank probe has none)", probes.rbegin()->first);
   // The model's prediction beside the measurement (plan/accelerator_demand.hpp).
   const double demand = plan::accelerator_demand(w, plan::DatasetLayout(w));
   std::string prediction;
@@ -117,6 +139,7 @@ int run_max_accelerators(const MaxAcceleratorsSpec& spec) {
   } else {
     std::printf("answer: %d ranks meet the AU target of %.0f%%; %d do not\n", passed, w.metric.au * 100, failed);
   }
+  std::printf("%s\n", stop_line.c_str());
   if (!prediction.empty()) std::printf("%s\n", prediction.c_str());
   std::printf("evidence: %s\n", util::join(spec.output, "max-accelerators.csv").c_str());
   return 0;

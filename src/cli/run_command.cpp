@@ -146,6 +146,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         const int readers = static_cast<int>(std::max<std::int64_t>(1, w.reader.read_threads));
         const engine::RankCores mine = engine::rank_cores(comm);
         const bool short_of_cores = util::bound_cores() && mine.share() < readers;
+        const double client_cores = comm.sum(mine.share());
         // The rank with the smallest share speaks for all.
         const double share = comm.min(short_of_cores ? mine.share() : static_cast<double>(readers));
         const int sharing = static_cast<int>(comm.max(static_cast<std::int64_t>(
@@ -197,7 +198,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
                                                static_cast<std::uint64_t>(w.reader.batch_size),
                                                static_cast<std::uint64_t>(w.reader.batch_size_eval),
                                                static_cast<std::uint64_t>(w.output.exclude_start_steps),
-                                               static_cast<std::uint64_t>(w.output.exclude_end_steps)});
+                                               static_cast<std::uint64_t>(w.output.exclude_end_steps), mine.share()});
             if (failover) records->add_failover(failover->previous_results, failover->previous_end);
           });
         if (w.checkpoint.async && w.workflow.checkpoint) summarizer.track_flush_overlap();
@@ -237,7 +238,8 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         });
         const metrics::RankRecord record = engine::run_workflow(w, comm, options);
         engine::together(comm, [] { metrics::trace::finish(); });  // a trace that did not fit fails every rank
-        const metrics::RunSummary summary = summarizer.finish(record);
+        metrics::RunSummary summary = summarizer.finish(record);
+        summary.client_cores = client_cores;
 
         // A run that only generates data writes no summary and no per-rank files, as DLIO: tools
         // that list runs by their summary.json (mlpstorage) must not count it as one.

@@ -62,7 +62,10 @@ int verify_command(const VerifyCommand& cmd) {
         aggregates.push_back(path);
         continue;
       }
-      for (const auto& r : report::load_runs(path)) folders.push_back(r.folder);
+      // A run's own folder is verified without reading its summary twice (verify reads it once,
+      // with the same checks load_runs makes); a folder of runs is listed by load_runs.
+      if (std::filesystem::is_regular_file(std::filesystem::path(path) / "summary.json")) folders.push_back(path);
+      else for (const auto& r : report::load_runs(path)) folders.push_back(r.folder);
       // The aggregates `trainio report` wrote beside the runs: aggregate.json, aggregate-2.json, ...
       for (const auto& entry : std::filesystem::directory_iterator(path)) {
         const std::string name = entry.path().filename().string();

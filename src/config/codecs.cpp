@@ -18,12 +18,20 @@ std::string lower(std::string s) {
   return s;
 }
 
+// The number's text without YAML's digit separators and leading '+' ("+1_000" -> "1000"); false
+// when what is left has a sign of its own ("+-5"), which YAML reads as text, not a number.
+bool number_text(const std::string& raw, std::string& s) {
+  for (char c : raw)
+    if (c != '_') s += c;
+  if (s.empty() || s[0] != '+') return true;
+  s.erase(0, 1);
+  return s.empty() || (s[0] != '-' && s[0] != '+');
+}
+
 // Parses an integer written as YAML would: "8", "+8", "1_000", "8.0" (an integral float).
 bool parse_integer(const std::string& raw, std::int64_t& out) {
   std::string s;
-  for (char c : raw)
-    if (c != '_') s += c;
-  if (!s.empty() && s[0] == '+') s.erase(0, 1);
+  if (!number_text(raw, s)) return false;
   const char* begin = s.data();
   const char* end = s.data() + s.size();
   auto [ptr, ec] = std::from_chars(begin, end, out);
@@ -36,11 +44,23 @@ bool parse_integer(const std::string& raw, std::int64_t& out) {
   return whole.has_value();
 }
 
+// The same for an unsigned integer, over the whole unsigned range.
+bool parse_unsigned(const std::string& raw, std::uint64_t& out) {
+  std::string s;
+  if (!number_text(raw, s)) return false;
+  if (!s.empty() && s[0] != '-') {
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    if (ec == std::errc() && ptr == s.data() + s.size()) return true;
+  }
+  std::int64_t v = 0;  // an integral float ("16.0"), or refused
+  if (!parse_integer(raw, v) || v < 0) return false;
+  out = static_cast<std::uint64_t>(v);
+  return true;
+}
+
 bool parse_double(const std::string& raw, double& out) {
   std::string s;
-  for (char c : raw)
-    if (c != '_') s += c;
-  if (!s.empty() && s[0] == '+') s.erase(0, 1);
+  if (!number_text(raw, s)) return false;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && ptr == s.data() + s.size() && !s.empty() && std::isfinite(out);
 }
@@ -101,10 +121,9 @@ Codec<std::uint64_t> unsigned_integer(std::uint64_t min) {
   Codec<std::uint64_t> c;
   c.expected = fmt::format("an integer >= {}", min);
   c.parse = [expected = c.expected, min](const YAML::Node& node) {
-    std::int64_t v = 0;
-    if (!parse_integer(scalar_text(node, expected), v) || v < 0 || static_cast<std::uint64_t>(v) < min)
-      throw BadValue{expected};
-    return static_cast<std::uint64_t>(v);
+    std::uint64_t v = 0;
+    if (!parse_unsigned(scalar_text(node, expected), v) || v < min) throw BadValue{expected};
+    return v;
   };
   c.print = [](const std::uint64_t& v) { return std::to_string(v); };
   return c;

@@ -80,9 +80,10 @@ void validate_s3(const Workload& w, bool uses_data) {
   if (w.workflow.checkpoint && w.checkpoint.checkpoint_folder.starts_with("s3://"))
     require_s3_uri("checkpoint.checkpoint_folder", w.checkpoint.checkpoint_folder);
   if (uses_data) {
-    require(d.format == Format::npz || d.format == Format::npy,
-            fmt::format("dataset.format '{}' cannot be read from S3: DLIO reads only npz and npy there", to_string(d.format)),
-            "use dataset.format=npz or npy with storage_type s3");
+    require(d.format == Format::npz || d.format == Format::npy || d.format == Format::parquet,
+            fmt::format("dataset.format '{}' cannot be read from S3: DLIO reads only npz and npy there, the MLCommons "
+                        "fork parquet too", to_string(d.format)),
+            "use dataset.format=npz, npy or parquet with storage_type s3");
     require(w.framework == Framework::pytorch && r.data_loader == DataLoader::pytorch,
             "S3 datasets are read through s3torchconnector, by PyTorch's DataLoader",
             "set framework=pytorch and reader.data_loader=pytorch");

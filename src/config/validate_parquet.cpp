@@ -39,10 +39,13 @@ void validate_parquet(Workload& w) {
   for (const auto& c : p.columns) {
     require(names.insert(c.name).second, fmt::format("dataset.parquet.columns names '{}' twice", c.name),
             "give every column its own name");
-    // A page holds at least one row of a column, and a page's size is a 32-bit field.
-    require(c.size * element_size(c.dtype) < (1ull << 30),
-            fmt::format("dataset.parquet.columns: column '{}' holds {} bytes per row, more than a Parquet page can", c.name,
-                        c.size * element_size(c.dtype)),
+    // A page holds at least one row of a column, and a page's size is a 32-bit field. Compared
+    // by division: size x element size can pass 2^64 and wrap to a small number.
+    const std::uint64_t element = element_size(c.dtype);
+    require(c.size <= ((1ull << 30) - 1) / element,
+            fmt::format("dataset.parquet.columns: column '{}' holds {} elements of {} bytes per row, more than a Parquet "
+                        "page can (under 1 GiB)",
+                        c.name, c.size, element),
             "use fewer elements per row (size)");
   }
   if (p.columns.empty()) names.insert("data");  // the fork's single column without a schema

@@ -39,6 +39,7 @@ class BatchReader {
   format::SampleRequest request_;       // path_'s file; request_.sample is the last sample's
   plan::Split request_split_ = plan::Split::train;
   std::uint64_t request_file_ = ~0ULL;  // request_'s file in request_split_; none yet
+  util::Permutation::Memo file_order_;  // the last file looked up in the plan's file order
   std::vector<std::string> paths_;      // for readers that take whole batches
   std::vector<format::SampleRequest> requests_;
   metrics::IoRecorder io_;

@@ -60,8 +60,8 @@ LoaderDesign dali(const config::Workload& w) {
 
 }  // namespace
 
-plan::SampleRef PhaseWork::sample(std::uint64_t step, std::uint64_t slot) const {
-  return order != nullptr ? order->sample(step, slot) : plan->sample(step, slot);
+plan::SampleRef PhaseWork::sample(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo& files) const {
+  return order != nullptr ? order->sample(step, slot) : plan->sample(step, slot, files);
 }
 
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout, CacheTier* tier,

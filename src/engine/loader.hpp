@@ -28,8 +28,9 @@ struct PhaseWork {
   std::uint64_t run_seed = 0;
   CacheAwareOrder* order = nullptr;  // sample_shuffle cache_aware: the order in place of the plan's
 
-  // The sample read at `step`, position `slot` of its batch.
-  plan::SampleRef sample(std::uint64_t step, std::uint64_t slot) const;
+  // The sample read at `step`, position `slot` of its batch; `files` is the reading thread's
+  // memory of the file order (plan::EpochPlan::sample).
+  plan::SampleRef sample(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo& files) const;
 };
 
 struct Batch {

@@ -85,7 +85,9 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse u
     return w.reader.read_type == config::ReadType::memory ? std::make_unique<MemoryReader>(std::move(r)) : std::move(r);
   };
   if (w.storage.storage_type == config::StorageType::s3) {
-    // config::validate allows npz and npy only: what DLIO reads from S3.
+    // The fork's ParquetReaderS3Iterable: ranged GETs of footers and row groups.
+    if (w.dataset.format == Format::parquet) return std::make_unique<parquet::Reader>(w);
+    // config::validate allows npz, npy and parquet only: what DLIO and the fork read from S3.
     const std::string_view magic = w.dataset.format == Format::npz ? std::string_view("PK\x03\x04", 4) : std::string_view("\x93NUMPY", 6);
     return loaded_once(std::make_unique<S3ObjectReader>(storage::s3::endpoint_of(w.storage.storage_options), magic, storage::s3::kPartBytes, storage::s3::kPartsInFlight));
   }

@@ -155,6 +155,15 @@ class SampleReader {
     for (const auto& r : batch) bytes += read(r);
     return bytes;
   }
+  // Serves the sample with no storage call when the reader already holds what it needs (the row
+  // group holding it, read earlier this epoch): sets `bytes` as read() would and returns true.
+  // Otherwise does nothing and returns false. The loader then takes no clock reading for the
+  // sample (docs/metrics.md, sample_read_seconds).
+  virtual bool read_from_memory(const SampleRequest& r, std::uint64_t& bytes) {
+    (void)r;
+    (void)bytes;
+    return false;
+  }
   // Whether read_batch() overlaps the batch's reads (the loader then hands it whole batches).
   virtual bool reads_batches() const { return false; }
   // A new epoch (or evaluation phase) starts: readers that keep things per epoch, as the DLIO

@@ -99,11 +99,16 @@ BottleneckVerdict decide_bottleneck(const BottleneckEvidence& e) {
   if (cpu_bound || starved) {
     const double readers = e.readers_known ? e.reader_cpu : 0, other = std::max(0.0, e.cpu - readers - e.cpu_polling);
     v.cpu_burner = readers >= std::max(e.cpu_polling, other) ? "readers" : e.cpu_polling >= other ? "polling" : "other";
+    // The run delay is the kernel's over the whole phase, idle waits for work included: it is
+    // told against the threads' time in the phase, not their busy time, which it can exceed.
+    const double slots = static_cast<double>(e.reader_threads) * e.duration;
+    const std::string waiting = e.reader_run_delay && slots > 0
+                                    ? fmt::format(", and were runnable but waiting for a CPU {:.0f}% of their time in the phase",
+                                                  100 * *e.reader_run_delay / slots)
+                                    : std::string();
     return verdict("client_cpu",
-                   cpu_bound ? fmt::format("batches waited {:.1f}% of step time while reader threads ran on a CPU {:.0f}% of their busy time "
-                                           "and waited for one {:.0f}%",
-                                           100 * v.batch_wait_share, 100 * *v.reader_cpu_share,
-                                           100 * (*v.reader_cpu_wait_share - *v.reader_cpu_share))
+                   cpu_bound ? fmt::format("batches waited {:.1f}% of step time while reader threads ran on a CPU {:.0f}% of their busy time{}",
+                                           100 * v.batch_wait_share, 100 * *v.reader_cpu_share, waiting)
                              : fmt::format("batches waited {:.1f}% of step time while the CPUs the ranks may run on were {:.0f}% idle (all processes on them)",
                                            100 * v.batch_wait_share, 100 * *e.host_idle));
   }

@@ -16,6 +16,22 @@ int Histogram::bucket_of(std::uint64_t v) {
   return kSub + (top - kSubBits) * kSub + sub;
 }
 
+void Histogram::record_even(std::uint64_t total, std::uint64_t n) {
+  if (n == 0) return;
+  if (!counts_) allocate();
+  const std::uint64_t each = total / n, more = total % n;
+  auto add = [&](std::uint64_t value, std::uint64_t times) {
+    if (times == 0) return;
+    (*counts_)[static_cast<std::size_t>(bucket_of(value))] += times;
+    count_ += times;
+    sum_ += value * times;
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  };
+  add(each, n - more);
+  add(each + 1, more);
+}
+
 std::uint64_t Histogram::bucket_lower(int bucket) { return bucket == 0 ? 0 : bucket_upper(bucket - 1) + 1; }
 
 std::uint64_t Histogram::bucket_upper(int bucket) {

@@ -35,6 +35,9 @@ class Histogram {
     if (value < min_) min_ = value;
     if (value > max_) max_ = value;
   }
+  // `n` values that share `total` evenly (their mean is all that was measured): total / n each,
+  // one more for total % n of them, so that the sum stays exact.
+  void record_even(std::uint64_t total, std::uint64_t n);
 
   // Merging needs the buckets of both: not after keep_reported_quantiles.
   void merge(const Histogram& other);

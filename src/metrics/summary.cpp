@@ -41,13 +41,13 @@ AccessProfile reduce(const AccessProfile& p, const mpi::Comm& comm) {
   const auto& regs = p.files.registers();
   const auto merged = comm.max(std::vector<std::uint64_t>(regs.begin(), regs.end()));
   for (std::size_t r = 0; r < merged.size(); ++r) out.files.registers()[r] = static_cast<std::uint8_t>(merged[r]);
-  // Common sizes: every rank's table, merged.
+  // Common sizes: every rank's table, merged on rank 0 (only its reports print them).
   std::vector<double> table(2 * AccessProfile::kCommonSlots, 0.0);
   for (std::size_t k = 0; k < p.common.size(); ++k) {
     table[2 * k] = static_cast<double>(p.common[k].first);
     table[2 * k + 1] = static_cast<double>(p.common[k].second);
   }
-  const auto all = comm.all_gather(table);
+  const auto all = comm.gather(table);
   AccessProfile sizes;
   for (std::size_t k = 0; k + 1 < all.size(); k += 2)
     if (all[k + 1] > 0) sizes.count_size(static_cast<std::uint64_t>(all[k]), static_cast<std::uint64_t>(all[k + 1]));
@@ -153,10 +153,11 @@ TierStats reduce(const TierStats& t, const mpi::Comm& comm) {
   return out;
 }
 
+// Every rank's figures travel to rank 0 only: the other ranks keep no straggler view.
 void straggler_view(const ReadPhase& p, const mpi::Comm& comm, PhaseSummary& s) {
   constexpr std::size_t kFields = 13;
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // a figure without a value
-  const auto all = comm.all_gather({p.block.duration, static_cast<double>(p.samples), static_cast<double>(p.io.bytes_read()),
+  const auto all = comm.gather({p.block.duration, static_cast<double>(p.samples), static_cast<double>(p.io.bytes_read()),
                                     p.block.throughput_dlio.value_or(kNone), p.block.au.value_or(kNone), p.cpu_user, p.cpu_sys,
                                     static_cast<double>(comm.host_index()), p.cpu_polling, p.block.throughput,
                                     static_cast<double>(p.wait_ns.sum()) * 1e-9, static_cast<double>(p.compute_ns.sum()) * 1e-9,

@@ -72,14 +72,15 @@ struct PhaseSummary {
   // when the last was (elbencho's first-done and last-done figures). Every rank's figures
   // (`ranks`) only until the phase is summarised: a RunSummarizer hands them to its RankRows
   // (per_rank.csv) first, so that a run keeps per phase what grows with its hosts, not its ranks.
+  // Rank 0's only, with the sums over them (cpu_*): the other ranks receive no per-rank figures.
   int rank_count = 0;
   RankFigures slowest, fastest;
   Straggler straggler;
   std::vector<HostFigures> hosts;
   std::vector<RankFigures> ranks;
   double first_done_bandwidth = 0, last_done_bandwidth = 0;
-  double cpu_user = 0, cpu_sys = 0;   // all ranks
-  double cpu_polling = 0;             // all ranks: of cpu_user + cpu_sys, training loops polling for batches
+  double cpu_user = 0, cpu_sys = 0;   // all ranks (rank 0's summary)
+  double cpu_polling = 0;             // all ranks (rank 0's summary): of cpu_user + cpu_sys, training loops polling
   // The loaders' reads, all ranks (ReadPhase::Readers); readers_known: every rank measured them.
   bool readers_known = false;
   std::uint64_t reader_threads = 0, reader_max_in_flight = 0;
@@ -157,6 +158,9 @@ struct RunSummary {
   std::string stop_phase;
   int ranks = 1;
   int hosts = 1;
+  // The cores the ranks may run on: each rank's share of its CPU binding (engine::RankCores),
+  // summed. The client-capacity estimate's supply (metrics/client_capacity.hpp); 0: unknown.
+  double client_cores = 0;
   std::string start, end;
   StartupSummary startup;
   GenerateSummary generate;
@@ -175,7 +179,8 @@ struct RunSummary {
 
 // The run's figures, summarised phase by phase as each ends, so that no rank holds a phase's
 // measurements past its end. Collective: every rank adds each epoch and checkpoint as it ends
-// and gets the same figures for it. What stays of a phase is its figures: latencies keep the
+// and gets the same figures for it, but for those built from every rank's own (the straggler
+// view, the hosts, the common access sizes), which only rank 0 receives. What stays of a phase is its figures: latencies keep the
 // quantiles the reports print, and only rank 0, which writes the reports, keeps every epoch and
 // checkpoint; the other ranks keep the run's totals.
 // Where each phase's per-rank figures go on rank 0 before its summary drops them.
@@ -203,7 +208,8 @@ class RunSummarizer {
   bool flush_overlap_ = false;
 };
 
-// Collective: every rank calls it with its own record; every rank gets the same summary.
+// Collective: every rank calls it with its own record; every rank gets the same summary, but for
+// the per-rank figures (rank 0's only, as in RunSummarizer).
 EpochSummary summarize_epoch(const EpochRecord& mine, const mpi::Comm& comm);
 CheckpointSummary summarize_checkpoint(const CheckpointRecord& mine, const mpi::Comm& comm);
 StartupSummary summarize_startup(const RankRecord& mine, const mpi::Comm& comm);

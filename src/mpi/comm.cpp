@@ -25,6 +25,7 @@ class SoloBackend final : public CommBackend {
   std::vector<double> reduce(const std::vector<double>& v, ReduceOp) const override { return v; }
   std::vector<std::uint64_t> reduce(const std::vector<std::uint64_t>& v, ReduceOp) const override { return v; }
   std::vector<double> all_gather(const std::vector<double>& v) const override { return v; }
+  std::vector<double> gather(const std::vector<double>& v) const override { return v; }
   std::vector<std::string> gather_strings(const std::string& s) const override { return {s}; }
   std::string broadcast(const std::string& s) const override { return s; }
   std::int64_t broadcast(std::int64_t v) const override { return v; }
@@ -91,6 +92,7 @@ std::vector<std::uint64_t> Comm::max(const std::vector<std::uint64_t>& v) const 
   return backend_->reduce(v, ReduceOp::max);
 }
 std::vector<double> Comm::all_gather(const std::vector<double>& v) const { return backend_->all_gather(v); }
+std::vector<double> Comm::gather(const std::vector<double>& v) const { return backend_->gather(v); }
 std::vector<std::string> Comm::gather_strings(const std::string& s) const { return backend_->gather_strings(s); }
 std::string Comm::broadcast(const std::string& s) const { return backend_->broadcast(s); }
 std::int64_t Comm::broadcast(std::int64_t v) const { return backend_->broadcast(v); }

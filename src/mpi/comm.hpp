@@ -80,8 +80,12 @@ class Comm {
   std::vector<std::uint64_t> sum(const std::vector<std::uint64_t>& v) const;
   std::vector<std::uint64_t> max(const std::vector<std::uint64_t>& v) const;  // element-wise
 
-  // Every rank contributes one fixed-size vector; every rank gets all of them, rank-major.
+  // Every rank contributes one fixed-size vector; every rank gets all of them, rank-major. For
+  // answers every rank needs; figures only rank 0 reports travel with gather().
   std::vector<double> all_gather(const std::vector<double>& v) const;
+  // Every rank contributes one vector of the same size; rank 0 gets all of them, rank-major, and
+  // the others an empty vector: per-rank figures cost the other ranks nothing to receive.
+  std::vector<double> gather(const std::vector<double>& v) const;
   // Every rank contributes a string; rank 0 gets all of them (others get an empty vector).
   std::vector<std::string> gather_strings(const std::string& s) const;
 

@@ -28,6 +28,7 @@ class CommBackend {
   virtual std::vector<double> reduce(const std::vector<double>& v, ReduceOp op) const = 0;
   virtual std::vector<std::uint64_t> reduce(const std::vector<std::uint64_t>& v, ReduceOp op) const = 0;
   virtual std::vector<double> all_gather(const std::vector<double>& v) const = 0;
+  virtual std::vector<double> gather(const std::vector<double>& v) const = 0;  // to rank 0
   virtual std::vector<std::string> gather_strings(const std::string& s) const = 0;
   virtual std::string broadcast(const std::string& s) const = 0;
   virtual std::int64_t broadcast(std::int64_t v) const = 0;

@@ -10,6 +10,7 @@
 
 #include "mpi/comm.hpp"
 #include "mpi/comm_backend.hpp"
+#include "mpi/node_sync.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/wait_policy.hpp"
@@ -43,6 +44,9 @@ bool probe_mpi_yields_when_idle() {
 }
 
 bool mpi_yields_when_idle = false;  // probed once, in Session
+// The ranks' int reductions and barriers through shared memory when they all run on one host
+// (mpi/node_sync.hpp); null: MPI's non-blocking collectives, waited on below.
+std::unique_ptr<NodeSync> node_sync;
 
 // Waits for a non-blocking collective: polls, yields, then sleeps, as util/wait_policy.hpp decides
 // from how long the wait has lasted. Completion is only noticed at a poll (MPI_Test also drives the
@@ -95,12 +99,14 @@ Session::Session(int* argc, char*** argv) {
   // Errors come back as codes and become trainio errors instead of MPI's default abort.
   check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   mpi_yields_when_idle = probe_mpi_yields_when_idle();
+  node_sync = NodeSync::create();
 }
 
 Session::~Session() {
   if (aborted) return;
   int finalized = 0;
   if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
+  node_sync.reset();
   // A destructor cannot throw: a failed finalize is reported here and fails the process, after
   // everything it printed so far is out.
   if (const int rc = MPI_Finalize(); rc != MPI_SUCCESS) {
@@ -160,11 +166,17 @@ class MpiBackend final : public CommBackend {
   }
 
   void barrier() const override {
+    if (node_sync) {
+      node_sync->reduce(0, ReduceOp::min);
+      return;
+    }
     MPI_Request request;
     check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "MPI_Ibarrier");
     wait_politely(request);
   }
-  int reduce(int v, ReduceOp op) const override { return allreduce(v, MPI_INT, mpi_op(op)); }
+  int reduce(int v, ReduceOp op) const override {
+    return node_sync ? node_sync->reduce(v, op) : allreduce(v, MPI_INT, mpi_op(op));
+  }
   double reduce(double v, ReduceOp op) const override { return allreduce(v, MPI_DOUBLE, mpi_op(op)); }
   std::uint64_t reduce(std::uint64_t v, ReduceOp op) const override { return allreduce(v, MPI_UINT64_T, mpi_op(op)); }
   std::int64_t reduce(std::int64_t v, ReduceOp op) const override { return allreduce(v, MPI_INT64_T, mpi_op(op)); }
@@ -181,6 +193,17 @@ class MpiBackend final : public CommBackend {
     check(MPI_Iallgather(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, out.data(), static_cast<int>(v.size()),
                          MPI_DOUBLE, MPI_COMM_WORLD, &request),
           "MPI_Iallgather");
+    wait_politely(request);
+    return out;
+  }
+
+  std::vector<double> gather(const std::vector<double>& v) const override {
+    // Only rank 0's receive buffer is read by MPI; the others keep none.
+    std::vector<double> out(rank_ == 0 ? v.size() * static_cast<size_t>(size_) : 0);
+    MPI_Request request;
+    check(MPI_Igather(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, out.data(), static_cast<int>(v.size()),
+                      MPI_DOUBLE, 0, MPI_COMM_WORLD, &request),
+          "MPI_Igather");
     wait_politely(request);
     return out;
   }

@@ -105,27 +105,36 @@ EpochPlan::EpochPlan(const DatasetLayout& layout, Split split, const config::Wor
   }
 }
 
-SampleRef EpochPlan::sample(std::uint64_t step, std::uint64_t slot) const {
+SampleRef EpochPlan::sample(std::uint64_t step, std::uint64_t slot) const { return sample_at(step, slot, nullptr); }
+
+SampleRef EpochPlan::sample(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo& files) const {
+  return sample_at(step, slot, &files);
+}
+
+SampleRef EpochPlan::sample_at(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo* files) const {
   const std::uint64_t i = step * batch_ + slot;  // this rank's i-th sample of the epoch
   switch (partition_) {
-    case Partition::strided: return strided(i * static_cast<std::uint64_t>(ranks_) + static_cast<std::uint64_t>(rank_));
-    case Partition::local_files: return local_file(i);
+    case Partition::strided: return strided(i * static_cast<std::uint64_t>(ranks_) + static_cast<std::uint64_t>(rank_), files);
+    case Partition::local_files: return local_file(i, files);
     case Partition::contiguous: return contiguous(i);
-    case Partition::file_streams: return local_file(i);  // the loader streams files; not used
+    case Partition::file_streams: return local_file(i, files);  // the loader streams files; not used
   }
   return {};
 }
 
-SampleRef EpochPlan::strided(std::uint64_t position) const {
-  const std::uint64_t k = shuffle_samples_ ? sample_order_(position) : position;
-  const std::uint64_t file_position = k / samples_per_file_;
-  return {shuffle_files_ ? file_order_(file_position) : file_position, k % samples_per_file_};
+std::uint64_t EpochPlan::file_in_order(std::uint64_t position, util::Permutation::Memo* files) const {
+  if (!shuffle_files_) return position;
+  return files ? file_order_(position, *files) : file_order_(position);
 }
 
-SampleRef EpochPlan::local_file(std::uint64_t index) const {
+SampleRef EpochPlan::strided(std::uint64_t position, util::Permutation::Memo* files) const {
+  const std::uint64_t k = shuffle_samples_ ? sample_order_(position) : position;
+  return {file_in_order(k / samples_per_file_, files), k % samples_per_file_};
+}
+
+SampleRef EpochPlan::local_file(std::uint64_t index, util::Permutation::Memo* files) const {
   const std::uint64_t k = shuffle_samples_ ? sample_order_(index) : index;
-  const std::uint64_t local = k / samples_per_file_;
-  const std::uint64_t owned = shuffle_files_ ? file_order_(local) : local;
+  const std::uint64_t owned = file_in_order(k / samples_per_file_, files);
   return {static_cast<std::uint64_t>(rank_) + owned * static_cast<std::uint64_t>(ranks_), k % samples_per_file_};
 }
 

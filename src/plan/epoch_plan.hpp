@@ -86,11 +86,16 @@ class EpochPlan {
 
   // The sample this rank reads at `step`, position `slot` of the batch.
   SampleRef sample(std::uint64_t step, std::uint64_t slot) const;
+  // The same, remembering the last file looked up in the file order in `files` (a reader's own):
+  // consecutive samples of a file then cost no evaluation of that order.
+  SampleRef sample(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo& files) const;
 
  private:
-  SampleRef strided(std::uint64_t position) const;
-  SampleRef local_file(std::uint64_t index) const;
+  SampleRef sample_at(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo* files) const;
+  SampleRef strided(std::uint64_t position, util::Permutation::Memo* files) const;
+  SampleRef local_file(std::uint64_t index, util::Permutation::Memo* files) const;
   SampleRef contiguous(std::uint64_t index) const;
+  std::uint64_t file_in_order(std::uint64_t position, util::Permutation::Memo* files) const;
 
   Partition partition_;
   std::uint64_t files_;

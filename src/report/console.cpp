@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "metrics/bottleneck.hpp"
+#include "metrics/client_capacity.hpp"
 #include "report/dlio_figures.hpp"
 #include "storage/s3_endpoint.hpp"
 #include "util/error.hpp"
@@ -207,6 +208,11 @@ std::string final_table(const config::Workload& w, const plan::DatasetLayout& la
       out += fmt::format("  {:<22} {}   no verdict: {}\n", "accelerator util. (AU)",
                          f.au_mean ? fmt::format("{:.2f}% (stdev {:.2f})", *f.au_mean, *f.au_stdev) : std::string("-"),
                          f.verdict_cause);
+    // Beside AU: how many accelerators this client could feed before it, not the storage, limits.
+    const metrics::ClientCapacity cap = metrics::client_capacity(metrics::capacity_inputs(run, run.client_cores, w.metric.au));
+    out += fmt::format("  {:<22} {}\n", "client capacity",
+                       cap.accelerators ? fmt::format("{} accelerators at AU {:.0f}% ({})", *cap.accelerators, w.metric.au * 100, cap.reason)
+                                        : fmt::format("unknown: {}", cap.reason));
     out += fmt::format("  {:<22} {}; exact window: {:.2f}\n", "throughput (DLIO)",
                        f.throughput_mean ? fmt::format("{:.2f} samples/s (stdev {:.2f})", *f.throughput_mean, *f.throughput_stdev)
                                          : std::string("- (no value, see trainio.notes in summary.json)"),

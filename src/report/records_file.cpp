@@ -189,6 +189,7 @@ RecordsFile::RecordsFile(const std::string& folder, const RecordsHeader& h)
             {"batch_size_eval", h.batch_size_eval},
             {"exclude_start_steps", h.exclude_start_steps},
             {"exclude_end_steps", h.exclude_end_steps},
+            {"cores", h.cores},
             {"clock", "CLOCK_MONOTONIC nanoseconds (*_ns); wall times ISO 8601, local, microseconds"},
             {"histograms", "buckets [lowest, highest, count], bounds inclusive: values below 64 exactly, then 64 "
                            "buckets per power of two"}}

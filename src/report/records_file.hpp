@@ -20,6 +20,7 @@ struct RecordsHeader {
   std::string hostname;
   std::uint64_t batch_size = 0, batch_size_eval = 0;
   std::uint64_t exclude_start_steps = 0, exclude_end_steps = 0;
+  double cores = 0;  // the rank's share of the cores it may run on (engine::RankCores::share)
 };
 
 class RecordsFile {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/client_capacity.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "report/async_json.hpp"
 #include "report/config_json.hpp"
@@ -21,6 +22,35 @@ namespace trainio::report {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+// How many accelerators this client could feed (metrics/client_capacity.hpp), with its evidence.
+json client_capacity_json(const metrics::RunSummary& run, const config::Workload& w) {
+  const metrics::CapacityInputs in = metrics::capacity_inputs(run, run.client_cores, w.metric.au);
+  const metrics::ClientCapacity c = metrics::client_capacity(in);
+  return {{"accelerators", c.accelerators ? json(*c.accelerators) : json(nullptr)},
+          {"accelerators_beside_others", c.accelerators_beside_others ? json(*c.accelerators_beside_others) : json(nullptr)},
+          {"reason", c.reason},
+          {"formula", metrics::kCapacityFormula},
+          {"evidence",
+           {{"ranks", in.ranks},
+            {"steps_per_rank", in.steps},
+            {"compute_seconds", in.compute_seconds},
+            {"bytes_read", in.bytes_read},
+            {"cpu_seconds", in.cpu_seconds},
+            {"cpu_polling_seconds", in.cpu_polling_seconds},
+            {"duration_seconds", in.duration_seconds},
+            {"cores", in.cores},
+            {"host_idle_share", in.host_ticks_total > 0 ? json(static_cast<double>(in.host_ticks_idle) /
+                                                                static_cast<double>(in.host_ticks_total))
+                                                         : json(nullptr)},
+            {"au_target", in.au_target},
+            {"demand_bytes_per_second", maybe(c.demand_bytes_per_second)},
+            {"cpu_seconds_per_byte", maybe(c.cpu_seconds_per_byte)},
+            {"cpu_seconds_per_step", maybe(c.cpu_seconds_per_step)},
+            {"cores_per_accelerator", maybe(c.cores_per_accelerator)},
+            {"other_cores_busy", maybe(c.other_cores_busy)},
+            {"available_cores", maybe(c.available_cores)}}}};
+}
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 json proc_json(const std::string& path) {
@@ -253,7 +283,8 @@ void epochs_part(JsonStream& out, const config::Workload& w, const metrics::RunS
                       {"page_cache", page_cache_json(train_cache)},
                       // Every epoch's training together: the end-of-run table's latency rows.
                       {"sample_read_seconds", latency_json(run.train_sample_ns)},
-                      {"batch_wait_seconds", latency_json(run.train_wait_ns)}});
+                      {"batch_wait_seconds", latency_json(run.train_wait_ns)},
+                      {"client_capacity", client_capacity_json(run, w)}});
   if (evaluated) out.field("eval", {{"page_cache", page_cache_json(eval_cache)}});
   if (w.cache.tier != config::CacheTier::none) out.field("cache", cache_part(w, run));
   stream_list(out, "epochs", run.epochs, [&](const metrics::EpochSummary& e) {

@@ -73,6 +73,9 @@ class Client {
   // fit in `dest`). Returns the bytes received.
   std::uint64_t get(const std::string& bucket, const std::string& key, std::span<char> dest, std::uint64_t offset = 0,
                     std::uint64_t length = 0);
+  // GET of bytes [offset, offset + length), counted, not kept (a reader that only moves the
+  // bytes, e.g. a Parquet row group's columns). Returns the bytes received.
+  std::uint64_t get_counted(const std::string& bucket, const std::string& key, std::uint64_t offset, std::uint64_t length);
   // A whole-object read as the CRT makes one (s3torchconnector's get_object().read()): a first
   // ranged GET of `part_bytes` that learns the object's size, then ranged GETs of the remaining
   // parts, up to `in_flight` at once on as many kept connections. The object's first

@@ -74,6 +74,15 @@ std::uint64_t Client::get(const std::string& bucket, const std::string& key, std
   return a.verdict == Verdict::empty ? 0 : a.received;
 }
 
+std::uint64_t Client::get_counted(const std::string& bucket, const std::string& key, std::uint64_t offset,
+                                  std::uint64_t length) {
+  Call call(Request::get, "GET", bucket, &key);
+  call.set_range(offset, length);
+  call.discard = true;
+  const Answer a = perform(call);
+  return a.verdict == Verdict::empty ? 0 : a.received;
+}
+
 std::uint64_t Client::read_object(const std::string& bucket, const std::string& key, std::span<char> head,
                                   std::size_t part_bytes, int in_flight) {
   auto part_call = [&](std::uint64_t offset, std::uint64_t size) {

@@ -1,10 +1,11 @@
 #pragma once
 // How a thread waits for something another thread or rank will soon finish: poll, then yield, then
 // sleep. A pure function of how long the wait has lasted, so it is tested without MPI or a clock.
-// Two waits follow it: a rank's wait for a collective it has started (the per-step barrier above
-// all; mpi/comm_mpi.cpp calls MPI_Test between the steps it returns), and the training loop's wait
-// for its next batch (engine/batch_wait.hpp: with a core to spare it polls, yielding, as long as
-// this policy's yield phase lasts, then blocks).
+// Two waits follow it: a rank's wait for an MPI collective it has started (mpi/comm_mpi.cpp calls
+// MPI_Test between the steps it returns; the per-step barrier only in jobs across hosts: on one
+// host it goes through shared memory and a futex, mpi/node_sync.hpp, and polls for spin_ns only),
+// and the training loop's wait for its next batch (engine/batch_wait.hpp: with a core to spare it
+// polls, yielding, as long as this policy's yield phase lasts, then blocks).
 
 #include <algorithm>
 #include <cstdint>

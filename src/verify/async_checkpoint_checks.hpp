@@ -5,13 +5,12 @@
 
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "verify/checks.hpp"
+#include "verify/json_view.hpp"
 
 namespace trainio::verify {
 
 // Nothing to check when the summary has no trainio.checkpoint.async (synchronous saves).
-void check_async_checkpoints(const std::string& folder, const nlohmann::json& summary, int ranks, Checks& checks);
+void check_async_checkpoints(const std::string& folder, const JsonValue& summary, int ranks, Checks& checks);
 
 }  // namespace trainio::verify

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -15,19 +16,59 @@ std::string shown(std::optional<double> v) {
   return fmt::format("{:.9g}", *v);
 }
 
-std::optional<double> number_of(const nlohmann::json* v) {
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  return v->get<double>();
-}
-
 }  // namespace
 
 Tolerance printed(int decimals) { return {0, 0.5 * std::pow(10.0, -decimals) * (1 + 1e-9)}; }
 
+// A reported value, from either kind of document.
+struct Checks::Reported {
+  enum class Kind { absent, null, number, string, boolean, other } kind = Kind::absent;
+  double number = 0;
+  bool boolean = false;
+  std::string text;  // a string's
+  const nlohmann::json* json = nullptr;
+  JsonValue value;
+
+  explicit Reported(const nlohmann::json* v) : json(v) {
+    if (v == nullptr) return;
+    if (v->is_null()) kind = Kind::null;
+    else if (v->is_number()) kind = Kind::number, number = v->get<double>();
+    else if (v->is_boolean()) kind = Kind::boolean, boolean = v->get<bool>();
+    else if (v->is_string()) kind = Kind::string, text = v->get<std::string>();
+    else kind = Kind::other;
+  }
+  explicit Reported(const JsonValue& v) : value(v) {
+    if (!v.valid()) return;
+    if (v.is_null()) kind = Kind::null;
+    else if (v.is_number()) kind = Kind::number, number = v.f64();
+    else if (v.is_bool()) kind = Kind::boolean, boolean = v.boolean();
+    else if (v.is_string()) kind = Kind::string, text = v.str();
+    else kind = Kind::other;
+  }
+  // The value as JSON text (a string with its quotes), made only for a check that is shown.
+  std::string dump() const {
+    if (kind == Kind::absent) return "absent";
+    return json ? json->dump() : std::string(value.raw());
+  }
+  // A string without its quotes.
+  std::string shown() const { return kind == Kind::string ? text : dump(); }
+};
+
 void Checks::number(const std::string& figure, const nlohmann::json* reported, std::optional<double> recomputed,
                     Tolerance t, bool headline) {
-  const std::optional<double> r = number_of(reported);
-  const bool typed = reported == nullptr || reported->is_number() || reported->is_null();
+  number(figure, Reported(reported), recomputed, t, headline);
+}
+
+void Checks::number(const std::string& figure, const JsonValue& reported, std::optional<double> recomputed, Tolerance t,
+                    bool headline) {
+  number(figure, Reported(reported), recomputed, t, headline);
+}
+
+void Checks::number(const std::string& figure, const Reported& reported, std::optional<double> recomputed, Tolerance t,
+                    bool headline) {
+  using Kind = Reported::Kind;
+  const std::optional<double> r = reported.kind == Kind::number ? std::optional<double>(reported.number) : std::nullopt;
+  const bool typed = reported.kind == Kind::absent || reported.kind == Kind::number || reported.kind == Kind::null;
   bool ok = typed && r.has_value() == recomputed.has_value();
   double diff = 0;
   if (typed && r && recomputed) {
@@ -36,7 +77,8 @@ void Checks::number(const std::string& figure, const nlohmann::json* reported, s
   }
   // Most checks agree and are not shown: their text is made only when it will be read.
   if (ok && !headline && !on_check) return count_agreed();
-  Check c{figure, typed ? (reported == nullptr ? "absent" : shown(r)) : reported->dump(), shown(recomputed), {}, ok, headline};
+  const std::string shown_reported = !typed ? reported.dump() : reported.kind == Kind::absent ? "absent" : shown(r);
+  Check c{figure, shown_reported, shown(recomputed), {}, ok, headline};
   if (typed && r && recomputed)
     c.difference = diff == 0 ? "0" : fmt::format("{:.3g}", *recomputed != 0 ? diff / std::fabs(*recomputed) : diff) +
                                          (*recomputed != 0 ? " (relative)" : "");
@@ -56,15 +98,31 @@ void Checks::cell(const std::string& figure, const std::string& reported, std::o
 }
 
 void Checks::text(const std::string& figure, const nlohmann::json* reported, const std::string& recomputed, bool headline) {
-  const bool ok = reported != nullptr && reported->is_string() && reported->get_ref<const std::string&>() == recomputed;
+  text(figure, Reported(reported), recomputed, headline);
+}
+
+void Checks::text(const std::string& figure, const JsonValue& reported, const std::string& recomputed, bool headline) {
+  // The common case without a copy of the text.
+  if (!headline && !on_check && reported.valid() && reported.is_string() && reported.equals(recomputed)) return count_agreed();
+  text(figure, Reported(reported), recomputed, headline);
+}
+
+void Checks::text(const std::string& figure, const Reported& reported, const std::string& recomputed, bool headline) {
+  const bool ok = reported.kind == Reported::Kind::string && reported.text == recomputed;
   if (ok && !headline && !on_check) return count_agreed();
-  const std::string r = reported == nullptr ? "absent" : reported->is_string() ? reported->get<std::string>() : reported->dump();
-  add({figure, r, recomputed, {}, ok, headline});
+  add({figure, reported.shown(), recomputed, {}, ok, headline});
 }
 
 void Checks::flag(const std::string& figure, const nlohmann::json* reported, bool recomputed, bool headline) {
-  const std::string r = reported == nullptr ? "absent" : reported->dump();
-  add({figure, r, recomputed ? "true" : "false", {}, reported != nullptr && reported->is_boolean() && reported->get<bool>() == recomputed,
+  flag(figure, Reported(reported), recomputed, headline);
+}
+
+void Checks::flag(const std::string& figure, const JsonValue& reported, bool recomputed, bool headline) {
+  flag(figure, Reported(reported), recomputed, headline);
+}
+
+void Checks::flag(const std::string& figure, const Reported& reported, bool recomputed, bool headline) {
+  add({figure, reported.dump(), recomputed ? "true" : "false", {}, reported.kind == Reported::Kind::boolean && reported.boolean == recomputed,
        headline});
 }
 
@@ -96,6 +154,26 @@ const nlohmann::json* find(const nlohmann::json& doc, const std::string& path) {
       at = &(*at)[i];
     } else {
       return nullptr;
+    }
+    from = to + 1;
+  }
+  return at;
+}
+
+JsonValue find(const JsonValue& doc, std::string_view path) {
+  JsonValue at = doc;
+  std::size_t from = 0;
+  while (from <= path.size() && at.valid()) {
+    const std::size_t to = std::min(path.find('/', from), path.size());
+    const std::string_view part = path.substr(from, to - from);
+    if (at.is_object()) {
+      at = at.find(part);
+    } else if (at.is_array() && !part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos) {
+      std::size_t i = 0;
+      if (std::from_chars(part.data(), part.data() + part.size(), i).ec != std::errc() || i >= at.size()) return {};
+      at = at.at(i);
+    } else {
+      return {};
     }
     from = to + 1;
   }

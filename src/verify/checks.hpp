@@ -13,6 +13,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "verify/json_view.hpp"
+
 namespace trainio::verify {
 
 // How far a recomputed value may be from the reported one, and why (docs/results.md).
@@ -44,6 +46,11 @@ class Checks {
   void cell(const std::string& figure, const std::string& reported, std::optional<double> recomputed, Tolerance t);
   void text(const std::string& figure, const nlohmann::json* reported, const std::string& recomputed, bool headline = false);
   void flag(const std::string& figure, const nlohmann::json* reported, bool recomputed, bool headline = false);
+  // The same, with the reported value in a parsed document (an invalid value: absent).
+  void number(const std::string& figure, const JsonValue& reported, std::optional<double> recomputed, Tolerance t,
+              bool headline = false);
+  void text(const std::string& figure, const JsonValue& reported, const std::string& recomputed, bool headline = false);
+  void flag(const std::string& figure, const JsonValue& reported, bool recomputed, bool headline = false);
   // Something that is wrong without two numbers to compare (a row missing, a record cut short).
   void problem(const std::string& figure, const std::string& what);
 
@@ -54,6 +61,10 @@ class Checks {
   static constexpr std::size_t kKeptMismatches = 200;
 
  private:
+  struct Reported;
+  void number(const std::string& figure, const Reported& reported, std::optional<double> recomputed, Tolerance t, bool headline);
+  void text(const std::string& figure, const Reported& reported, const std::string& recomputed, bool headline);
+  void flag(const std::string& figure, const Reported& reported, bool recomputed, bool headline);
   void add(Check c);
   void count_agreed() { ++count_; }
   std::uint64_t count_ = 0, mismatches_ = 0;
@@ -63,5 +74,6 @@ class Checks {
 // The value at a '/'-separated path of a JSON document (array elements by index); null when the
 // path does not exist.
 const nlohmann::json* find(const nlohmann::json& doc, const std::string& path);
+JsonValue find(const JsonValue& doc, std::string_view path);  // invalid when the path does not exist
 
 }  // namespace trainio::verify

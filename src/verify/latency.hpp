@@ -5,7 +5,7 @@
 // not share the code whose figures it checks, only the documented rule.
 
 #include <cstdint>
-#include <map>
+#include <vector>
 
 namespace trainio::verify {
 
@@ -34,7 +34,11 @@ class Latency {
   std::uint64_t bucketed() const;
 
  private:
-  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> buckets_;  // lowest -> (highest, count)
+  struct Bucket {
+    std::uint64_t lowest, highest, count;
+  };
+  // By lowest value: a sorted vector, not a map (verify merges millions of small distributions).
+  std::vector<Bucket> buckets_;
   std::uint64_t count_ = 0, sum_ = 0, min_ = ~0ULL, max_ = 0;
 };
 

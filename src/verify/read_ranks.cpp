@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <charconv>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <mutex>
 #include <thread>
 
@@ -17,7 +19,40 @@ namespace trainio::verify {
 
 // Seconds since the epoch of an ISO 8601 local time with microseconds, read as if it were UTC:
 // differences between two such times are exact (to the microsecond) outside a clock change.
+namespace {
+
+// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// The records' own shape, YYYY-MM-DDTHH:MM:SS.ffffff, read without sscanf and timegm (verify
+// reads two per span, millions in a long run); nullopt for any other text.
+std::optional<double> fixed_iso_seconds(const std::string& t) {
+  if (t.size() != 26 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':' || t[19] != '.')
+    return std::nullopt;
+  int v[7] = {};
+  const int at[7][2] = {{0, 4}, {5, 2}, {8, 2}, {11, 2}, {14, 2}, {17, 2}, {20, 6}};
+  for (int i = 0; i < 7; ++i)
+    for (int k = 0; k < at[i][1]; ++k) {
+      const char c = t[static_cast<std::size_t>(at[i][0] + k)];
+      if (c < '0' || c > '9') return std::nullopt;
+      v[i] = v[i] * 10 + (c - '0');
+    }
+  if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 60) return std::nullopt;
+  const std::int64_t days = days_from_civil(v[0], static_cast<unsigned>(v[1]), static_cast<unsigned>(v[2]));
+  return static_cast<double>(days * 86400 + v[3] * 3600 + v[4] * 60 + v[5]) + v[6] * 1e-6;
+}
+
+}  // namespace
+
 std::optional<double> iso_seconds(const std::string& text) {
+  if (const auto fixed = fixed_iso_seconds(text)) return fixed;
   std::tm tm{};
   int micros = 0;
   if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d.%6d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
@@ -38,12 +73,46 @@ namespace {
 
 using json = nlohmann::json;
 
-std::optional<json> read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  json doc = json::parse(in, nullptr, false);
-  if (doc.is_discarded()) return std::nullopt;
-  return doc;
+// A rank's <rank>_per_epoch_stats.json, its entries by epoch (none when the file is missing or
+// not JSON: each of its figures is then reported absent).
+class EpochStats {
+ public:
+  explicit EpochStats(const std::string& path) {  // values point into doc_: never copied or moved
+    if (!read_text_file(path, text_)) return;
+    try {
+      doc_.parse(text_);
+    } catch (const JsonError&) {
+      return;
+    }
+    if (!doc_.root().is_object()) return;
+    doc_.root().members([&](std::string_view key, const JsonValue& v) {
+      std::uint64_t epoch = 0;
+      // Only the keys fmt would write for an epoch: digits without a leading zero.
+      if (key.empty() || (key[0] == '0' && key.size() > 1) || key.find_first_not_of("0123456789") != std::string_view::npos ||
+          std::from_chars(key.data(), key.data() + key.size(), epoch).ec != std::errc() || epoch > 100'000'000)
+        return;
+      if (by_epoch_.size() <= epoch) by_epoch_.resize(epoch + 1);
+      by_epoch_[epoch] = v;  // a repeated key: the last one, as a JSON object keeps it
+    });
+  }
+  // The entry `key` of `epoch`; invalid when absent.
+  JsonValue at(std::uint64_t epoch, std::string_view key) const {
+    if (epoch >= by_epoch_.size() || !by_epoch_[epoch].valid() || !by_epoch_[epoch].is_object()) return {};
+    return by_epoch_[epoch].find(key);
+  }
+
+ private:
+  std::string text_;
+  JsonDoc doc_;
+  std::vector<JsonValue> by_epoch_;
+
+ public:
+  EpochStats(const EpochStats&) = delete;
+  EpochStats& operator=(const EpochStats&) = delete;
+};
+
+JsonValue member(const JsonValue& entry, std::string_view key) {
+  return entry.valid() && entry.is_object() ? entry.find(key) : JsonValue();
 }
 
 // DLIO writes an epoch's, block's and evaluation's durations as text with two decimals.
@@ -54,10 +123,10 @@ std::string duration_text(const std::string& start, const std::string& end) {
 
 // One span of <rank>_per_epoch_stats.json: start and end as the records give them, its duration
 // their difference.
-void check_span(const std::string& name, const json* entry, const std::string& start, const std::string& end, Checks& checks) {
-  checks.text(name + ".start", entry ? find(*entry, "start") : nullptr, start);
-  checks.text(name + ".end", entry ? find(*entry, "end") : nullptr, end);
-  checks.text(name + ".duration", entry ? find(*entry, "duration") : nullptr, duration_text(start, end));
+void check_span(const std::string& name, const JsonValue& entry, const std::string& start, const std::string& end, Checks& checks) {
+  checks.text(name + ".start", member(entry, "start"), start);
+  checks.text(name + ".end", member(entry, "end"), end);
+  checks.text(name + ".duration", member(entry, "duration"), duration_text(start, end));
 }
 
 class RankReader {
@@ -66,9 +135,7 @@ class RankReader {
   RankReader(const std::string& folder, int rank, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks,
              std::mutex& shared)
       : folder_(folder), rank_(rank), ranks_(ranks), checkpoint_gib_(checkpoint_gib), totals_(totals), checks_(checks),
-        shared_(shared) {
-    stats_ = read_json_file(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank)));
-  }
+        shared_(shared), stats_(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank))) {}
 
   void read() {
     RecordVisitor v;
@@ -129,9 +196,7 @@ class RankReader {
     s.first_read_min = std::min(s.first_read_min, seconds);
   }
 
-  const json* stats_at(std::uint64_t epoch, const std::string& key) const {
-    return stats_ ? find(*stats_, fmt::format("{}/{}", epoch, key)) : nullptr;
-  }
+  JsonValue stats_at(std::uint64_t epoch, std::string_view key) const { return stats_.at(epoch, key); }
 
   void on_rank(const RankLine& r) {
     if (r.rank != rank_ || r.ranks != ranks_)
@@ -151,8 +216,9 @@ class RankReader {
     PhaseTotals& totals = totals_.phases[{p.epoch, p.kind}];
     totals.kind = p.kind;
     totals.epoch = p.epoch;
+    if (totals.ranks.empty()) totals.ranks.reserve(static_cast<std::size_t>(ranks_));  // kept to the end: no slack
     totals.add(header_, p, it == steps_->end() ? none : it->second);
-    const RankPhase& mine = totals.ranks.back();
+    RankPhase& mine = totals.ranks.back();
     const StepPhase& steps = it == steps_->end() ? none : it->second;
     // DLIO's per-rank file: each block's AU (percent) and throughput.
     const std::string name = fmt::format("{} {}_output.json epoch {} ", tag(), rank_, p.epoch);
@@ -166,6 +232,8 @@ class RankReader {
       checks_.number(name + "throughput." + block, reported.reported ? &throughput : nullptr, mine.blocks[b].throughput_dlio,
                      kRounding);
     }
+    // The blocks' figures are checked: only the phase's are kept, for every rank to the end.
+    std::vector<Window>().swap(mine.blocks);
     // Its per_epoch_stats: the spans the records give.
     const std::string stats = fmt::format("{} {}_per_epoch_stats.json epoch {} ", tag(), rank_, p.epoch);
     if (p.kind == "eval") {
@@ -190,12 +258,12 @@ class RankReader {
     if (c.kind == "load" && c.first_read_end_ns != 0 && first_read_end_ns_ == 0) first_read_end_ns_ = c.first_read_end_ns;
     const std::string key = fmt::format("{}_ckpt{}", c.kind, c.block);
     const std::uint64_t epoch = c.epoch == 0 ? 1 : c.epoch;
-    const json* entry = stats_at(epoch, key);
+    const JsonValue entry = stats_at(epoch, key);
     const std::string name = fmt::format("{} {}_per_epoch_stats.json epoch {} {}", tag(), rank_, epoch, key);
-    checks_.text(name + ".start", entry ? find(*entry, "start") : nullptr, c.start);
-    checks_.text(name + ".end", entry ? find(*entry, "end") : nullptr, c.end);
-    checks_.number(name + ".duration", entry ? find(*entry, "duration") : nullptr, c.seconds, kExact);
-    checks_.number(name + ".throughput", entry ? find(*entry, "throughput") : nullptr,
+    checks_.text(name + ".start", member(entry, "start"), c.start);
+    checks_.text(name + ".end", member(entry, "end"), c.end);
+    checks_.number(name + ".duration", member(entry, "duration"), c.seconds, kExact);
+    checks_.number(name + ".throughput", member(entry, "throughput"),
                    c.seconds > 0 ? checkpoint_gib_ / c.seconds : 0.0, kRounding);
     // DLIO's duration is end - start.
     const auto wall = iso_span(c.start, c.end);
@@ -212,7 +280,7 @@ class RankReader {
   std::int64_t first_read_end_ns_ = 0;  // of this rank's first load
   RankLine header_;
   std::optional<StepLists> steps_;
-  std::optional<json> stats_;
+  EpochStats stats_;
 };
 
 }  // namespace
@@ -249,11 +317,8 @@ void CheckpointTotals::add(const CheckpointLine& c, int rank) {
   io.merge(c.io);
 }
 
-void read_ranks(const std::string& folder, int ranks, RunTotals& totals, Checks& checks) {
+void read_ranks(const std::string& folder, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks) {
   totals.ranks = ranks;
-  double checkpoint_gib = 0;
-  if (const auto summary = read_json_file(util::join(folder, "summary.json")))
-    if (const json* size = find(*summary, "metric/checkpoint_size_GB"); size && size->is_number()) checkpoint_gib = size->get<double>();
   // The ranks' files are read in parallel (their parsing is what costs); what each adds to the
   // totals is added under one lock. A streaming --all prints in one order: one thread then.
   std::mutex shared;

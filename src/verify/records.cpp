@@ -4,25 +4,31 @@
 
 #include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "verify/json_view.hpp"
 
 namespace trainio::verify {
 
 namespace {
 
-using json = nlohmann::json;
+using json = JsonValue;
 
-std::uint64_t count_of(const json& o, const char* key) { return o.at(key).get<std::uint64_t>(); }
+std::uint64_t count_of(const json& o, const char* key) { return o.at(key).u64(); }
+
+std::array<std::uint64_t, 10> ten_counts(const json& a) {
+  std::array<std::uint64_t, 10> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = a.at(i).u64();
+  return out;
+}
 
 std::optional<std::uint64_t> maybe_count(const json& v) {
-  return v.is_null() ? std::nullopt : std::optional<std::uint64_t>(v.get<std::uint64_t>());
+  return v.is_null() ? std::nullopt : std::optional<std::uint64_t>(v.u64());
 }
 
 Latency latency_of(const json& h) {
   Latency l;
-  for (const auto& b : h.at("buckets")) l.add_bucket(b.at(0).get<std::uint64_t>(), b.at(1).get<std::uint64_t>(), b.at(2).get<std::uint64_t>());
+  for (const auto& b : h.at("buckets")) l.add_bucket(b.at(0).u64(), b.at(1).u64(), b.at(2).u64());
   l.add_totals(count_of(h, "count"), count_of(h, "sum"), count_of(h, "min"), count_of(h, "max"));
   return l;
 }
@@ -33,8 +39,8 @@ Profile profile_of(const json& p) {
   out.writes = count_of(p, "writes");
   out.bytes_read = count_of(p, "bytes_read");
   out.bytes_written = count_of(p, "bytes_written");
-  out.read_sizes = p.at("read_sizes").get<std::array<std::uint64_t, 10>>();
-  out.write_sizes = p.at("write_sizes").get<std::array<std::uint64_t, 10>>();
+  out.read_sizes = ten_counts(p.at("read_sizes"));
+  out.write_sizes = ten_counts(p.at("write_sizes"));
   out.sequential_reads = count_of(p, "sequential_reads");
   out.consecutive_reads = count_of(p, "consecutive_reads");
   out.sequential_writes = count_of(p, "sequential_writes");
@@ -42,8 +48,8 @@ Profile profile_of(const json& p) {
   out.metadata_calls = count_of(p, "metadata_calls");
   out.metadata_ns = count_of(p, "metadata_ns");
   out.data_ns = count_of(p, "data_ns");
-  out.files_low = out.files_high = p.at("distinct_files_estimate").get<double>();
-  for (const auto& c : p.at("common_sizes")) out.sizes[c.at(0).get<std::uint64_t>()] += c.at(1).get<std::uint64_t>();
+  out.files_low = out.files_high = p.at("distinct_files_estimate").f64();
+  for (const auto& c : p.at("common_sizes")) out.sizes[c.at(0).u64()] += c.at(1).u64();
   out.other_sizes = count_of(p, "other_sizes");
   return out;
 }
@@ -59,28 +65,29 @@ PageCache page_cache_of(const json& c) {
   out.stayed_out_pages = count_of(c, "stayed_out_pages");
   out.failed_probes = count_of(c, "failed_probes");
   out.probe_error = count_of(c, "probe_error");
-  out.method = c.at("method").get<std::string>();
+  out.method = c.at("method").str();
   out.page_bytes = count_of(c, "page_bytes");
   return out;
 }
 
 Io io_of(const json& o) {
   Io io;
-  for (const auto& [name, op] : o.at("ops").items())
-    io.ops[name] = {count_of(op, "count"), count_of(op, "bytes"), count_of(op, "ns"), latency_of(op.at("latency_ns"))};
+  o.at("ops").members([&](std::string_view name, const json& op) {
+    io.ops[std::string(name)] = {count_of(op, "count"), count_of(op, "bytes"), count_of(op, "ns"), latency_of(op.at("latency_ns"))};
+  });
   if (o.contains("data_files")) io.data = profile_of(o.at("data_files"));  // absent: no call on such files
   if (o.contains("other_files")) io.other = profile_of(o.at("other_files"));
   io.page_cache = page_cache_of(o.at("page_cache"));
   if (o.contains("requests")) {
     const json& r = o.at("requests");
-    for (const auto& [k, v] : r.at("by_kind").items()) io.requests.by_kind[k] = v.get<std::uint64_t>();
-    for (const auto& [k, v] : r.at("by_status").items()) io.requests.by_status[k] = v.get<std::uint64_t>();
+    r.at("by_kind").members([&](std::string_view k, const json& v) { io.requests.by_kind[std::string(k)] = v.u64(); });
+    r.at("by_status").members([&](std::string_view k, const json& v) { io.requests.by_status[std::string(k)] = v.u64(); });
     io.requests.retries = count_of(r, "retries");
     io.requests.bytes = count_of(r, "bytes");
     io.requests.first_byte = latency_of(r.at("first_byte_ns"));
     io.requests.total = latency_of(r.at("total_ns"));
     if (r.contains("retries_by_status"))
-      for (const auto& [k, v] : r.at("retries_by_status").items()) io.requests.retries_by_status[k] = v.get<std::uint64_t>();
+      r.at("retries_by_status").members([&](std::string_view k, const json& v) { io.requests.retries_by_status[std::string(k)] = v.u64(); });
     if (r.contains("by_endpoint"))
       for (const auto& e : r.at("by_endpoint"))
         io.requests.by_endpoint.push_back({count_of(e, "count"), count_of(e, "retries"), count_of(e, "bytes"),
@@ -88,38 +95,39 @@ Io io_of(const json& o) {
   }
   if (o.contains("read_depth"))
     for (const auto& band : o.at("read_depth")) {
-      auto& d = io.read_depth[band.at(0).get<std::uint64_t>()];
-      d.first += band.at(1).get<std::uint64_t>();
-      d.second += band.at(2).get<std::uint64_t>();
+      auto& d = io.read_depth[band.at(0).u64()];
+      d.first += band.at(1).u64();
+      d.second += band.at(2).u64();
     }
   return io;
 }
 
 Tier tier_of(const json& t) {
   Tier out;
-  for (const auto& [k, v] : t.items())
-    if (v.is_number_unsigned()) out.counters[k] = v.get<std::uint64_t>();
+  t.members([&](std::string_view k, const json& v) {
+    if (v.is_unsigned()) out.counters[std::string(k)] = v.u64();
+  });
   out.backing = page_cache_of(t.at("backing_page_cache"));
   out.tier = page_cache_of(t.at("tier_page_cache"));
   return out;
 }
 
-Cpu cpu_of(const json& c) { return {c.at("user").get<double>(), c.at("sys").get<double>()}; }
+Cpu cpu_of(const json& c) { return {c.at("user").f64(), c.at("sys").f64()}; }
 
 PhaseLine phase_of(const json& o) {
   PhaseLine p;
-  p.kind = o.at("kind").get<std::string>();
+  p.kind = o.at("kind").str();
   p.epoch = count_of(o, "epoch");
-  p.start = o.at("start").get<std::string>();
-  p.end = o.at("end").get<std::string>();
-  p.start_ns = o.at("start_ns").get<std::int64_t>();
-  p.end_ns = o.at("end_ns").get<std::int64_t>();
-  p.paused_ns = o.at("paused_ns").get<std::int64_t>();
+  p.start = o.at("start").str();
+  p.end = o.at("end").str();
+  p.start_ns = o.at("start_ns").i64();
+  p.end_ns = o.at("end_ns").i64();
+  p.paused_ns = o.at("paused_ns").i64();
   p.first_step = count_of(o, "first_step");
   p.steps = count_of(o, "steps");
   for (const auto& b : o.at("blocks"))
-    p.blocks.push_back({b.at("start").get<std::string>(), b.at("end").get<std::string>(), b.at("start_ns").get<std::int64_t>(),
-                        b.at("end_ns").get<std::int64_t>(), count_of(b, "steps")});
+    p.blocks.push_back({b.at("start").str(), b.at("end").str(), b.at("start_ns").i64(),
+                        b.at("end_ns").i64(), count_of(b, "steps")});
   p.samples = count_of(o, "samples");
   p.sample_bytes = count_of(o, "sample_bytes");
   p.sample_read = latency_of(o.at("sample_read_ns"));
@@ -134,7 +142,7 @@ PhaseLine phase_of(const json& o) {
   p.cpu_before = cpu_of(c.at("before"));
   p.cpu_after = cpu_of(c.at("after"));
   p.cpu_in_checkpoints = cpu_of(c.at("in_checkpoints"));
-  p.cpu_polling = c.at("polling").get<double>();
+  p.cpu_polling = c.at("polling").f64();
   if (o.contains("readers") && !o.at("readers").is_null()) {
     const json& r = o.at("readers");
     p.readers = true;
@@ -147,32 +155,32 @@ PhaseLine phase_of(const json& o) {
   }
   if (o.contains("host_cpu") && !o.at("host_cpu").is_null()) {
     const json& h = o.at("host_cpu");
-    p.host_before = std::pair{h.at("before").at(0).get<std::uint64_t>(), h.at("before").at(1).get<std::uint64_t>()};
-    p.host_after = std::pair{h.at("after").at(0).get<std::uint64_t>(), h.at("after").at(1).get<std::uint64_t>()};
+    p.host_before = std::pair{h.at("before").at(0).u64(), h.at("before").at(1).u64()};
+    p.host_after = std::pair{h.at("after").at(0).u64(), h.at("after").at(1).u64()};
   }
   return p;
 }
 
 CheckpointLine checkpoint_of(const json& o) {
   CheckpointLine c;
-  c.kind = o.at("kind").get<std::string>();
+  c.kind = o.at("kind").str();
   c.index = count_of(o, "index");
   c.block = count_of(o, "block");
   c.epoch = count_of(o, "epoch");
   c.step = count_of(o, "step");
-  c.folder = o.at("folder").get<std::string>();
-  c.start = o.at("start").get<std::string>();
-  c.end = o.at("end").get<std::string>();
-  c.seconds = o.at("seconds").get<double>();
-  c.io_seconds = o.at("io_seconds").get<double>();
-  c.collective_seconds = o.at("collective_seconds").get<double>();
+  c.folder = o.at("folder").str();
+  c.start = o.at("start").str();
+  c.end = o.at("end").str();
+  c.seconds = o.at("seconds").f64();
+  c.io_seconds = o.at("io_seconds").f64();
+  c.collective_seconds = o.at("collective_seconds").f64();
   c.files = count_of(o, "files");
   c.tensor_bytes = count_of(o, "tensor_bytes");
   c.file_bytes = count_of(o, "file_bytes");
   const json& k = o.at("kernel").at("process_read_bytes");
   c.process_read_before = maybe_count(k.at(0));
   c.process_read_after = maybe_count(k.at(1));
-  c.first_read_end_ns = o.value("first_read_end_ns", std::int64_t{0});
+  c.first_read_end_ns = o.contains("first_read_end_ns") ? o.at("first_read_end_ns").i64() : 0;
   c.io = io_of(o.at("io"));
   return c;
 }
@@ -286,6 +294,7 @@ void read_records(const std::string& path, const RecordVisitor& visit) {
                      "every run since records exist writes one per rank: this folder's run was cut short, made by an "
                      "older trainio, or the file was removed");
   std::string text;
+  JsonDoc doc;  // reused line after line
   std::uint64_t number = 0;
   bool ended = false;
   auto damaged = [&](const std::string& what) {
@@ -298,12 +307,13 @@ void read_records(const std::string& path, const RecordVisitor& visit) {
     // Parsed first, handed over after: what the visitor throws is its own error, not the file's.
     std::function<void()> hand_over;
     try {
-      const json o = json::parse(text);
-      const std::string kind = o.at("record").get<std::string>();
+      doc.parse(text);
+      const json o = doc.root();
+      const std::string kind = o.at("record").str();
       if (number == 1 && kind != "rank") throw damaged("the first line is not the rank's");
       if (kind == "rank") {
-        const RankLine r{o.at("rank").get<int>(), o.at("ranks").get<int>(), o.at("host_index").get<int>(),
-                         o.at("hostname").get<std::string>(), count_of(o, "batch_size"), count_of(o, "batch_size_eval"),
+        const RankLine r{o.at("rank").i32(), o.at("ranks").i32(), o.at("host_index").i32(),
+                         o.at("hostname").str(), count_of(o, "batch_size"), count_of(o, "batch_size_eval"),
                          count_of(o, "exclude_start_steps"), count_of(o, "exclude_end_steps")};
         hand_over = [&, r] { if (visit.rank) visit.rank(r); };
       } else if (kind == "phase") {
@@ -312,30 +322,31 @@ void read_records(const std::string& path, const RecordVisitor& visit) {
         hand_over = [&, c = checkpoint_of(o)] { if (visit.checkpoint) visit.checkpoint(c); };
       } else if (kind == "generate") {
         // Records written before generation synced its own files have no durable time: the writes'.
-        const double seconds = o.at("seconds").get<double>();
-        const GenerateLine g{seconds, o.value("durable_seconds", seconds), count_of(o, "files_written"),
+        const double seconds = o.at("seconds").f64();
+        const GenerateLine g{seconds, o.contains("durable_seconds") ? o.at("durable_seconds").f64() : seconds, count_of(o, "files_written"),
                              count_of(o, "files_kept"), io_of(o.at("io"))};
         hand_over = [&, g] { if (visit.generate) visit.generate(g); };
       } else if (kind == "staging") {
-        const StagingLine st{o.at("seconds").get<double>(), tier_of(o.at("tier")), io_of(o.at("io"))};
+        const StagingLine st{o.at("seconds").f64(), tier_of(o.at("tier")), io_of(o.at("io"))};
         hand_over = [&, st] { if (visit.staging) visit.staging(st); };
       } else if (kind == "end") {
         ended = true;
-        EndLine e{o.at("stopped_by_time_limit").get<bool>(), o.value("complete", true), o.value("stop_signal", 0), {}, ""};
-        if (const auto it = o.find("process_start_ns"); it != o.end() && !it->is_null()) {
-          e.process_start_ns = it->get<std::int64_t>();
-          e.process_start = o.at("process_start").get<std::string>();
+        EndLine e{o.at("stopped_by_time_limit").boolean(), !o.contains("complete") || o.at("complete").boolean(),
+                  o.contains("stop_signal") ? o.at("stop_signal").i32() : 0, {}, ""};
+        if (const json it = o.find("process_start_ns"); it.valid() && !it.is_null()) {
+          e.process_start_ns = it.i64();
+          e.process_start = o.at("process_start").str();
         }
         hand_over = [&, e] { if (visit.end) visit.end(e); };
       } else if (kind == "failover") {
-        const FailoverLine f{o.at("previous_results").get<std::string>(), o.at("previous_end").get<std::string>()};
+        const FailoverLine f{o.at("previous_results").str(), o.at("previous_end").str()};
         hand_over = [&, f] { if (visit.failover) visit.failover(f); };
       } else if (kind == "async_save" || kind == "async_overlap") {
         hand_over = [&, kind, o] { if (visit.async) visit.async(kind, o); };
       } else {
         throw damaged(fmt::format("an unknown record '{}'", kind));
       }
-    } catch (const json::exception& e) {
+    } catch (const JsonError& e) {
       throw damaged(e.what());
     }
     hand_over();

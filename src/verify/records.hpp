@@ -18,6 +18,8 @@
 
 namespace trainio::verify {
 
+class JsonValue;
+
 struct OpTotals {
   std::uint64_t count = 0, bytes = 0, ns = 0;
   Latency latency;
@@ -163,8 +165,9 @@ struct RecordVisitor {
   std::function<void(const StagingLine&)> staging;
   std::function<void(const EndLine&)> end;
   std::function<void(const FailoverLine&)> failover;
-  // checkpoint.async's lines (`async_save`, `async_overlap`), whole: verify/async_checkpoint_checks.cpp reads them.
-  std::function<void(const std::string& kind, const nlohmann::json& line)> async;
+  // checkpoint.async's lines (`async_save`, `async_overlap`), whole, valid during the call only:
+  // verify/async_checkpoint_checks.cpp reads them.
+  std::function<void(const std::string& kind, const JsonValue& line)> async;
 };
 
 // Reads `path` line by line. Throws a data error naming the file and line when a line does not

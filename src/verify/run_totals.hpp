@@ -72,10 +72,11 @@ std::optional<double> iso_span(const std::string& start, const std::string& end)
 
 // Reads every rank's records and step lists into `totals`, checking on the way what each rank's
 // own files report (DLIO's per-rank AU and throughput, per_epoch_stats' spans).
-void read_ranks(const std::string& folder, int ranks, RunTotals& totals, Checks& checks);
+// `checkpoint_gib`: the summary's metric.checkpoint_size_GB (0 when it has none).
+void read_ranks(const std::string& folder, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks);
 
 // Compares the run's reports (summary.json, per_epoch.csv, per_rank.csv) with `totals`.
-void check_summary(const std::string& folder, const nlohmann::json& summary, const RunTotals& totals, Checks& checks);
+void check_summary(const std::string& folder, const JsonValue& summary, const RunTotals& totals, Checks& checks);
 void check_csvs(const std::string& folder, const RunTotals& totals, Checks& checks);
 
 }  // namespace trainio::verify

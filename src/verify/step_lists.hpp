@@ -6,7 +6,6 @@
 // reports per block.
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,7 +21,7 @@ struct Series {
   std::uint64_t n = 0;
   double sum = 0;
   std::vector<double> head;  // the first `s` values
-  std::deque<double> tail;   // the last `e` values
+  std::vector<double> tail;  // the last `e` values, oldest first (e is a step or two)
   Latency ns;                // the values in nanoseconds, round(seconds x 1e9)
   void add(double seconds, std::uint64_t s, std::uint64_t e);
 };

@@ -18,10 +18,11 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // Figures of one part of the summary, named by their path in it.
 class Part {
  public:
-  Part(const json& summary, std::string path, Checks& checks) : doc_(summary), path_(std::move(path)), checks_(checks) {}
-  Part sub(const std::string& key) const { return Part(doc_, joined(key), checks_); }
-  bool exists() const { return find(doc_, path_) != nullptr; }
-  const json* at(const std::string& key) const { return find(doc_, joined(key)); }
+  // `node`: the part's own value in the summary (resolved once: an epoch's figures are hundreds).
+  Part(const JsonValue& node, std::string path, Checks& checks) : node_(node), path_(std::move(path)), checks_(checks) {}
+  Part sub(const std::string& key) const { return Part(find(node_, key), joined(key), checks_); }
+  bool exists() const { return node_.valid(); }
+  JsonValue at(const std::string& key) const { return key.empty() ? node_ : find(node_, key); }
 
   void number(const std::string& key, std::optional<double> v, Tolerance t = kRounding, bool headline = false) const {
     checks_.number(name(key), at(key), v, t, headline);
@@ -36,9 +37,9 @@ class Part {
   void problem(const std::string& what) const { checks_.problem(name(""), what); }
   // The number of entries of the list at `key`.
   void entries(const std::string& key, std::uint64_t v) const {
-    const json* list = at(key);
-    const json size = list && list->is_array() ? json(list->size()) : json();
-    checks_.number(name(key) + ".length", list ? &size : nullptr, static_cast<double>(v), kExact);
+    const JsonValue list = at(key);
+    const json size = list.valid() && list.is_array() ? json(list.size()) : json();
+    checks_.number(name(key) + ".length", list.valid() ? &size : nullptr, static_cast<double>(v), kExact);
   }
 
  private:
@@ -48,7 +49,7 @@ class Part {
     std::replace(n.begin(), n.end(), '/', '.');
     return n;
   }
-  const json& doc_;
+  JsonValue node_;
   std::string path_;
   Checks& checks_;
 };
@@ -101,9 +102,9 @@ void profile(const Part& p, const Profile& a) {
   // The union of the ranks' distinct files is estimated from their estimators together, which the
   // records do not keep: it lies between the largest rank's estimate and the sum of them (with the
   // estimator's 1.6% error on either side).
-  if (const json* d = p.at("distinct_files_estimate"); d && d->is_number()) {
+  if (const JsonValue d = p.at("distinct_files_estimate"); d.valid() && d.is_number()) {
     const double low = std::floor(a.files_low * 0.95), high = std::ceil(a.files_high * 1.05);
-    p.number("distinct_files_estimate", std::clamp(d->get<double>(), low, high), kExact);  // a mismatch shows the bound
+    p.number("distinct_files_estimate", std::clamp(d.f64(), low, high), kExact);  // a mismatch shows the bound
   } else {
     p.number("distinct_files_estimate", static_cast<double>(std::llround(a.files_low)), kExact);
   }
@@ -112,9 +113,11 @@ void profile(const Part& p, const Profile& a) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> sorted(a.sizes.begin(), a.sizes.end());
     std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second != y.second ? x.second > y.second : x.first < y.first; });
     if (sorted.size() > 4) sorted.resize(4);
-    const json* common = p.at("common_access_sizes");
+    const JsonValue common = p.at("common_access_sizes");
     p.entries("common_access_sizes", sorted.size());
-    for (std::size_t i = 0; i < sorted.size() && common && i < common->size(); ++i) {
+    // As many as listed (a value that is no list counts one, as nlohmann's size() does).
+    const std::size_t listed = !common.valid() || common.is_null() ? 0 : common.is_array() || common.is_object() ? common.size() : 1;
+    for (std::size_t i = 0; i < sorted.size() && i < listed; ++i) {
       p.sub(fmt::format("common_access_sizes/{}", i)).count("bytes", sorted[i].first);
       p.sub(fmt::format("common_access_sizes/{}", i)).count("calls", sorted[i].second);
     }
@@ -245,8 +248,8 @@ void phase(const Part& p, const PhaseTotals& t, int ranks, const std::vector<std
   s.number("fastest_rank_seconds", t.fastest().own());
   const StragglerFigures st = straggler_of(t.ranks);
   if (!st.known) {
-    const json* reported = s.at("straggler");
-    if (reported && !reported->is_null()) s.problem("straggler: a value for a phase of one rank");
+    const JsonValue reported = s.at("straggler");
+    if (reported.valid() && !reported.is_null()) s.problem("straggler: a value for a phase of one rank");
   } else {
     const Part g = s.sub("straggler");
     g.count("rank", static_cast<std::uint64_t>(st.rank));
@@ -342,12 +345,12 @@ void startup(const Part& p, const RunTotals& totals) {
     read.number("min", s.first_read_min, kExact);
     read.count("slowest_rank", static_cast<std::uint64_t>(s.first_read_slowest_rank));
     read.count("ranks", static_cast<std::uint64_t>(s.ranks_loaded));
-  } else if (read.exists() && !read.at("")->is_null()) {
+  } else if (read.exists() && !read.at("").is_null()) {
     read.problem("reported, but no rank's records give a process start and a first read in a load");
   }
   const Part f = p.sub("failover");
   if (!s.failover) {
-    if (f.exists() && !f.at("")->is_null()) f.problem("reported, but the records name no run this one resumed from");
+    if (f.exists() && !f.at("").is_null()) f.problem("reported, but the records name no run this one resumed from");
     return;
   }
   f.text("previous_results", s.failover->previous_results);
@@ -360,30 +363,32 @@ void startup(const Part& p, const RunTotals& totals) {
 
 }  // namespace
 
-void check_summary(const std::string&, const json& summary, const RunTotals& totals, Checks& checks) {
+void check_summary(const std::string&, const JsonValue& summary, const RunTotals& totals, Checks& checks) {
   const Part top(summary, "", checks);
   const Part m = top.sub("metric");
   // A run a signal stopped says so, as every rank's records do.
   top.flag("trainio/complete", totals.incomplete_ranks == 0);
-  const json* nominal = find(summary, "trainio/plan/nominal_record_bytes");
-  const json* target = find(summary, "trainio/train/au_target_percentage");
+  const JsonValue nominal = find(summary, "trainio/plan/nominal_record_bytes");
+  const JsonValue target = find(summary, "trainio/train/au_target_percentage");
   std::vector<const PhaseTotals*> train, eval;
   for (const auto& [key, p] : totals.phases) (key.second == "train" ? train : eval).push_back(&p);
-  const json* epochs = find(summary, "trainio/epochs");
-  const std::size_t listed = epochs && epochs->is_array() ? epochs->size() : 0;
+  const JsonValue epochs = find(summary, "trainio/epochs");
+  const std::size_t listed = epochs.valid() && epochs.is_array() ? epochs.size() : 0;
+  std::vector<JsonValue> listed_epochs;  // walked once: element i of a list is i steps away
+  if (listed > 0) epochs.elements([&](const JsonValue& e) { listed_epochs.push_back(e); });
   if (listed != train.size())
     top.sub("trainio/epochs").problem(fmt::format("{} epochs in the summary, {} in the records", listed, train.size()));
   for (std::size_t i = 0; i < listed && i < train.size(); ++i) {
-    const Part e = top.sub(fmt::format("trainio/epochs/{}", i));
+    const Part e(listed_epochs[i], fmt::format("trainio/epochs/{}", i), checks);
     e.count("epoch", train[i]->epoch);
     phase(e.sub("train"), *train[i], totals.ranks, totals.hostnames);
     const auto ev = totals.phases.find({train[i]->epoch, "eval"});
     if (ev != totals.phases.end()) phase(e.sub("eval"), ev->second, totals.ranks, totals.hostnames);
     else if (e.sub("eval").exists()) e.sub("eval").problem("an evaluation the records do not hold");
   }
-  if (!train.empty() && nominal && nominal->is_number() && target && target->is_number()) {
-    dlio_metric(m, "train", train, nominal->get<double>(), target->get<double>());
-    if (!eval.empty()) dlio_metric(m, "eval", eval, nominal->get<double>(), target->get<double>());
+  if (!train.empty() && nominal.valid() && nominal.is_number() && target.valid() && target.is_number()) {
+    dlio_metric(m, "train", train, nominal.f64(), target.f64());
+    if (!eval.empty()) dlio_metric(m, "eval", eval, nominal.f64(), target.f64());
     // trainio's training figures over the run.
     const Part t = top.sub("trainio/train");
     std::vector<double> exact, bandwidth;
@@ -407,15 +412,17 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     latency(t.sub("batch_wait_seconds"), wait);
   }
   // Checkpoints: each one, DLIO's figures over them, trainio's totals.
-  const json* listed_checkpoints = find(summary, "trainio/checkpoint/checkpoints");
-  const std::size_t checkpoints = listed_checkpoints && listed_checkpoints->is_array() ? listed_checkpoints->size() : 0;
+  const JsonValue listed_checkpoints = find(summary, "trainio/checkpoint/checkpoints");
+  const std::size_t checkpoints = listed_checkpoints.valid() && listed_checkpoints.is_array() ? listed_checkpoints.size() : 0;
   if (checkpoints != totals.checkpoints.size())
     top.sub("trainio/checkpoint/checkpoints")
         .problem(fmt::format("{} checkpoints in the summary, {} in the records", checkpoints, totals.checkpoints.size()));
   std::map<std::string, std::vector<const CheckpointTotals*>> by_kind;
   for (std::size_t i = 0; i < checkpoints; ++i) {
-    const json& c = (*listed_checkpoints)[i];
-    const auto it = totals.checkpoints.find({c.value("kind", ""), c.value("index", std::uint64_t{0})});
+    const JsonValue c = listed_checkpoints.at(i);
+    const JsonValue kind = c.is_object() ? c.find("kind") : JsonValue(), index = c.is_object() ? c.find("index") : JsonValue();
+    const auto it = totals.checkpoints.find({kind.valid() && kind.is_string() ? kind.str() : std::string(),
+                                             index.valid() && index.is_unsigned() ? index.u64() : 0});
     const Part p = top.sub(fmt::format("trainio/checkpoint/checkpoints/{}", i));
     if (it == totals.checkpoints.end()) {
       p.problem("a checkpoint the records do not hold");
@@ -448,8 +455,8 @@ void check_summary(const std::string&, const json& summary, const RunTotals& tot
     characterization(p.sub("characterization"), k.io);
     if (k.io.requests.total.count() > 0) requests(p.sub("requests"), k.io.requests);
   }
-  if (const json* size = find(summary, "metric/checkpoint_size_GB"); size && !by_kind.empty()) {
-    const double gib = size->get<double>();
+  if (const JsonValue size = find(summary, "metric/checkpoint_size_GB"); size.valid() && !by_kind.empty()) {
+    const double gib = size.is_number() ? size.f64() : 0;  // another value: the check of it below says so
     for (const auto& [kind, list] : by_kind) {
       std::vector<double> rate, seconds;
       std::uint64_t bytes = 0;

@@ -7,8 +7,9 @@ Not a test: it measures and prints. Four cases, each a real `trainio run`:
   files   one rank, F files x S samples per file (synthetic, 10 steps): start-up time, peak RSS,
           and the directory listings the run makes (strace: getdents64 calls);
   ranks   R oversubscribed ranks of a small run: each rank's peak RSS, rank 0 beside the others;
-  verify  R ranks x E epochs (an evaluation each): the time and peak RSS of `trainio verify` of the
-          results folder (issue 31's target: 64 ranks x 1,000 epochs in under 10 s).
+  verify  R ranks x E epochs (an evaluation each): the time, CPU time and peak RSS of `trainio verify`
+          of the results folder (issue 31's target: 64 ranks x 1,000 epochs in under 10 s); or of
+          folders made before (--results DIR..., read only), and --keep keeps the folders made.
 Peak RSS is each process's own (wait4), not the launcher's.
 """
 import argparse
@@ -45,12 +46,15 @@ def env():
     return dict(os.environ, **MPI_ENV)
 
 
-def peak_rss_run(cmd):
-    """Runs `cmd`; returns (seconds, peak RSS in MiB of that process, stderr)."""
+def peak_rss_run(cmd, cpu=None):
+    """Runs `cmd`; returns (seconds, peak RSS in MiB of that process, stderr). `cpu`, a list, gets
+    the process's user and system CPU seconds."""
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env())
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.monotonic() - start
+    if cpu is not None:
+        cpu.extend([usage.ru_utime, usage.ru_stime])
     proc.returncode = 0
     err = proc.stderr.read().decode()
     if os.waitstatus_to_exitcode(status) != 0:
@@ -117,7 +121,18 @@ def case_ranks(work, ranks):
     return rss
 
 
-def case_verify(work, ranks, epochs):
+def time_verify(out, label):
+    """Times `trainio verify` of the results folder `out` (which it only reads)."""
+    result_bytes = sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out) if os.path.isfile(os.path.join(out, n)))
+    cpu = []
+    load = os.getloadavg()[0]
+    seconds, rss, _ = peak_rss_run([TRAINIO, "verify", out], cpu)
+    print(f"verify {label}  (results {result_bytes / MIB:7.1f} MiB)  verify {seconds:6.2f} s  "
+          f"CPU {cpu[0]:5.2f} s user + {cpu[1]:4.2f} s sys  peak RSS {rss:6.1f} MiB  (load average before: {load:.1f})")
+    return seconds
+
+
+def case_verify(work, ranks, epochs, keep=False):
     out = os.path.join(work, f"verify-{ranks}x{epochs}")
     cmd = ["mpirun", "-np", str(ranks), "--bind-to", "none", TRAINIO, "run", "default", "dataset.format=synthetic",
            f"dataset.num_files_train={ranks}", f"dataset.num_files_eval={ranks}", "dataset.num_samples_per_file=3",
@@ -128,11 +143,9 @@ def case_verify(work, ranks, epochs):
     if proc.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{proc.stderr[-3000:]}")
     run_seconds = time.monotonic() - start
-    result_bytes = sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out) if os.path.isfile(os.path.join(out, n)))
-    seconds, rss, _ = peak_rss_run([TRAINIO, "verify", out])
-    print(f"verify {ranks:>4} ranks x {epochs:>5} epochs  (run {run_seconds:6.1f} s, results {result_bytes / MIB:7.1f} MiB)  "
-          f"verify {seconds:6.2f} s  peak RSS {rss:6.1f} MiB")
-    shutil.rmtree(out, ignore_errors=True)
+    seconds = time_verify(out, f"{ranks:>4} ranks x {epochs:>5} epochs (run {run_seconds:6.1f} s)")
+    if not keep:
+        shutil.rmtree(out, ignore_errors=True)
     return seconds
 
 
@@ -145,9 +158,16 @@ def main():
     parser.add_argument("--ranks", type=int, nargs="*", default=[8, 32, 64], help="rank counts of the ranks case")
     parser.add_argument("--verify", type=int, nargs=2, action="append", metavar=("RANKS", "EPOCHS"),
                         help="a verify case of RANKS x EPOCHS (repeatable; default 64 1000)")
+    parser.add_argument("--results", nargs="+", metavar="DIR",
+                        help="time verify of these results folders (made before; only read) instead of making runs")
+    parser.add_argument("--keep", action="store_true", help="keep the verify case's results folders (in --work)")
     parser.add_argument("--only", choices=["steps", "files", "ranks", "verify"], help="run one case only")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
+    if args.keep and not args.work:
+        parser.error("--keep needs --work (a temporary scratch folder is removed at the end)")
+    if args.results:
+        args.only = "verify"
     if not os.path.exists(TRAINIO):
         sys.exit(f"no trainio at {TRAINIO}: build it first (scripts/bench.sh)")
     work = args.work or tempfile.mkdtemp(prefix="trainio-scale-")
@@ -161,9 +181,12 @@ def main():
         if args.only in (None, "ranks"):
             for ranks in args.ranks:
                 case_ranks(work, ranks)
-        if args.only in (None, "verify"):
+        if args.only in (None, "verify") and args.results:
+            for folder in args.results:
+                time_verify(folder, folder)
+        elif args.only in (None, "verify"):
             for ranks, epochs in args.verify or [(64, 1000)]:
-                case_verify(work, ranks, epochs)
+                case_verify(work, ranks, epochs, args.keep)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

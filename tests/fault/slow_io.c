@@ -6,9 +6,14 @@
  * that does not answer). With $TRAINIO_FAULT_SLOW_SERIAL=1 the delays are served one at a time, as
  * by a device with one queue: a call waits for those before it, so latency rises with the calls in
  * flight (a saturated storage); without it every call waits the same, however many run (latency
- * flat). Nothing else changes; without the variables it only forwards. */
+ * flat). With $TRAINIO_FAULT_SLOW_SHARED naming a file as well, the one queue is shared by every
+ * process that names it (a lock on that file): ranks on one host then share one slow device, so
+ * each rank added takes bandwidth from the others. Nothing else changes; without the variables it
+ * only forwards. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +42,18 @@ static void sleep_as_told(void) {
   const char* serial_text = getenv("TRAINIO_FAULT_SLOW_SERIAL");
   const int serial = serial_text && strcmp(serial_text, "1") == 0;
   struct timespec t = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+  /* The shared queue's lock file, opened once (the threads of this process take `device` first:
+   * a lock on one open file does not exclude the threads that share it). */
+  static int shared = -2;
   if (serial) pthread_mutex_lock(&device);
+  if (serial && shared == -2) {
+    const char* path = getenv("TRAINIO_FAULT_SLOW_SHARED");
+    shared = path && *path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
+  }
+  if (serial && shared >= 0) flock(shared, LOCK_EX);
   while (nanosleep(&t, &t) != 0) {
   }
+  if (serial && shared >= 0) flock(shared, LOCK_UN);
   if (serial) pthread_mutex_unlock(&device);
 }
 

@@ -143,6 +143,6 @@ print(f"boto3 read back {checked} object(s) trainio uploaded, byte for byte")
 PY
 # trainio runs on S3 datasets: generation, reads, resumption, two ranks, errors, secrets.
 TRAINIO="$trainio" TRAINIO_S3RVER="${s3rver:-}" TRAINIO_SOURCE="$(cd "$here/../.." && pwd)" TRAINIO_TEST_TMP="$d/runs" \
-  $python -W ignore::ResourceWarning -m unittest discover -s "$here" -p s3_runs.py ||
+  $python -W ignore::ResourceWarning -m unittest discover -s "$here" -p "s3_*runs.py" ||
   fail "trainio runs on S3 against $server failed (above)"
 echo "PASS: S3 client and trainio runs against $server"

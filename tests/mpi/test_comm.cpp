@@ -55,6 +55,44 @@ TEST_CASE("reductions, gathers and broadcasts") {
   CHECK(c.node_size() == n);
 }
 
+TEST_CASE("a gather to rank 0 gives it every rank's vector in rank order, and the others nothing") {
+  const auto& c = world();
+  const int n = c.size();
+  const auto all = c.gather({static_cast<double>(c.rank()), 10.0 * c.rank() + 0.5, -1.0});
+  if (c.is_root()) {
+    REQUIRE(all.size() == static_cast<std::size_t>(3 * n));
+    for (int r = 0; r < n; ++r) {
+      CHECK(all[static_cast<std::size_t>(3 * r)] == r);
+      CHECK(all[static_cast<std::size_t>(3 * r + 1)] == 10.0 * r + 0.5);
+      CHECK(all[static_cast<std::size_t>(3 * r + 2)] == -1.0);
+    }
+  } else {
+    CHECK(all.empty());
+  }
+  // Nothing to send: nothing on any rank, and the ranks stay in step.
+  CHECK(c.gather({}).empty());
+  CHECK(c.agree(true) == -1);
+}
+
+TEST_CASE("after a rank fails, a gather still meets every rank in step") {
+  // As with the other collectives, a failure is settled first (together); the next gather then
+  // matches on every rank and carries this round's values, not a stale round's.
+  const auto& c = world();
+  for (int round = 0; round < 2; ++round) {
+    CHECK_THROWS_AS(engine::together(c, [&] {
+                      if (c.rank() == c.size() - 1) throw io_error("disk full", "free space");
+                    }),
+                    Error);
+    const auto all = c.gather({static_cast<double>(round * 100 + c.rank())});
+    if (c.is_root()) {
+      REQUIRE(all.size() == static_cast<std::size_t>(c.size()));
+      for (int r = 0; r < c.size(); ++r) CHECK(all[static_cast<std::size_t>(r)] == round * 100 + r);
+    } else {
+      CHECK(all.empty());
+    }
+  }
+}
+
 TEST_CASE("a failure on one rank stops every rank at the same point, reported once") {
   const auto& c = world();
   const int failing = c.size() - 1;
@@ -111,7 +149,7 @@ TEST_CASE("a DLIO figure that some rank lacks has no value across ranks") {
   }
 }
 
-TEST_CASE("a summarised phase keeps its stragglers and hosts and hands every rank figure on") {
+TEST_CASE("a summarised phase keeps its stragglers and hosts on rank 0 and hands every rank figure on") {
   const auto& c = world();
   metrics::EpochRecord e;
   e.epoch = 3;
@@ -123,6 +161,7 @@ TEST_CASE("a summarised phase keeps its stragglers and hosts and hands every ran
   e.train.compute_ns.record(50'000'000);
   e.train.barrier_ns.record(c.rank() == c.size() - 1 ? 0 : 900'000'000);
   e.train.samples = 10;
+  e.train.cpu_user = 0.25;
   e.evaluated = true;
   e.eval.block.duration = 0.5;
   Rows rows;
@@ -131,7 +170,20 @@ TEST_CASE("a summarised phase keeps its stragglers and hosts and hands every ran
   // What rank 0 keeps for the reports grows with the hosts, not the ranks.
   CHECK(s.train.ranks.empty());
   CHECK(s.eval.ranks.empty());
+  // Figures every rank needs are still on every rank.
+  CHECK(s.train.samples == 10u * static_cast<std::uint64_t>(c.size()));
+  CHECK(s.train.duration == Approx(c.size()));
+  if (!c.is_root()) {
+    // The per-rank figures travel to rank 0 only.
+    CHECK(s.train.rank_count == 0);
+    CHECK(s.train.hosts.empty());
+    CHECK_FALSE(s.train.straggler.known);
+    CHECK(s.train.cpu_user == 0);
+    CHECK(rows.ranks.empty());
+    return;
+  }
   CHECK(s.train.rank_count == c.size());
+  CHECK(s.train.cpu_user == Approx(0.25 * c.size()));
   CHECK(s.train.slowest.rank == c.size() - 1);
   CHECK(s.train.slowest.duration == Approx(c.size()));
   CHECK(s.train.slowest.own() == Approx(c.size() > 1 ? 1.05 : 1.05));
@@ -153,11 +205,35 @@ TEST_CASE("a summarised phase keeps its stragglers and hosts and hands every ran
   }
   CHECK(ranks == c.size());
   CHECK(samples == 10u * static_cast<std::uint64_t>(c.size()));
-  if (c.is_root()) {
-    CHECK(rows.phases == std::vector<std::string>{"3 train", "3 eval"});
-    REQUIRE(rows.ranks.size() == 2 * static_cast<std::size_t>(c.size()));
-    CHECK(rows.ranks[static_cast<std::size_t>(c.size()) - 1].duration == Approx(c.size()));
+  CHECK(rows.phases == std::vector<std::string>{"3 train", "3 eval"});
+  REQUIRE(rows.ranks.size() == 2 * static_cast<std::size_t>(c.size()));
+  CHECK(rows.ranks[static_cast<std::size_t>(c.size()) - 1].duration == Approx(c.size()));
+}
+
+TEST_CASE("the most common access sizes of every rank are merged on rank 0") {
+  const auto& c = world();
+  metrics::EpochRecord e;
+  e.epoch = 1;
+  e.train.block.steps = 1;
+  e.train.block.duration = 1.0;
+  // Every rank reads 4 KiB twice; rank r also reads (r + 1) MiB once.
+  for (const std::uint64_t bytes : std::vector<std::uint64_t>{4096, 4096, (static_cast<std::uint64_t>(c.rank()) + 1) << 20}) {
+    storage::OpEvent read;
+    read.op = storage::Op::read;
+    read.bytes = bytes;
+    read.ns = 1000;
+    e.train.io.on_op(read);
   }
+  metrics::RunSummarizer summarizer(c);
+  const auto& common = summarizer.add(e).train.io.data_files().common;
+  if (!c.is_root()) {
+    CHECK(common.empty());
+    return;
+  }
+  std::map<std::uint64_t, std::uint64_t> calls(common.begin(), common.end());
+  CHECK(calls.size() == static_cast<std::size_t>(c.size()) + 1);
+  CHECK(calls[4096] == 2u * static_cast<std::uint64_t>(c.size()));
+  for (int r = 0; r < c.size(); ++r) CHECK(calls[(static_cast<std::uint64_t>(r) + 1) << 20] == 1u);
 }
 
 TEST_CASE("run figures combine across ranks as DLIO combines them") {

@@ -8,12 +8,12 @@
 
 namespace trainio::format::parquet {
 
-std::optional<std::string> read_footer(storage::File& f, std::uint64_t size, std::string& scratch, Footer& out) {
+std::optional<std::string> read_footer(const ReadAt& read_at, std::uint64_t size, std::string& scratch, Footer& out) {
   constexpr std::uint64_t kTail = 8;  // metadata length + magic
   if (size < kMagic.size() + kTail) return fmt::format("is {} bytes, too short for a Parquet file", size);
   const std::uint64_t first = std::min(size, kFooterReadSize);
   scratch.resize(first);
-  f.pread_exact(scratch.data(), first, size - first);
+  read_at(scratch.data(), first, size - first);
   if (std::string_view(scratch).substr(first - 4) != kMagic) return std::string("does not end with the Parquet magic PAR1");
   std::uint32_t len = 0;
   for (int i = 0; i < 4; ++i) len |= static_cast<std::uint32_t>(static_cast<unsigned char>(scratch[first - 8 + i])) << (8 * i);
@@ -21,20 +21,26 @@ std::optional<std::string> read_footer(storage::File& f, std::uint64_t size, std
     return fmt::format("has a footer length of {} bytes, more than the file holds ({} bytes)", len, size);
   out.file_size = size;
   out.metadata_offset = size - kTail - len;
-  if (len + kTail > first) {
-    // The metadata starts before what was read: fetch its beginning and put it in front.
-    const std::uint64_t missing = len + kTail - first;
-    std::string head(missing, '\0');
-    f.pread_exact(head.data(), missing, out.metadata_offset);
-    scratch.insert(0, head);
+  std::string_view meta;
+  if (len + kTail <= first) {
+    meta = std::string_view(scratch).substr(first - kTail - len, len);
+  } else {
+    // Arrow reads the whole metadata again, not only the part the first read missed.
+    scratch.resize(len);
+    read_at(scratch.data(), len, out.metadata_offset);
+    meta = scratch;
   }
-  const std::string_view meta = std::string_view(scratch).substr(scratch.size() - kTail - len, len);
   try {
     out.meta = decode_file_meta(meta);
   } catch (const thrift::ThriftError& e) {
     return fmt::format("has a damaged footer (FileMetaData): {}", e.what());
   }
   return std::nullopt;
+}
+
+std::optional<std::string> read_footer(storage::File& f, std::uint64_t size, std::string& scratch, Footer& out) {
+  return read_footer([&f](char* dest, std::uint64_t length, std::uint64_t offset) { f.pread_exact(dest, length, offset); },
+                     size, scratch, out);
 }
 
 std::vector<std::string> top_level_names(const std::vector<SchemaNode>& schema) {

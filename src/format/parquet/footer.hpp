@@ -1,9 +1,11 @@
 #pragma once
 // Reading a Parquet file's footer as pyarrow's ParquetFile does (one read of the file's last
-// 64 KiB, or all of it if smaller; a second read of the metadata's start when it is longer), and
-// the structural checks the reader and validate share.
+// 64 KiB, or all of it if smaller; when the metadata is longer than that read holds, a second
+// read of all of it, as Arrow's ParseMetaData does), and the structural checks the reader and
+// validate share.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +25,13 @@ struct Footer {
   std::uint64_t metadata_offset = 0;  // where FileMetaData starts; column chunks end before it
 };
 
-// Reads and decodes the footer of the open file `f` of `size` bytes; returns what is wrong instead
-// when it is not a Parquet footer. `scratch` is reused across calls.
+// Reads `length` bytes at `offset` into `dest` (a file's pread, an object's ranged GET).
+using ReadAt = std::function<void(char* dest, std::uint64_t length, std::uint64_t offset)>;
+
+// Reads and decodes the footer of a file of `size` bytes through `read_at`; returns what is wrong
+// instead when it is not a Parquet footer. `scratch` is reused across calls.
+std::optional<std::string> read_footer(const ReadAt& read_at, std::uint64_t size, std::string& scratch, Footer& out);
+// The same through the open file `f`.
 std::optional<std::string> read_footer(storage::File& f, std::uint64_t size, std::string& scratch, Footer& out);
 
 // The names of the schema's top-level fields, in order.

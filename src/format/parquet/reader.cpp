@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "storage/s3_client.hpp"
+#include "storage/s3_endpoint.hpp"
 #include "util/error.hpp"
 
 namespace trainio::format::parquet {
@@ -15,7 +17,8 @@ namespace {
 constexpr std::size_t kReadPiece = 8u << 20;
 
 Error damaged(const std::string& path, const std::string& what) {
-  return data_error(fmt::format("Parquet file '{}' {}", path, what),
+  const char* noun = path.starts_with("s3://") ? "object" : "file";
+  return data_error(fmt::format("Parquet {} '{}' {}", noun, path, what),
                     "the file is damaged or was written for other settings: check it with 'trainio validate', regenerate the dataset");
 }
 
@@ -26,9 +29,23 @@ Reader::Reader(const config::Workload& w)
       pattern_(w.storage.storage_type == config::StorageType::parallel_fs ? ReadPattern::chunks : ReadPattern::span),
       pre_buffer_(w.dataset.parquet.pre_buffer) {
   if (pre_buffer_) pattern_ = ReadPattern::chunks;
+  if (w.storage.storage_type == config::StorageType::s3)
+    s3_ = std::make_unique<storage::s3::Client>(storage::s3::endpoint_of(w.storage.storage_options));
 }
 
-void Reader::begin_epoch() { indexed_ = FileBitmap{}; }
+Reader::~Reader() = default;
+
+void Reader::get_object_range(const FileIndex& f, const std::string& path, std::size_t group, std::uint64_t offset,
+                              std::uint64_t length) {
+  const std::uint64_t got = s3_->get_counted(f.bucket, f.key, offset, length);
+  if (got != length)
+    throw damaged(path, fmt::format("ends inside row group {} ({} bytes at {}, {} received)", group, length, offset, got));
+}
+
+void Reader::begin_epoch() {
+  indexed_ = FileBitmap{};
+  held_ = HeldRows{};
+}
 
 Reader::FileIndex& Reader::index_for(const SampleRequest& r) {
   FileIndex* kept = files_.find(r.file);
@@ -37,10 +54,25 @@ Reader::FileIndex& Reader::index_for(const SampleRequest& r) {
   // epoch's end, so the footer is read again.
   const std::string& path = *r.path;
   FileIndex idx;
-  idx.file = storage::File::open(path);
-  const std::uint64_t size = idx.file.size();
   Footer footer;
-  if (auto wrong = read_footer(idx.file, size, scratch_, footer)) throw damaged(path, *wrong);
+  if (s3_) {
+    // pyarrow's ParquetFile over the fork's range file: GetSize() seeks to the end, which asks
+    // the object's size (HEAD); each ReadAt() is one read(n), one ranged GET.
+    const storage::s3::ObjectPath object = storage::s3::parse_object_path(path);
+    idx.bucket = object.bucket;
+    idx.key = object.key;
+    const auto size = s3_->size_of(idx.bucket, idx.key);
+    if (!size) throw damaged(path, "is missing (HEAD: 404)");
+    const auto get = [&](char* dest, std::uint64_t length, std::uint64_t offset) {
+      const std::uint64_t got = s3_->get(idx.bucket, idx.key, {dest, static_cast<std::size_t>(length)}, offset, length);
+      if (got != length)
+        throw damaged(path, fmt::format("gave {} bytes of the {} asked at {} for its footer", got, length, offset));
+    };
+    if (auto wrong = read_footer(get, *size, scratch_, footer)) throw damaged(path, *wrong);
+  } else {
+    idx.file = storage::File::open(path);
+    if (auto wrong = read_footer(idx.file, idx.file.size(), scratch_, footer)) throw damaged(path, *wrong);
+  }
   const std::vector<Column> columns = columns_of(workload_, r.shape.bytes());
   if (auto wrong = check_structure(footer, columns, r.samples_in_file)) throw damaged(path, *wrong);
   const auto& groups = footer.meta.row_groups;
@@ -78,7 +110,9 @@ void Reader::read_row_group(FileIndex& f, const std::string& path, std::size_t g
   if (buffer_.size() < kReadPiece) buffer_.resize(kReadPiece);
   for (std::uint32_t i = f.first_range[group]; i < f.first_range[group + 1]; ++i) {
     const Range& x = f.ranges[i];
-    if (pattern_ == ReadPattern::span) {
+    if (s3_) {
+      get_object_range(f, path, group, x.offset, x.length);
+    } else if (pattern_ == ReadPattern::span) {
       // with open(filename, "rb") as fh: fh.seek(start); fh.read(length)
       span_file_.open(path);
       span_file_.seek(static_cast<std::int64_t>(x.offset), SEEK_SET);
@@ -106,6 +140,7 @@ std::uint64_t Reader::read(const SampleRequest& r) {
     read_row_group(f, *r.path, group);
     f.read[group] = true;
   }
+  held_ = {r.file, f.row_starts[group], f.row_starts[group + 1]};
   if (r.shape.bytes() != projected_for_) {  // files of one sample size share it: computed once
     projected_for_ = r.shape.bytes();
     projected_bytes_ = 0;
@@ -113,6 +148,13 @@ std::uint64_t Reader::read(const SampleRequest& r) {
       if (c.read) projected_bytes_ += c.row_bytes();
   }
   return projected_bytes_;
+}
+
+bool Reader::read_from_memory(const SampleRequest& r, std::uint64_t& bytes) {
+  if (r.file != held_.file || r.sample < held_.first || r.sample >= held_.end || r.shape.bytes() != projected_for_)
+    return false;
+  bytes = projected_bytes_;
+  return true;
 }
 
 }  // namespace trainio::format::parquet

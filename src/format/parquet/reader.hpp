@@ -8,8 +8,12 @@
 //              opened for that read (the fork's reader for local_fs: open, seek, read, close);
 //      chunks: one read per projected chunk on the file pyarrow keeps open (the fork's
 //              read_row_group reader), coalesced as pyarrow's pre_buffer does when it is on.
+// On S3 (the fork's ParquetReaderS3Iterable) the same reads are requests: a HEAD for the object's
+// size, ranged GETs of the footer, then one ranged GET per row group of the projected span (or,
+// with pre_buffer, of each coalesced range).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +26,10 @@
 #include "util/file_cache.hpp"
 #include "util/page_aligned.hpp"
 
+namespace trainio::storage::s3 {
+class Client;
+}
+
 namespace trainio::format::parquet {
 
 enum class ReadPattern { span, chunks };
@@ -29,7 +37,9 @@ enum class ReadPattern { span, chunks };
 class Reader final : public SampleReader {
  public:
   explicit Reader(const config::Workload& w);
+  ~Reader() override;
   std::uint64_t read(const SampleRequest& r) override;
+  bool read_from_memory(const SampleRequest& r, std::uint64_t& bytes) override;
   void begin_epoch() override;
 
  private:
@@ -39,11 +49,16 @@ class Reader final : public SampleReader {
     std::vector<Range> ranges;              // each row group's reads, in order
     std::vector<std::uint32_t> first_range; // row group g reads ranges[first_range[g] .. first_range[g+1])
     std::vector<bool> read;                 // row groups read this epoch
+    std::string bucket, key;                // on S3: the object
   };
   FileIndex& index_for(const SampleRequest& r);
   void read_row_group(FileIndex& f, const std::string& path, std::size_t group);
 
+  // Reads `length` bytes at `offset` of the indexed object, counted, not kept.
+  void get_object_range(const FileIndex& f, const std::string& path, std::size_t group, std::uint64_t offset, std::uint64_t length);
+
   config::Workload workload_;
+  std::unique_ptr<storage::s3::Client> s3_;  // storage_type: s3
   ReadPattern pattern_;
   bool pre_buffer_;
   // Parsed footers of the files read last: a file read again in the same epoch after it left
@@ -57,6 +72,11 @@ class Reader final : public SampleReader {
   util::Bytes buffer_;
   std::vector<Range> chunk_ranges_;
   std::uint64_t projected_for_ = ~0ULL, projected_bytes_ = 0;  // a row's projected value bytes, by sample size
+  // The rows [first, end) of the row group the last sample came from, read this epoch: the next
+  // samples mostly come from it, and are then served without looking the file up.
+  struct HeldRows {
+    std::uint64_t file = ~0ULL, first = 0, end = 0;
+  } held_;
 };
 
 }  // namespace trainio::format::parquet

@@ -117,3 +117,19 @@ TEST_CASE("without the readers' times or the depths, the verdict says what is mi
   CHECK_THAT(decide_bottleneck(e).reason, Catch::Contains("only 20%"));
   CHECK(decide_bottleneck(BottleneckEvidence{}).verdict == "unknown");
 }
+
+TEST_CASE("the readers' wait for a CPU is told against their time in the phase, never over 100%") {
+  // The kernel's run delay covers the whole phase, idle waits for work included, so it may exceed
+  // the readers' busy time: 2 threads busy 3 s of a 10 s phase, waiting for a CPU 4 s in all.
+  BottleneckEvidence e = input_bound();
+  e.reader_threads = 2;
+  e.reader_busy = 3;
+  e.reader_cpu = 2.5;
+  e.storage_read = 0.3;
+  e.reader_run_delay = 4;
+  const auto v = decide_bottleneck(e);
+  CHECK(v.verdict == "client_cpu");
+  CHECK_THAT(v.reason, Catch::Contains("ran on a CPU 83% of their busy time"));
+  CHECK_THAT(v.reason, Catch::Contains("waiting for a CPU 20% of their time in the phase"));
+  CHECK_THAT(v.reason, !Catch::Contains("133%"));
+}

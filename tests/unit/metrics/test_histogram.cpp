@@ -106,3 +106,23 @@ TEST_CASE("a histogram that keeps only its reported quantiles answers them as be
   CHECK(empty.quantile(0.5) == 0);
   CHECK_THROWS_AS(empty.record(1), std::logic_error);
 }
+
+TEST_CASE("values sharing a measured total evenly keep the total exact") {
+  Histogram h;
+  h.record_even(1003, 4);  // 1003 / 4 = 250 rest 3: one 250, three 251
+  CHECK(h.count() == 4);
+  CHECK(h.sum() == 1003.0);
+  CHECK(h.min() == 250);
+  CHECK(h.max() == 251);
+  h.record_even(7, 0);  // nothing to share it
+  CHECK(h.count() == 4);
+  h.record_even(2, 5);  // less than one each: three 0s, two 1s
+  CHECK(h.count() == 9);
+  CHECK(h.sum() == 1005.0);
+  CHECK(h.min() == 0);
+  Histogram one;
+  one.record_even(5000, 1);
+  CHECK(one.count() == 1);
+  CHECK(one.min() == 5000);
+  CHECK(one.max() == 5000);
+}

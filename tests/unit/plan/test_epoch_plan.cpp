@@ -255,3 +255,32 @@ TEST_CASE("tensorflow generator threads: each walks a contiguous run of steps, i
     CHECK(*seen.rbegin() == steps - 1);
   }
 }
+
+TEST_CASE("a reader's memo of the file order gives the plan's own samples, across epochs and plans") {
+  for (const auto partition : {Partition::strided, Partition::local_files, Partition::contiguous}) {
+    for (const auto* shuffle : {"off", "seed"}) {
+      const auto w = workload({"dataset.num_files_train=13", "dataset.num_samples_per_file=5", "reader.batch_size=3",
+                               std::string("reader.sample_shuffle=") + shuffle, "reader.file_shuffle=seed"});
+      const DatasetLayout layout(w);
+      // One memo carried from epoch to epoch and between two ranks' plans, as a reader thread
+      // carries it: it must never answer for a plan it was not filled by.
+      util::Permutation::Memo memo;
+      for (std::uint64_t epoch = 1; epoch <= 3; ++epoch)
+        for (int rank = 0; rank < 2; ++rank) {
+          const EpochPlan p(layout, Split::train, w, 3, epoch, rank, 2, 0, -1, partition);
+          for (std::uint64_t s = 0; s < p.steps(); ++s)
+            for (std::uint64_t b = 0; b < p.batch_size(); ++b) REQUIRE(p.sample(s, b, memo) == p.sample(s, b));
+        }
+    }
+  }
+}
+
+TEST_CASE("a permutation's memo answers only for the index and permutation it holds") {
+  const util::Permutation a(1000, 1), b(1000, 2), c(999, 1);
+  util::Permutation::Memo memo;
+  for (std::uint64_t i : {5u, 5u, 6u, 5u}) {
+    CHECK(a(i, memo) == a(i));
+    CHECK(b(i, memo) == b(i));
+    CHECK(c(i, memo) == c(i));
+  }
+}

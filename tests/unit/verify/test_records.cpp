@@ -51,3 +51,23 @@ TEST_CASE("a records file cut short, damaged or missing is refused, naming it an
   CHECK_THAT(message_of(dir / "headless.jsonl"), Catch::Contains("line 1") && Catch::Contains("not the rank's"));
   CHECK_THAT(message_of(dir / "none.jsonl"), Catch::Contains("missing"));
 }
+
+TEST_CASE("a records line of the wrong shape is refused, naming the file, the line and the key", "[verify]") {
+  trainio::test::TempDir dir("records-shape");
+  const std::string phase_start = R"({"record":"phase","kind":"train","epoch":1,"start":"a","end":"b",)";
+  // Truncated in the middle of a value, a count that is text, a key missing, a count below zero.
+  write(dir / "cut.jsonl", std::string(kRank) + "\n" + phase_start + R"("start_ns":12)" + "\n" + kEnd + "\n");
+  CHECK_THAT(message_of(dir / "cut.jsonl"), Catch::Contains("cut.jsonl") && Catch::Contains("damaged at line 2") &&
+                                                  Catch::Contains("not valid JSON"));
+  write(dir / "typed.jsonl", std::string(kRank) + "\n" + phase_start + R"("start_ns":"12"})" + "\n" + kEnd + "\n");
+  CHECK_THAT(message_of(dir / "typed.jsonl"), Catch::Contains("typed.jsonl") && Catch::Contains("damaged at line 2") &&
+                                                    Catch::Contains("'start_ns' is a string, not an integer"));
+  write(dir / "missing.jsonl", std::string(kRank) + "\n" + phase_start + R"("start_ns":12})" + "\n" + kEnd + "\n");
+  CHECK_THAT(message_of(dir / "missing.jsonl"), Catch::Contains("damaged at line 2") && Catch::Contains("no 'end_ns'"));
+  const std::string rank = std::string(kRank).replace(std::string(kRank).find("\"batch_size\":2"), 14, "\"batch_size\":-2");
+  write(dir / "negative.jsonl", rank + "\n" + kEnd + "\n");
+  CHECK_THAT(message_of(dir / "negative.jsonl"), Catch::Contains("damaged at line 1") &&
+                                                       Catch::Contains("'batch_size' is a number, not an unsigned integer"));
+  write(dir / "kind.jsonl", std::string(kRank) + "\n" + R"({"record":7})" + "\n" + kEnd + "\n");
+  CHECK_THAT(message_of(dir / "kind.jsonl"), Catch::Contains("damaged at line 2") && Catch::Contains("'record' is a number, not a string"));
+}
