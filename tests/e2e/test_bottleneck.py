@@ -85,9 +85,10 @@ class StragglerTest(TrainioTest):
         self.check_named(4, 2, self.run_with_slow_rank(4, 2))
 
     def test_even_ranks_name_no_straggler(self):
-        # Batches read ahead and a longer step: a reader thread kept off a core for a few
-        # milliseconds by this machine's other work must not look like a straggler.
-        r = self.ok(*self.ARGS, "workflow.generate_data=False", "reader.prefetch_size=4", "train.computation_time=0.01",
+        # Batches read ahead and longer steps: a reader thread kept off a core for some
+        # milliseconds by this machine's other work (at an epoch's first batch, which nothing
+        # reads ahead) must stay under 5% of the epoch's step time.
+        r = self.ok(*self.ARGS, "workflow.generate_data=False", "reader.prefetch_size=4", "train.computation_time=0.05",
                     ranks=2)
         for epoch in self.summary("o")["trainio"]["epochs"]:
             self.assertFalse(epoch["train"]["stragglers"]["straggler"]["held_others"], epoch["train"]["stragglers"])
@@ -159,7 +160,8 @@ class VerdictTest(TrainioTest):
         found = self.verdicts(r)
         self.assert_verdict("storage", found)
         for b in found:
-            bands = b["evidence"]["read_latency_by_depth"]
+            # Against the shallowest band of a few calls: a band of one call is one call's luck.
+            bands = [band for band in b["evidence"]["read_latency_by_depth"] if band["calls"] >= 3]
             self.assertGreater(bands[-1]["mean_seconds"], 1.5 * bands[0]["mean_seconds"], b)
 
     @unittest.skipUnless(shutil.which("taskset"), "taskset is not installed")

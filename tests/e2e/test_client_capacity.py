@@ -50,13 +50,14 @@ class ClientCapacityTest(TrainioTest):
 
     @unittest.skipUnless(os.path.exists(SLOW_IO), f"the fault-injection library is not built ({SLOW_IO})")
     def test_storage_bound_answer_is_below_the_estimate_and_named_storage(self):
-        # One slow device shared by every rank (each read 0.2 ms, one at a time): each rank added
-        # takes bandwidth from the others; the client's CPU is nowhere near its limit.
+        # One slow device shared by every rank (each read 1 ms, one at a time): each rank added
+        # takes bandwidth from the others; the client's CPU is nowhere near its limit. Steps of
+        # 50 ms keep one rank well above the target on a machine busy with other tests.
         env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": self.path("data") + "/",
-               "TRAINIO_FAULT_SLOW_SECONDS": "0.0002", "TRAINIO_FAULT_SLOW_SERIAL": "1",
+               "TRAINIO_FAULT_SLOW_SECONDS": "0.001", "TRAINIO_FAULT_SLOW_SERIAL": "1",
                "TRAINIO_FAULT_SLOW_SHARED": self.path("device.lock")}
-        args = [*COMMON, "dataset.num_files_train=256", "dataset.record_length_bytes=65536", "reader.batch_size=2",
-                "reader.read_threads=4", "reader.evict=fadvise", "train.computation_time=0.02"]
+        args = [*COMMON, "dataset.num_files_train=128", "dataset.record_length_bytes=65536", "reader.batch_size=2",
+                "reader.read_threads=4", "reader.evict=fadvise", "train.computation_time=0.05"]
         self.ok("generate", "default", *args, "--no-progress")
         r = self.run_trainio("max-accelerators", "default", *args, "workflow.generate_data=False", "--ranks-to", "8",
                              "--launcher", LAUNCHER, "--output", "search", env=env)

@@ -12,7 +12,7 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 from harness import TrainioTest  # noqa: E402
-from s3_runs import BUCKET, MODELS, client, control, s3_args  # noqa: E402
+from s3_runs import BUCKET, MODELS, client, control, put_or_delete, s3_args  # noqa: E402
 
 COLUMNS = 20
 ROWS, ROW_GROUP, FILES = 200, 50, 4
@@ -161,10 +161,7 @@ class S3ParquetTest(TrainioTest):
                  ("deleted", None, "is missing")]
         for name, body, what in cases:
             with self.subTest(name):
-                if body is None:
-                    client().delete_object(Bucket=BUCKET, Key=victim)
-                else:
-                    client().put_object(Bucket=BUCKET, Key=victim, Body=body)
+                put_or_delete(victim, body)
                 r = self.run_trainio("run", "default", *s3_args(prefix), *workload(), "workflow.generate_data=False",
                                      "--output", "x")
                 self.assertEqual(r.code, 1, r)

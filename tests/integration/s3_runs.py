@@ -51,6 +51,15 @@ def client():
     return _client
 
 
+def put_or_delete(key, body):
+    """Replaces the object `key` with `body`, or deletes it when `body` is None (a damaged or a
+    missing object, for the runs that must fail naming it)."""
+    if body is None:
+        client().delete_object(Bucket=BUCKET, Key=key)
+    else:
+        client().put_object(Bucket=BUCKET, Key=key, Body=body)
+
+
 _client = None
 
 
@@ -326,10 +335,7 @@ train:
                  ("deleted", None, "NoSuchKey")]
         for name, body, what in cases:
             with self.subTest(name):
-                if body is None:
-                    client().delete_object(Bucket=BUCKET, Key=victim)
-                else:
-                    client().put_object(Bucket=BUCKET, Key=victim, Body=body)
+                put_or_delete(victim, body)
                 r = self.run_trainio("run", "default", *s3_args(prefix), *SMALL, "workflow.generate_data=False",
                                      "--output", "x")
                 self.assertEqual(r.code, 1, r)
