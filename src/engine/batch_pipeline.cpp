@@ -89,7 +89,9 @@ void BatchPipeline::worker_main(std::size_t id) {
     lock.lock();
     stats_.busy_ns += t1 - t0;
     stats_.cpu_ns += cpu;
-    if (busy_-- == max_in_flight_) stats_.at_max_ns += t1 - at_max_since_;
+    // At the maximum from at_max_since_ to this read's end, or not at all: while this worker
+    // waited for the lock, another may have taken a unit and made the count whole again after t1.
+    if (busy_-- == max_in_flight_) stats_.at_max_ns += std::max<std::int64_t>(0, t1 - at_max_since_);
     Slot& slot = slots_[unit.batch % window_];
     slot.result.samples += result.samples;
     slot.result.bytes += result.bytes;

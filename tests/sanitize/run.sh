@@ -14,7 +14,7 @@ mode=$1 source=$(cd "$2" && pwd) build=$(cd "$3" && pwd)
 # The end-to-end tests each mode runs: the ones that exercise threads, failures and unwinding
 # (a full disk during a checkpoint, a failing rank, a stalled read). Damaged files are the
 # fuzzers' part (label fuzz), which reach far more of them.
-asan_e2e='test_run|test_formats|test_loaders|test_checkpoint|test_bad_inputs|test_safety|test_validate|test_mpi|test_stall|test_hdf5_concurrency'
+asan_e2e='test_run|test_formats|test_loaders|test_checkpoint|test_async_checkpoint|test_bad_inputs|test_safety|test_validate|test_mpi|test_stall|test_hdf5_concurrency'
 tsan_e2e='test_loaders|test_hdf5_concurrency|test_run'
 
 links() {  # flags: whether clang links a fuzz target with them

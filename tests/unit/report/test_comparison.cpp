@@ -32,7 +32,8 @@ std::vector<report::RunResult> runs(const std::vector<double>& aus) {
   return out;
 }
 
-const FigureComparison& only(const report::Comparison& c) {
+// A copy: callers hold it past the Comparison, a temporary of their expression.
+FigureComparison only(const report::Comparison& c) {
   REQUIRE(c.figures.size() == 1);
   return c.figures[0];
 }
