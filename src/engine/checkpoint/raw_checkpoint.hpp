@@ -4,7 +4,8 @@
 // file of its own, or all of a rank's tensors back to back in one file (aggregated). No headers:
 // a file holds tensor bytes only, so a reference tool (fio) can write exactly the same files.
 // Each file is written front to back in calls of checkpoint.write_buffer_bytes (the last call of
-// a file shorter), generating the next buffer-full while the last one is written.
+// a file shorter), generating the next piece while the last one is written (O_DIRECT) or after it
+// (buffered).
 
 #include <cstdint>
 #include <string>
