@@ -14,11 +14,11 @@
 
 namespace trainio::config {
 
-namespace {
-
 void require(bool ok, const std::string& message, const std::string& hint) {
   if (!ok) throw config_error(message, hint);
 }
+
+namespace {
 
 // A name that becomes part of a path inside a configured folder: a '/' or '..' would put files
 // (or deletions, with keep_files: false) outside that folder.

@@ -9,9 +9,6 @@ namespace trainio::config {
 
 namespace {
 
-void require(bool ok, const std::string& message, const std::string& hint) {
-  if (!ok) throw config_error(message, hint);
-}
 
 // Two buffers of this size per rank: a bound, so that a typo cannot ask for all of memory.
 constexpr std::uint64_t kMaxWriteBuffer = 1ull << 30;
