@@ -25,19 +25,6 @@ const Value* Inference::find(const std::string& key) const {
   return nullptr;
 }
 
-std::optional<std::uint32_t> dataset_dir(const Profile& p) {
-  std::optional<std::uint32_t> best;
-  for (std::uint32_t i = 0; i < p.dirs().size(); ++i) {
-    const DirStats& d = p.dirs()[i];
-    if (d.read_bytes == 0 || d.write_bytes > 0) continue;
-    if (!best || d.read_bytes > p.dirs()[*best].read_bytes) best = i;
-  }
-  return best;
-}
-
-// Python's tempfile probes /tmp with a few bytes: files written less than this are no job output.
-constexpr std::uint64_t kLeastWritten = 4096;
-
 // Results, logs and traces a job (or a replay) writes about itself are not its checkpoints.
 bool is_report(const std::string& path) {
   const std::string name = path.substr(path.rfind('/') + 1);
@@ -45,6 +32,23 @@ bool is_report(const std::string& path) {
     if (name.find(ext) != std::string::npos) return true;
   return false;
 }
+
+std::optional<std::uint32_t> dataset_dir(const Profile& p) {
+  std::optional<std::uint32_t> best;
+  std::uint64_t most = 0;
+  for (std::uint32_t i = 0; i < p.dirs().size(); ++i) {
+    const DirStats& d = p.dirs()[i];
+    if (d.read_bytes == 0 || d.write_bytes > 0) continue;
+    std::uint64_t bytes = 0;  // a job's configuration files are not its dataset
+    for (std::uint32_t f : d.files)
+      if (!is_report(p.files()[f].path)) bytes += p.files()[f].read_bytes;
+    if (bytes > most) best = i, most = bytes;
+  }
+  return best;
+}
+
+// Python's tempfile probes /tmp with a few bytes: files written less than this are no job output.
+constexpr std::uint64_t kLeastWritten = 4096;
 
 std::vector<std::uint32_t> written_files(const Profile& p) {
   std::vector<std::uint32_t> out;
@@ -107,7 +111,12 @@ Cadence cadence(const Profile& p, std::uint32_t dir, int readers) {
     }
   }
   c.runs = runs.size();
-  if (runs.size() >= 2) c.batch = median(runs);
+  // The commonest run (the larger on a tie): a first sample's slow start (a lazy import) splits
+  // a worker's first batch, and a last batch may be short.
+  std::map<int, int> times;
+  for (int r : runs) ++times[r];
+  for (const auto& [length, n] : times)
+    if (runs.size() >= 2 && n >= times[c.batch]) c.batch = length;
   if (!first_runs.empty()) c.first_run = median(first_runs);
   if (!between.empty()) c.step_s = median(between) / std::max(1, readers);
   return c;
@@ -147,10 +156,11 @@ Inference infer(const Profile& p, const InferOptions& o) {
     if (tf) {
       out.set("reader.read_threads", std::to_string(std::max(1, readers)),
               fmt::format("{} process(es) read the files at the same time", readers), "high");
-      const int mode = d.read_sizes.mode();
-      if (mode >= 0)
-        out.set("reader.transfer_size", std::to_string(LogHistogram::lower(mode)),
-                "the commonest read size (quarter-octave bucket's lower bound)", "medium");
+      const std::uint64_t reads = d.read_sizes.total();
+      if (reads > 0)
+        out.set("reader.transfer_size", std::to_string(d.read_bytes / reads),
+                fmt::format("the mean bytes per read ({} reads): the replay makes as many reads of the files", reads),
+                "medium");
     } else {
       out.set("reader.read_threads", std::to_string(workers),
               workers == 0 ? "only the main process read the files, between its steps (no loader workers)"
@@ -162,7 +172,7 @@ Inference infer(const Profile& p, const InferOptions& o) {
     int batch = c.batch > 0 ? c.batch : 1;
     if (c.batch > 0)
       out.set("reader.batch_size", std::to_string(batch),
-              fmt::format("the median run of opens between pauses, over {} runs of {} reader(s)", c.runs, std::max(1, workers)),
+              fmt::format("the commonest run of opens between pauses, over {} runs of {} reader(s)", c.runs, std::max(1, workers)),
               c.runs >= 4 ? "medium" : "low");
     else {
       out.set("reader.batch_size", "1", "not visible: no pauses between opens (or no per-sample opens)", "low");

@@ -21,7 +21,8 @@ def run(folder):
     model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.Linear(1024, 512))
     for step in range(SAVES):
         time.sleep(COMPUTE)
-        torch.save(model.state_dict(), os.path.join(folder, f"model_step{step}.pt"))
+        with open(os.path.join(folder, f"model_step{step}.pt"), "wb") as f:  # as DLIO saves
+            torch.save(model.state_dict(), f)
 
 
 if __name__ == "__main__":
