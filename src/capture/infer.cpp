@@ -170,7 +170,18 @@ Inference infer(const Profile& p, const InferOptions& o) {
     }
     const Cadence c = cadence(p, *ds, std::max(1, workers));
     int batch = c.batch > 0 ? c.batch : 1;
-    if (c.batch > 0)
+    std::uint64_t handed = 0, handed_opens = 0;
+    for (const auto& [pid, proc] : p.processes())
+      if (std::find(proc.read_dirs.begin(), proc.read_dirs.end(), *ds) != proc.read_dirs.end())
+        handed += proc.batches_handed, handed_opens += proc.opens_handed;
+    if (handed > 0) {
+      batch = static_cast<int>(std::max<std::uint64_t>(1, (handed_opens + handed / 2) / handed));
+      out.set("reader.batch_size", std::to_string(batch),
+              fmt::format("the workers handed {} batches to the main process (PyTorch's /dev/shm/torch_* segments) for "
+                          "{} opens of dataset files",
+                          handed, handed_opens),
+              "high");
+    } else if (c.batch > 0)
       out.set("reader.batch_size", std::to_string(batch),
               fmt::format("the commonest run of opens between pauses, over {} runs of {} reader(s)", c.runs, std::max(1, workers)),
               c.runs >= 4 ? "medium" : "low");
@@ -205,6 +216,13 @@ Inference infer(const Profile& p, const InferOptions& o) {
     }
     out.unknown.push_back("reader.file_shuffle/sample_shuffle seed: a trace shows an order, not the seed that made it");
     const std::uint32_t epochs = std::max<std::uint32_t>(1, facts.passes);
+    // Files opened fewer times than their samples were read stay open (h5py keeps its files open).
+    const double opens = static_cast<double>(d.calls[static_cast<int>(Call::open)]) / static_cast<double>(facts.files);
+    if (facts.samples_per_file > 1 && opens < static_cast<double>(epochs * facts.samples_per_file) / 2)
+      out.set("reader.read_type", "memory",
+              fmt::format("a file was opened {:.3g} times for {} samples over {} epoch(s): the job keeps its files open", opens,
+                          facts.samples_per_file, epochs),
+              "high");
     out.set("train.epochs", std::to_string(epochs),
             fmt::format("each file was read through {} time(s) (the median, over files, of how often each read offset was "
                         "read)",

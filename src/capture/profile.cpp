@@ -28,6 +28,9 @@ std::uint32_t FileStats::passes() const {
   return by_times.back().times;
 }
 
+// Reads smaller than this (HDF5's metadata, headers) do not count for the order of a file's reads.
+constexpr std::uint64_t kOrderedRead = 4096;
+
 bool Profile::is_data_path(std::string_view p) {
   if (p.empty() || p.find(":[") != std::string_view::npos || p.starts_with("anon_inode:")) return false;
   for (std::string_view prefix : {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/", "/proc/", "/sys/", "/dev/",
@@ -77,6 +80,12 @@ void Profile::add(const Event& e) {
     child.thread = e.shares_files;
     return;
   }
+  if (e.call == Call::open && e.for_write && !e.failed && e.path.starts_with("/dev/shm/torch_") &&
+      proc.opens_since_handoff > 0) {
+    ++proc.batches_handed;
+    proc.opens_handed += proc.opens_since_handoff;
+    proc.opens_since_handoff = 0;
+  }
   if (!is_data_path(e.path)) return;
   if (first_ns_ < 0 || e.start_ns < first_ns_) first_ns_ = e.start_ns;
   last_ns_ = std::max(last_ns_, e.start_ns + std::max<std::int64_t>(e.dur_ns, 0));
@@ -100,6 +109,7 @@ void Profile::add(const Event& e) {
         if (files_[proc.last_open_file].path < f.path) ++d.visit_up;
       }
       proc.last_open_file = fi;
+      ++proc.opens_since_handoff;
       if (proc.visits.size() < ProcessStats::kVisitsKept) proc.visits.emplace_back(f.dir, e.start_ns);
       break;
     case Call::read: {
@@ -112,11 +122,11 @@ void Profile::add(const Event& e) {
         if (it != f.offsets.end()) ++it->times;
         else if (f.offsets.size() < FileStats::kOffsetsKept && e.bytes > 0)
           f.offsets.push_back({e.offset, 1, static_cast<std::uint32_t>(std::min<std::uint64_t>(e.bytes, UINT32_MAX))});
-        if (proc.last_read_file == fi && e.bytes > 0) {
+        if (proc.last_read_file == fi && e.bytes >= kOrderedRead) {
           ++d.read_pairs;
           if (e.offset >= proc.last_read_offset) ++d.read_up;
         }
-        if (e.bytes > 0) proc.last_read_file = fi, proc.last_read_offset = e.offset + e.bytes;
+        if (e.bytes >= kOrderedRead) proc.last_read_file = fi, proc.last_read_offset = e.offset + e.bytes;
       }
       if (e.bytes == 0) break;  // end of file: no data moved
       d.read_sizes.add(e.bytes);
@@ -147,7 +157,7 @@ void Profile::add(const Event& e) {
       f.write_bytes += e.bytes;
       d.write_bytes += e.bytes;
       if (e.has_offset) f.extent = std::max(f.extent, e.offset + e.bytes);
-      if (e.bytes) d.write_sizes.add(e.bytes);
+      if (e.bytes) d.write_sizes.add(e.bytes, e.bytes);  // by bytes: where a checkpoint's bytes go
       if (d.first_write_ns < 0) d.first_write_ns = e.start_ns;
       d.last_write_ns = std::max(d.last_write_ns, e.start_ns);
       ++proc.writes;

@@ -47,7 +47,8 @@ struct DirStats {
   std::vector<std::uint32_t> files;
   std::uint64_t calls[kCallCount] = {};
   std::uint64_t read_bytes = 0, write_bytes = 0;
-  LogHistogram read_sizes, read_latency, inter_arrival, write_sizes;
+  LogHistogram read_sizes, read_latency, inter_arrival;
+  LogHistogram write_sizes;  // weighted by bytes, not counted: a checkpoint's bytes go in its large writes
   // Reads in flight over time, as each read finds it when it starts (itself included): their
   // sum and count, and the ends of the reads still in flight (as many as run at once).
   double depth_sum = 0;
@@ -57,7 +58,8 @@ struct DirStats {
   std::int64_t first_read_ns = -1, last_read_ns = -1, last_read_end_ns = 0;
   double busy_ns = 0;                  // the reads' time, where the trace timed them
   std::uint64_t visit_pairs = 0, visit_up = 0;  // a process's consecutive opens here; of them, to a later name
-  std::uint64_t read_pairs = 0, read_up = 0;    // a process's consecutive reads of one file; of them, further on
+  // A process's consecutive reads (of 4 KiB or more) of one file; of them, further on.
+  std::uint64_t read_pairs = 0, read_up = 0;
   std::int64_t first_write_ns = -1, last_write_ns = -1;
 };
 
@@ -67,6 +69,10 @@ struct ProcessStats {
   bool thread = false;                  // shares its parent's descriptors
   std::uint64_t reads = 0, read_bytes = 0, writes = 0;
   std::int64_t first_read_ns = -1, last_read_ns = -1;
+  // Batches handed to the main process: PyTorch's workers put each batch's tensors in new
+  // /dev/shm/torch_* segments; segments made with no data file opened between them are one batch.
+  std::uint64_t batches_handed = 0, opens_handed = 0;
+  std::uint64_t opens_since_handoff = 0;
   std::vector<std::pair<std::uint32_t, std::int64_t>> visits;  // (folder, time) of its opens for reading
   std::uint32_t last_open_file = UINT32_MAX, last_read_file = UINT32_MAX;
   std::uint64_t last_read_offset = 0;

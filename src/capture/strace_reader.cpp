@@ -175,6 +175,17 @@ std::uint64_t size_in(std::string_view arg) {
   return 0;
 }
 
+bool interesting(std::string_view name) {
+  static const std::string_view names[] = {
+      "openat", "open", "creat", "openat2", "close", "read", "readv", "write", "writev", "pread64", "preadv", "preadv2",
+      "pwrite64", "pwritev", "pwritev2", "lseek", "llseek", "_llseek", "fstat", "fstat64", "newfstatat", "fstatat64",
+      "statx", "stat", "lstat", "stat64", "lstat64", "access", "faccessat", "faccessat2", "mmap", "mmap2", "fsync",
+      "fdatasync", "dup", "dup2", "dup3", "fcntl", "clone", "clone3", "fork", "vfork"};
+  for (auto n : names)
+    if (n == name) return true;
+  return false;
+}
+
 bool opens_for_write(std::string_view flags) {
   return flags.find("O_WRONLY") != std::string_view::npos || flags.find("O_RDWR") != std::string_view::npos ||
          flags.find("O_CREAT") != std::string_view::npos;
@@ -322,6 +333,7 @@ std::string StraceReader::resolve(long pid, std::string_view dirfd, std::string 
 void StraceReader::call(long pid, std::string_view name, std::string_view args_text, std::string_view result,
                         std::int64_t start_ns, std::int64_t dur_ns) {
   ++calls_;
+  if (!interesting(name)) return;  // most of a job's calls (futex, poll, signals) touch no file
   std::string_view a[8];
   const int n = split_args(args_text, a, 8);
   // The result: " = 3", " = -1 ENOENT (No such file ...)", " = ?"
@@ -359,11 +371,14 @@ void StraceReader::call(long pid, std::string_view name, std::string_view args_t
     const std::string_view flags = n > (at ? 2 : 1) ? a[at ? 2 : 1] : std::string_view();
     e.for_write = name == "creat" || opens_for_write(flags);
     e.path = path;
-    send(Call::open);
-    if (!failed) fds[static_cast<int>(ret)] = Fd{std::move(path), 0};
+    // A directory's descriptor only resolves relative paths: its open is no file's.
+    const bool directory = flags.find("O_DIRECTORY") != std::string_view::npos;
+    if (!directory) send(Call::open);
+    if (!failed) fds[static_cast<int>(ret)] = Fd{std::move(path), 0, directory};
   } else if (name == "close") {
-    if (!on_fd(0)) return;
-    send(Call::close);
+    Fd* f = on_fd(0);
+    if (!f) return;
+    if (!f->directory) send(Call::close);
     fds.erase(fd_of(a[0]));
   } else if (name == "read" || name == "readv" || name == "write" || name == "writev") {
     Fd* f = on_fd(0);

@@ -36,6 +36,7 @@ class StraceReader {
   struct Fd {
     std::string path;
     std::uint64_t pos = 0;
+    bool directory = false;  // opened with O_DIRECTORY: for relative paths only
   };
   using FdTable = std::unordered_map<int, Fd>;
   struct Pending {
