@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "format/npy.hpp"
+#include "format/numpy/npy.hpp"
 #include "format/sniff.hpp"
 
 namespace trainio::capture {

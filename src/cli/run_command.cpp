@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "config/dump.hpp"
-#include "engine/loader.hpp"
+#include "engine/load/loader.hpp"
 #include "engine/preflight.hpp"
 #include "engine/together.hpp"
 #include "engine/stall_watchdog.hpp"
