@@ -33,6 +33,14 @@ PfwReader::PfwReader(std::string name, EventSink sink) : name_(std::move(name)),
 
 void PfwReader::line(std::string_view s) {
   ++lines_;
+  try {
+    event(s);
+  } catch (const nlohmann::json::exception&) {  // a field of the wrong type: foreign content
+    if (foreign_++ == 0) first_foreign_line_ = lines_, first_foreign_ = std::string(s.substr(0, 80));
+  }
+}
+
+void PfwReader::event(std::string_view s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == ',')) s.remove_suffix(1);
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   if (s.empty() || s == "[" || s == "]") return;

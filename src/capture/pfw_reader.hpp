@@ -21,6 +21,8 @@ class PfwReader {
   void finish();  // throws a usage error naming the input when it held no trace events
 
  private:
+  void event(std::string_view text);
+
   std::string name_;
   EventSink sink_;
   std::unordered_map<std::string, std::string> paths_;  // fhash -> path

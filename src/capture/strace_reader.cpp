@@ -245,9 +245,10 @@ void StraceReader::call(long pid, std::string_view name, std::string_view args_t
   std::string_view a[8];
   const int n = split_args(args_text, a, 8);
   // The result: " = 3", " = -1 ENOENT (No such file ...)", " = ?"
-  std::size_t eq = result.find('=');
+  const std::size_t eq = result.find('=');
+  const std::size_t value = eq == std::string_view::npos ? eq : result.find_first_not_of(' ', eq + 1);
   bool have_result = false;
-  const long long ret = eq == std::string_view::npos ? 0 : number(result.substr(result.find_first_not_of(' ', eq + 1)), &have_result);
+  const long long ret = value == std::string_view::npos ? 0 : number(result.substr(value), &have_result);
   const bool failed = !have_result || ret < 0;
   Event e;
   e.pid = pid;

@@ -79,6 +79,7 @@ std::string unquote(std::string_view arg) {
 }
 
 long long number(std::string_view text, bool* ok) {
+  constexpr long long kMost = 0x0fffffffffffffffLL;
   bool neg = false;
   std::size_t i = 0;
   if (i < text.size() && text[i] == '-') neg = true, ++i;
@@ -87,10 +88,14 @@ long long number(std::string_view text, bool* ok) {
   if (i + 1 < text.size() && text[i] == '0' && (text[i + 1] == 'x' || text[i + 1] == 'X')) {
     for (i += 2; i < text.size() && std::isxdigit(static_cast<unsigned char>(text[i])); ++i, any = true) {
       const char h = text[i];
+      if (v > kMost / 16) return ok ? (*ok = false, 0) : 0;  // beyond 64 bits: no number of a trace
       v = v * 16 + (std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
     }
   } else {
-    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, any = true) v = v * 10 + (text[i] - '0');
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, any = true) {
+      if (v > kMost / 10) return ok ? (*ok = false, 0) : 0;
+      v = v * 10 + (text[i] - '0');
+    }
   }
   if (ok) *ok = any;
   return neg ? -v : v;

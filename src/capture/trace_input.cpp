@@ -75,6 +75,7 @@ long ff_pid(const std::string& path) {
   const std::string name = fs::path(path).filename().string();
   const std::size_t dot = name.rfind('.');
   if (dot == std::string::npos || dot + 1 == name.size()) return 0;
+  if (name.size() - dot - 1 > 9) return 0;  // no pid
   for (std::size_t i = dot + 1; i < name.size(); ++i)
     if (name[i] < '0' || name[i] > '9') return 0;
   return std::stol(name.substr(dot + 1));

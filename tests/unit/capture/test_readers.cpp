@@ -100,3 +100,13 @@ TEST_CASE("trace input: kinds by content, -ff pids from names, folders, refusals
   CHECK_THROWS_AS(read_traces({dir / "bin"}), Error);
   CHECK_THROWS_AS(read_traces({dir / "missing"}), Error);
 }
+
+TEST_CASE("pfw: events of the wrong types are counted as foreign, not thrown", "[capture]") {
+  PfwReader r("t.pfw", [](const Event&) {});
+  r.line("[");
+  REQUIRE_NOTHROW(r.line(R"({"name":"read","cat":"POSIX","pid":"zero","tid":1,"ts":"late","ph":"X","args":{"fname":7}})"));
+  REQUIRE_NOTHROW(r.line(R"({"name":"FH","ph":"M","args":{"name":3,"value":[1]}})"));
+  for (int i = 0; i < 40; ++i)
+    r.line(R"({"name":"read","cat":"POSIX","pid":0,"tid":1,"ts":1,"dur":1,"ph":"X","args":{"fname":"/d/a","size":1}})");
+  REQUIRE_NOTHROW(r.finish());
+}

@@ -163,3 +163,16 @@ TEST_CASE("strace syntax pieces", "[capture]") {
   CHECK(strace_syntax::number("0x10") == 16);
   CHECK(strace_syntax::number("-22") == -22);
 }
+
+TEST_CASE("strace: hostile lines are counted, never a crash", "[capture]") {
+  // A result cut off after '=', a number beyond 64 bits, a call cut before its ')'.
+  std::string text = "1 10:00:00.1 openat(AT_FDCWD, \"/d/a\", O_RDONLY) = 3 <0.000001>\n"
+                     "1 10:00:00.2 read(3, \"x\", 1) =\n"
+                     "1 10:00:00.3 read(3, \"x\", 1) = 99999999999999999999999999 <0.1>\n"
+                     "1 10:00:00.4 pread64(3, \"x\", 1, 99999999999999999999999999999) = 1 <0.1>\n"
+                     "1 10:00:00.5 read(3, \"x\n";
+  for (int i = 0; i < 40; ++i) text += "1 10:00:00.6 close(9) = 0 <0.000001>\n";
+  std::vector<Seen> ev;
+  REQUIRE_NOTHROW(ev = parse(text));
+  CHECK(ev.size() >= 1);
+}
