@@ -57,6 +57,10 @@ void DarshanReader::finish() {
     e.dur_ns = std::max<std::int64_t>(0, seg.end_ns - seg.start_ns);
     sink_(e);
   }
+  Event end;
+  end.call = Call::mark;
+  for (const Segment& seg : segments_) end.start_ns = std::max(end.start_ns, seg.end_ns);
+  sink_(end);
 }
 
 }  // namespace trainio::capture

@@ -8,8 +8,9 @@
 
 namespace trainio::capture {
 
-enum class Call : std::uint8_t { open, close, read, write, stat, seek, mmap, fsync, spawn };
-inline constexpr int kCallCount = 9;
+// mark: no call, only a time the trace reached (its end), for how long the job ran.
+enum class Call : std::uint8_t { open, close, read, write, stat, seek, mmap, fsync, spawn, mark };
+inline constexpr int kCallCount = 10;
 const char* call_name(Call c);
 
 struct Event {

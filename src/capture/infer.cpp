@@ -189,11 +189,13 @@ Inference infer(const Profile& p, const InferOptions& o) {
       out.set("reader.batch_size", "1", "not visible: no pauses between opens (or no per-sample opens)", "low");
       out.unknown.push_back("reader.batch_size: the trace shows no batching cadence; 1 assumed");
     }
-    if (workers > 0 && c.first_run > 0 && c.batch > 0) {
-      const int factor = std::max(1, (c.first_run + batch / 2) / batch);
-      out.set("reader.prefetch_size", std::to_string(factor * workers),
-              fmt::format("each worker's first run read {} batch(es) at once (prefetch_factor), times {} workers", factor, workers),
+    if (workers > 0) {
+      out.set("reader.prefetch_size", std::to_string(2 * workers),
+              fmt::format("PyTorch's default prefetch_factor (2 batches a worker) times {} workers: the trace does not "
+                          "show the queue's depth",
+                          workers),
               "low");
+      out.unknown.push_back("reader.prefetch_size: a trace shows when batches are read, not how deep the queue is");
     }
     // Order: a process's consecutive opens going to later names, or its reads of a file going on.
     const double up_files = d.visit_pairs ? static_cast<double>(d.visit_up) / static_cast<double>(d.visit_pairs) : -1;
@@ -225,27 +227,26 @@ Inference infer(const Profile& p, const InferOptions& o) {
               "high");
     out.set("train.epochs", std::to_string(epochs),
             fmt::format("each file was read through {} time(s) (the median, over files, of how often each read offset was "
-                        "read)",
+                        "read, offsets weighted by their bytes)",
                         facts.passes),
             "medium");
-    // Compute: with workers, the time between a worker's runs spread over the workers; without, the
-    // time the job spent outside its dataset reads, per step.
+    // Compute: the job's time per step, from its first dataset read to the trace's end (a loader's
+    // read-ahead ends the reads before the last steps); without workers the reads do not overlap the
+    // steps, so their time is taken out.
     const double samples = static_cast<double>(facts.files * facts.samples_per_file);
     const double steps = std::max(1.0, std::floor(samples / batch)) * epochs;
-    const double span_s = static_cast<double>(d.last_read_end_ns - d.first_read_ns) / 1e9;
-    double compute = 0;
-    std::string how;
-    if (workers > 0 && c.step_s > 0) {
-      compute = c.step_s;
-      how = fmt::format("a worker's median time from one batch to its next ({:.4g} s) over {} workers: the step time, "
-                        "taken as compute (an upper bound: it includes any wait for data)",
-                        c.step_s * workers, workers);
-    } else {
-      compute = std::max(0.0, span_s - d.busy_ns / 1e9) / steps;
-      how = fmt::format("the {:.4g} s from the first dataset read to the last, less the {:.4g} s spent in reads, over {:.0f} "
-                        "steps",
-                        span_s, d.busy_ns / 1e9, steps);
-    }
+    const double span_s = static_cast<double>(std::max(p.end_ns(), d.last_read_end_ns) - d.first_read_ns) / 1e9;
+    const double reads_s = workers > 0 ? 0.0 : d.busy_ns / 1e9;
+    const double compute = std::max(0.0, span_s - reads_s) / steps;
+    const std::string how =
+        workers > 0
+            ? fmt::format("the {:.4g} s from the first dataset read to the trace's end over {:.0f} steps: the traced job's "
+                          "step time, taken as compute (an upper bound: it includes the workers' start and stop and any "
+                          "wait for data)",
+                          span_s, steps)
+            : fmt::format("the {:.4g} s from the first dataset read to the trace's end, less the {:.4g} s spent in reads, over "
+                          "{:.0f} steps",
+                          span_s, reads_s, steps);
     out.set("train.computation_time", seconds_text(compute), how, "low");
     out.unknown.push_back("train.computation_time: from the trace's timing, which the tracer itself slows (strace most)");
     out.set("train.seed", "123", "not in a trace: DLIO's default", "low");

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "util/error.hpp"
 
 namespace trainio::capture {
@@ -60,6 +62,10 @@ void PfwReader::event(std::string_view s) {
     return;
   }
   ++events_;
+  if (j.contains("ts")) {  // any event moves the trace's end: a replay's last steps read nothing
+    const double end_us = j.value("ts", 0.0) + (j.contains("dur") ? j.value("dur", 0.0) : 0.0);
+    last_ns_ = std::max(last_ns_, static_cast<std::int64_t>(end_us * 1000.0));
+  }
   Call call;
   if (j.value("cat", "") != "POSIX" || !pfw_call(name, &call)) return;
   Event e;
@@ -110,6 +116,12 @@ void PfwReader::event(std::string_view s) {
 }
 
 void PfwReader::finish() {
+  if (last_ns_ > 0) {
+    Event end;
+    end.call = Call::mark;
+    end.start_ns = last_ns_;
+    sink_(end);
+  }
   if (lines_ > 0 && (events_ == 0 || foreign_ * 20 > lines_))
     throw usage_error(fmt::format("{} is not a .pfw trace: {} of its {} lines are not JSON trace events{}", name_, foreign_,
                                   lines_, foreign_ ? fmt::format(" (line {}: '{}')", first_foreign_line_, first_foreign_) : ""),

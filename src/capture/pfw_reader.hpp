@@ -27,6 +27,7 @@ class PfwReader {
   EventSink sink_;
   std::unordered_map<std::string, std::string> paths_;  // fhash -> path
   std::unordered_map<std::string, std::uint64_t> positions_;  // (thread, path) -> where the next call starts
+  std::int64_t last_ns_ = 0;
   std::uint64_t lines_ = 0, events_ = 0, foreign_ = 0, first_foreign_line_ = 0;
   std::string first_foreign_;
 };

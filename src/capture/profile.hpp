@@ -93,6 +93,8 @@ class Profile {
   std::uint64_t events() const { return events_; }
   std::int64_t first_ns() const { return first_ns_; }
   std::int64_t last_ns() const { return last_ns_; }
+  // The latest time the trace reached, with or without a file (its end).
+  std::int64_t end_ns() const { return end_ns_; }
 
   // Whether a path can be the job's data: not the system's or Python's own files.
   static bool is_data_path(std::string_view path);
@@ -112,7 +114,7 @@ class Profile {
   std::unordered_map<long, ProcessStats> processes_;
   long first_pid_ = 0;
   std::uint64_t events_ = 0;
-  std::int64_t first_ns_ = -1, last_ns_ = 0;
+  std::int64_t first_ns_ = -1, last_ns_ = 0, end_ns_ = 0;
 };
 
 }  // namespace trainio::capture

@@ -105,6 +105,9 @@ Score score(const Profile& real, const Profile& replay) {
       add("read_sizes", closeness(da.read_sizes, db.read_sizes, 3), num(static_cast<double>(da.read_sizes.quantile(0.5))),
           num(static_cast<double>(db.read_sizes.quantile(0.5))), "median read size, bytes");
       add("files_per_epoch", ratio(fa, fb), num(fa), num(fb));
+      const double ta = static_cast<double>(real.end_ns() - da.first_read_ns) / 1e9 / a.epochs;
+      const double tb = static_cast<double>(replay.end_ns() - db.first_read_ns) / 1e9 / b.epochs;
+      add("epoch_time", ratio(ta, tb), num(ta), num(tb), "seconds from the first dataset read to the trace's end, per epoch");
       if (a.up >= 0 && b.up >= 0)
         add("order", std::clamp(1.0 - std::abs(a.up - b.up) / 0.5, 0.0, 1.0), num(a.up), num(b.up),
             a.up_from_files && b.up_from_files ? "share of a reader's consecutive opens going to a later file"

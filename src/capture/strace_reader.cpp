@@ -10,7 +10,7 @@
 namespace trainio::capture {
 
 const char* call_name(Call c) {
-  static const char* const names[] = {"open", "close", "read", "write", "stat", "seek", "mmap", "fsync", "spawn"};
+  static const char* const names[] = {"open", "close", "read", "write", "stat", "seek", "mmap", "fsync", "spawn", "mark"};
   return names[static_cast<int>(c)];
 }
 
@@ -369,6 +369,13 @@ void StraceReader::call(long pid, std::string_view name, std::string_view args_t
 }
 
 void StraceReader::finish() {
+  if (last_time_ns_ > 0) {
+    Event end;
+    end.call = Call::mark;
+    end.pid = default_pid_;
+    end.start_ns = last_time_ns_;
+    sink_(end);
+  }
   const std::uint64_t understood = lines_ - foreign_;
   if (lines_ > 0 && (understood == 0 || foreign_ * 20 > lines_))
     throw usage_error(fmt::format("{} is not strace output: line {} reads '{}', and {} of its {} lines are not "

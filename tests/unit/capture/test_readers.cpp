@@ -23,7 +23,9 @@ struct Seen {
 
 TEST_CASE("pfw: trainio's and dftracer's events, files by hash or by name", "[capture]") {
   std::vector<Seen> seen;
+  std::int64_t end = 0;
   PfwReader r("t.pfw", [&](const Event& e) {
+    if (e.call == Call::mark) return void(end = e.start_ns);
     seen.push_back(Seen{e.call, std::string(e.path), e.bytes, e.offset, e.start_ns, e.dur_ns});
   });
   for (const char* line : {
@@ -49,6 +51,7 @@ TEST_CASE("pfw: trainio's and dftracer's events, files by hash or by name", "[ca
   CHECK(seen[3].bytes == 512);  // ret, not the size asked for
   CHECK(seen[3].offset == 8);
   CHECK(seen[4].call == Call::stat);
+  CHECK(end == 61'000);  // the last event's end, whatever its kind
 }
 
 TEST_CASE("pfw: a file of other JSON or text is refused", "[capture]") {
@@ -61,6 +64,7 @@ TEST_CASE("pfw: a file of other JSON or text is refused", "[capture]") {
 TEST_CASE("darshan DXT text: segments in time order, MPI-IO left out", "[capture]") {
   std::vector<Seen> seen;
   DarshanReader r("d.txt", [&](const Event& e) {
+    if (e.call == Call::mark) return;
     seen.push_back(Seen{e.call, std::string(e.path), e.bytes, e.offset, e.start_ns, e.dur_ns});
   });
   for (const char* line : {
