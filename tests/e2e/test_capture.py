@@ -130,7 +130,9 @@ class CaptureRealJobs(TrainioTest):
             "tfrecord", "tfrecord_reader.py",
             {"dataset.format": "tfrecord", "dataset.num_files_train": "4", "dataset.num_samples_per_file": "32",
              "train.epochs": "1"},
-            ["reader.batch_size=8", "dataset.record_length_bytes=65536", "reader.transfer_size=262144"],
+            # The job reads in order, so the wrong workload reads two files at once instead of shuffling.
+            ["reader.batch_size=8", "dataset.record_length_bytes=65536", "reader.transfer_size=262144",
+             "reader.read_threads=2"],
             # Below 0.9: Python's buffered reader refills 4 KiB for each record's 12-byte header and reads the
             # rest directly, and makes an fstat and an lseek per open; trainio's TensorFlow reader reads
             # transfer_size chunks and makes neither (the score's read_sizes, calls and metadata parts).
