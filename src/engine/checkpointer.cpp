@@ -27,29 +27,40 @@
 
 namespace trainio::engine {
 
-Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress)
+Checkpointer::~Checkpointer() = default;
+
+Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress,
+                           int saved_ranks)
     : w_(w),
       comm_(comm),
       run_seed_(run_seed),
       progress_(progress && comm.is_root()),
-      plan_(w, comm.size()),
+      // A job that only loads plans the save it reads; loads read this run's saves otherwise.
+      plan_(w, plan::saved_rank_count(w, comm.size(), saved_ranks)),
       root_(plan::checkpoint_root(w)),
       source_rank_(comm.rank()) {
   if (root_.starts_with("s3://")) s3_ = std::make_unique<storage::s3::Client>(storage::s3::endpoint_of(w.storage.storage_options));
-  mine_ = parts_of(comm.rank());
+  const int saved = plan::saved_rank_count(w, comm.size(), saved_ranks);
+  const plan::ParallelLayout load = plan::load_layout(w, comm.size(), saved);
+  if (!(load == plan::saved_layout(w, saved))) {
+    reshard_plan_ = std::make_unique<plan::ReshardPlan>(w, plan::saved_layout(w, saved), load);
+    reshard_ = std::make_unique<ReshardLoader>(*reshard_plan_, comm.rank());
+    largest_file_ = reshard_->largest_file();
+  }
+  mine_ = parts_of(comm.rank());  // saves: a run that saves is the job its loads read
   // recovery_rank_shift: read what the rank one node further on wrote (DLIO shifts by the ranks
   // of a node, so that no node reads back its own page cache).
   if (w.checkpoint.recovery_rank_shift && comm.num_hosts() > 1)
     source_rank_ = (comm.rank() + comm.node_size()) % comm.size();
   else if (w.checkpoint.recovery_rank_shift && comm.is_root())
     spdlog::warn("checkpoint.recovery_rank_shift has no effect on a single host: every rank reads its own files");
-  source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
+  if (!reshard_) source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
   for (const auto* parts : {&mine_, &source_})
     for (const Part& p : *parts) largest_file_ = std::max(largest_file_, p.archive.file_size());
   // An object S3 cannot hold fails every rank here, before any checkpoint's first byte.
   if (s3_)
     for (const Part& p : mine_) storage::s3::check_object_size(p.archive.file_size(), util::join(root_, p.file.name));
-  if (!mine_.empty() || !source_.empty()) scratch_.resize(staging_bytes(largest_file_, alignment_));
+  if (!mine_.empty() || !source_.empty() || reshard_) scratch_.resize(staging_bytes(largest_file_, alignment_));
 }
 
 std::size_t Checkpointer::staging_bytes(std::uint64_t largest_file, std::size_t alignment) {
@@ -264,6 +275,7 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
   together(comm_, [&] {
     storage::ScopedObserver observe(&rec.io);
     const LiveLine live(fmt::format("checkpoint load {}", index), LiveLine::Direction::read, comm_.size(), progress_);
+    if (reshard_) reshard_->read(dir, scratch_, rec);
     for (const auto& part : source_) {
       read_file(part, util::join(dir, part.file.name));
       rec.tensor_bytes += part.file.tensor_bytes;
@@ -291,9 +303,10 @@ void Checkpointer::evict_saved() {
 
 void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed,
                      metrics::RankRecord& record,
-                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint, bool progress) {
+                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint, bool progress,
+                     int saved_ranks) {
   std::unique_ptr<Checkpointer> checkpointer;
-  together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, run_seed, progress); });
+  together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, run_seed, progress, saved_ranks); });
   const auto& c = w.checkpoint;
   const auto writes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c.num_checkpoints_write));
   const auto reads = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c.num_checkpoints_read));
