@@ -343,6 +343,8 @@ void read_records(const std::string& path, const RecordVisitor& visit) {
         hand_over = [&, f] { if (visit.failover) visit.failover(f); };
       } else if (kind == "async_save" || kind == "async_overlap") {
         hand_over = [&, kind, o] { if (visit.async) visit.async(kind, o); };
+      } else if (kind == "reshard_load") {
+        hand_over = [&, o] { if (visit.reshard) visit.reshard(o); };
       } else {
         throw damaged(fmt::format("an unknown record '{}'", kind));
       }

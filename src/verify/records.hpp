@@ -168,6 +168,8 @@ struct RecordVisitor {
   // checkpoint.async's lines (`async_save`, `async_overlap`), whole, valid during the call only:
   // verify/async_checkpoint_checks.cpp reads them.
   std::function<void(const std::string& kind, const JsonValue& line)> async;
+  // Resharded loads' `reshard_load` lines, whole, valid during the call only (verify/reshard_checks.cpp).
+  std::function<void(const JsonValue& line)> reshard;
 };
 
 // Reads `path` line by line. Throws a data error naming the file and line when a line does not

@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #include "verify/async_checkpoint_checks.hpp"
+#include "verify/reshard_checks.hpp"
 #include "verify/capacity_checks.hpp"
 #include "verify/json_view.hpp"
 #include "verify/run_totals.hpp"
@@ -39,6 +40,7 @@ std::string verify_run(const std::string& folder, Checks& checks) {
   check_csvs(folder, totals, checks);
   check_capacity(folder, summary, totals, checks);
   check_async_checkpoints(folder, summary, static_cast<int>(ranks.u64()), checks);
+  check_reshard_loads(folder, summary, static_cast<int>(ranks.u64()), checks);
   if (totals.incomplete_ranks == 0) return {};
   const JsonValue reason = find(summary, "trainio/stopped/reason");
   const JsonValue epoch = find(summary, "trainio/stopped/epoch");
