@@ -27,7 +27,15 @@
 
 namespace trainio::engine {
 
-Checkpointer::~Checkpointer() = default;
+Checkpointer::~Checkpointer() {
+  if (prefault_.joinable()) prefault_.join();
+}
+
+void Checkpointer::scratch_ready() {
+  if (prefault_.joinable()) prefault_.join();
+  const std::size_t n = staging_bytes(largest_file_, alignment_);
+  if (scratch_.size() < n) scratch_.resize(n);  // the thread could not (out of memory): fail here, with the error
+}
 
 Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress,
                            int saved_ranks)
@@ -60,7 +68,13 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
   // An object S3 cannot hold fails every rank here, before any checkpoint's first byte.
   if (s3_)
     for (const Part& p : mine_) storage::s3::check_object_size(p.archive.file_size(), util::join(root_, p.file.name));
-  if (!mine_.empty() || !source_.empty() || reshard_) scratch_.resize(staging_bytes(largest_file_, alignment_));
+  if (!mine_.empty() || !source_.empty() || reshard_)
+    prefault_ = std::thread([this, n = staging_bytes(largest_file_, alignment_)] {
+      try {
+        scratch_.resize(n);
+      } catch (...) {
+      }
+    });
 }
 
 std::size_t Checkpointer::staging_bytes(std::uint64_t largest_file, std::size_t alignment) {
@@ -83,6 +97,7 @@ std::string Checkpointer::folder(std::uint64_t epoch, std::uint64_t step) const 
 }
 
 void Checkpointer::write_file(const Part& part, const std::string& path, std::uint64_t seed) {
+  scratch_ready();
   const auto& c = w_.checkpoint;
   RandomContent random(seed);
   format::torch::TensorContent content(c.randomize_tensor ? &random : nullptr);
@@ -137,6 +152,7 @@ void Checkpointer::read_file(const Part& part, const std::string& path) {
     throw data_error(fmt::format("checkpoint file '{}' is missing", path),
                      "write the checkpoint first (checkpoint.num_checkpoints_write), or read fewer");
   if (w_.checkpoint.odirect) {
+    scratch_ready();
     // O_DIRECT: the file front to back in aligned pieces (no framework reads with O_DIRECT).
     storage::File in = storage::File::open(path, {.direct = true});
     std::uint64_t at = 0;
@@ -154,7 +170,7 @@ void Checkpointer::read_file(const Part& part, const std::string& path) {
   // DLIO: with open(name, "rb") as f: torch.load(f).
   format::PyBufferedFile in;
   in.open(path);
-  format::torch::load(part.archive, in, scratch_);
+  format::torch::load(part.archive, in, scratch_, [this] { scratch_ready(); });
   in.close();
 }
 
@@ -213,6 +229,7 @@ void Checkpointer::write_own(std::uint64_t epoch, std::uint64_t step, std::uint6
                              std::vector<std::string>& written) {
   const std::string dir = folder(epoch, step);
   if (!s3_) storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
+  scratch_ready();
   if (w_.checkpoint.odirect && alignment_ == 4096) {
     alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
     if (alignment_ != 4096) scratch_.resize(staging_bytes(largest_file_, alignment_));  // whole aligned pieces
@@ -275,7 +292,7 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
   together(comm_, [&] {
     storage::ScopedObserver observe(&rec.io);
     const LiveLine live(fmt::format("checkpoint load {}", index), LiveLine::Direction::read, comm_.size(), progress_);
-    if (reshard_) reshard_->read(dir, scratch_, rec);
+    if (reshard_) reshard_->read(dir, scratch_, rec, [this] { scratch_ready(); });
     for (const auto& part : source_) {
       read_file(part, util::join(dir, part.file.name));
       rec.tensor_bytes += part.file.tensor_bytes;

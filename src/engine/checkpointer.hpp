@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/workload.hpp"
@@ -83,6 +84,10 @@ class Checkpointer {
   int source_rank_;
   std::vector<std::string> saved_;  // every file this rank wrote
   util::Bytes scratch_;
+  // The staging buffer is allocated and touched (pre-faulted) by this thread, so that a load's
+  // first byte does not wait for 128 MiB of page faults; every use of scratch_ first joins it.
+  std::thread prefault_;
+  void scratch_ready();
   // Checkpoints in an S3 bucket (checkpoint_folder s3://...), as DLIO's pt_s3_save writes them
   // through s3torchconnector's S3Checkpoint: each file a multipart upload; loads HEAD the object
   // (torch.load seeks to its end) and read it whole.

@@ -21,14 +21,16 @@ ReshardLoader::ReshardLoader(const plan::ReshardPlan& plan, int rank)
   }
 }
 
-void ReshardLoader::read(const std::string& dir, util::Bytes& scratch, metrics::CheckpointRecord& rec) const {
+void ReshardLoader::read(const std::string& dir, util::Bytes& scratch, metrics::CheckpointRecord& rec,
+                         const std::function<void()>& before_scratch) const {
   auto& r = rec.reshard;
   r.on = true;
   r.saved = {saved_.tensor, saved_.pipeline, saved_.data};
   r.load = {load_.tensor, load_.pipeline, load_.data};
   r.shard_bytes = reads_.shard_bytes;
   r.unsaved_bytes = reads_.unsaved_bytes;
-  const std::size_t chunk = std::max<std::size_t>(scratch.size() / 2, 4096);
+  std::string index_buffer;
+  bool ready = false;
   for (std::size_t i = 0; i < reads_.files.size(); ++i) {
     const plan::ReshardFile& f = reads_.files[i];
     const format::torch::Archive& a = archives_[i];
@@ -47,9 +49,9 @@ void ReshardLoader::read(const std::string& dir, util::Bytes& scratch, metrics::
     if (size != a.file_size()) throw wrong(fmt::format("holds {} bytes, the save's layout writes {}", size, a.file_size()));
     // Where the records lie: the central directory, the zip64 end record and locator, the end record.
     const std::uint64_t index = size - a.central_directory_offset();
-    if (scratch.size() < index) scratch.resize(static_cast<std::size_t>(index));
-    in.pread_exact(scratch.data(), static_cast<std::size_t>(index), a.central_directory_offset());
-    if (std::memcmp(scratch.data(), "PK\x01\x02", 4) != 0) throw wrong("has no central directory where the layout puts it");
+    index_buffer.resize(static_cast<std::size_t>(index));
+    in.pread_exact(index_buffer.data(), index_buffer.size(), a.central_directory_offset());
+    if (std::memcmp(index_buffer.data(), "PK\x01\x02", 4) != 0) throw wrong("has no central directory where the layout puts it");
     r.index_bytes += index;
     std::vector<bool> header_read(a.records().size(), false);
     for (const plan::ReshardPiece& p : f.pieces) {
@@ -57,6 +59,11 @@ void ReshardLoader::read(const std::string& dir, util::Bytes& scratch, metrics::
       const std::size_t ri = a.load_order()[p.tensor];
       const auto& rec_at = a.records()[ri];
       if (p.first_byte + p.bytes > rec_at.size) throw internal_error(fmt::format("a piece runs past {} of {}", rec_at.name, f.file.name));
+      if (!ready) {
+        if (before_scratch) before_scratch();
+        ready = true;
+      }
+      const std::size_t chunk = std::max<std::size_t>(scratch.size() / 2, 4096);
       if (!header_read[ri]) {
         const std::size_t n = rec_at.local_header.size();
         in.pread_exact(scratch.data(), n, rec_at.header_offset);

@@ -7,6 +7,7 @@
 // piece's bytes, with pread, in pieces of at most half the staging buffer; close.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,9 @@ class ReshardLoader {
   // Reads this rank's pieces of the checkpoint in folder `dir`; fills the record's reshard part
   // and its files and byte counts. A file missing or not the archive the layout writes is a data
   // error naming it.
-  void read(const std::string& dir, util::Bytes& scratch, metrics::CheckpointRecord& rec) const;
+  // `before_scratch` is called before the first use of `scratch` (the indexes use a buffer of their own).
+  void read(const std::string& dir, util::Bytes& scratch, metrics::CheckpointRecord& rec,
+            const std::function<void()>& before_scratch) const;
   std::uint64_t largest_file() const { return largest_file_; }
   const plan::ReshardReads& reads() const { return reads_; }
 
