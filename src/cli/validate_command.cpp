@@ -5,7 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/together.hpp"
-#include "engine/validator.hpp"
+#include "engine/generate/validator.hpp"
 #include "format/format.hpp"
 #include "plan/layout.hpp"
 #include "util/error.hpp"

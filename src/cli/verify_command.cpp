@@ -26,18 +26,19 @@ bool verify_one(const std::string& folder, bool all, std::string (*verify)(const
   std::printf("%s\n", folder.c_str());
   verify::Checks checks;
   if (all) checks.on_check = print_check;
+  else checks.on_headline = print_check;  // as they come: a long run has a few an epoch
   std::string note;
   try {
     note = verify(folder, checks);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::config) throw;
+    // A wrong folder, or what stops verify itself (a file it cannot open): no verdict on the run.
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::config || e.kind() == ErrorKind::io) throw;
     // Evidence that is missing, cut short or damaged: the figures cannot be proven.
     std::printf("  MISMATCH %s\n", e.what());
     if (!e.hint().empty()) std::printf("           %s\n", e.hint().c_str());
     return false;
   }
   if (!all) {
-    for (const auto& c : checks.headlines()) print_check(c);
     for (const auto& c : checks.failed())
       if (!c.headline) print_check(c);
     if (checks.mismatches() > checks.failed().size())

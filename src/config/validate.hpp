@@ -9,5 +9,7 @@ namespace trainio::config {
 void validate(Workload& w);
 // The Parquet keys' rules (validate_parquet.cpp); part of validate().
 void validate_parquet(Workload& w);
+// The checkpoint write layout's rules (validate_checkpoint.cpp); part of validate().
+void validate_checkpoint_layout(Workload& w);
 
 }  // namespace trainio::config

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "format/zip.hpp"
+#include "format/archive/zip.hpp"
 
 namespace trainio::engine {
 

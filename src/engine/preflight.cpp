@@ -7,7 +7,7 @@
 #include "plan/reshard.hpp"
 #include "plan/layout.hpp"
 #include "storage/fs.hpp"
-#include "storage/s3_endpoint.hpp"
+#include "storage/s3/s3_endpoint.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 

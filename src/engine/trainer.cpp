@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "engine/async_checkpointer.hpp"
-#include "engine/cache_aware_order.hpp"
+#include "engine/checkpoint/async_checkpointer.hpp"
+#include "engine/cache/cache_aware_order.hpp"
 #include "engine/cache_control.hpp"
-#include "engine/cache_tier.hpp"
-#include "engine/checkpointer.hpp"
-#include "engine/loader.hpp"
+#include "engine/cache/cache_tier.hpp"
+#include "engine/checkpoint/checkpointer.hpp"
+#include "engine/load/loader.hpp"
 #include "engine/progress.hpp"
 #include "engine/together.hpp"
 #include "metrics/trace.hpp"

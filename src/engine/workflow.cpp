@@ -2,11 +2,11 @@
 
 #include <random>
 
-#include "engine/checkpointer.hpp"
-#include "engine/generator.hpp"
+#include "engine/checkpoint/checkpointer.hpp"
+#include "engine/generate/generator.hpp"
 #include "engine/step_spill.hpp"
 #include "engine/trainer.hpp"
-#include "storage/s3_endpoint.hpp"
+#include "storage/s3/s3_endpoint.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"
 #include "util/clock.hpp"

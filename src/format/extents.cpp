@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "util/file_cache.hpp"
-#include "format/hdf5_api.hpp"
-#include "format/hdf5_replay.hpp"
-#include "format/npy_file.hpp"
+#include "format/hdf5/hdf5_api.hpp"
+#include "format/hdf5/hdf5_replay.hpp"
+#include "format/numpy/npy_file.hpp"
 #include "format/per_file_shape.hpp"
-#include "format/tar.hpp"
-#include "format/tfrecord.hpp"
-#include "format/zip.hpp"
+#include "format/archive/tar.hpp"
+#include "format/tfrecord/tfrecord.hpp"
+#include "format/archive/zip.hpp"
 #include "storage/hdf5_vfd.hpp"
 #include "util/error.hpp"
 

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "format/format.hpp"
-#include "storage/s3_client.hpp"
+#include "storage/s3/s3_client.hpp"
 
 namespace trainio::format {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "format/crc32c.hpp"
-#include "format/zip.hpp"
+#include "format/archive/zip.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {

@@ -62,8 +62,8 @@ struct ReadPhase : PhaseTimeline {
   std::uint64_t device_read_bytes = 0;
   bool device_read_known = false;
   double cpu_user = 0, cpu_sys = 0;  // CPU seconds this process (all its threads) used in the phase
-  double cpu_polling = 0;  // of which the training loop polled for its next batch (engine/batch_wait.hpp)
-  // The loader's reads (engine/batch_pipeline.hpp's ReadStats), for the bottleneck verdict:
+  double cpu_polling = 0;  // of which the training loop polled for its next batch (engine/load/batch_wait.hpp)
+  // The loader's reads (engine/load/batch_pipeline.hpp's ReadStats), for the bottleneck verdict:
   // absent where the loader does not measure them (tf.data's stages).
   struct Readers {
     std::uint64_t threads = 0, max_in_flight = 0;

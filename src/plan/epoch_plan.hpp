@@ -32,7 +32,7 @@ struct SampleRef {
 // file_streams: TensorFlow's input pipeline: ranks take whole files (file i -> rank i % ranks
 // of the epoch's file order) and stream them; with fewer files than ranks every rank streams
 // every file and keeps every ranks-th record. Which records a step gets is decided as the
-// streams flow (see engine/tensorflow_loader.cpp); the plan gives the steps.
+// streams flow (see engine/load/tensorflow_loader.cpp); the plan gives the steps.
 enum class Partition { strided, local_files, contiguous, file_streams };
 
 // The partition a workload's loader and shuffle scope imply.

@@ -10,7 +10,7 @@
 #include "metrics/bottleneck.hpp"
 #include "metrics/client_capacity.hpp"
 #include "report/dlio_figures.hpp"
-#include "storage/s3_endpoint.hpp"
+#include "storage/s3/s3_endpoint.hpp"
 #include "util/error.hpp"
 #include "util/redact.hpp"
 #include "util/stop_request.hpp"

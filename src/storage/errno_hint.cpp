@@ -23,7 +23,7 @@ std::mutex names_mutex;
 std::vector<NamedFolder> names;
 // The working directory when the first folder was named (trainio never changes it). A hint is
 // made without system calls: libhdf5's probe of a missing file builds one, and the calls it makes
-// must be libhdf5's own, which the HDF5 write template replays (format/hdf5_write_template.hpp).
+// must be libhdf5's own, which the HDF5 write template replays (format/hdf5/hdf5_write_template.hpp).
 std::filesystem::path working_dir;
 
 std::filesystem::path absolute_of(const std::string& p) {

@@ -23,7 +23,7 @@ namespace trainio::storage {
 hid_t trainio_fapl();
 
 // Debian's parallel HDF5 is not built thread-safe: every HDF5 call must hold this lock. Storage
-// calls replayed without libhdf5 (format/hdf5_replay.hpp) do not need it.
+// calls replayed without libhdf5 (format/hdf5/hdf5_replay.hpp) do not need it.
 std::mutex& hdf5_lock();
 
 // One storage call the driver made for libhdf5 (open includes its fstat).

@@ -44,7 +44,7 @@ struct OpEvent {
   bool remote = false;  // a request to an object store (S3): no page cache of this machine involved
 };
 
-// A request to an object store (storage/s3_client.hpp), as its client saw it: retries included.
+// A request to an object store (storage/s3/s3_client.hpp), as its client saw it: retries included.
 // Each is also reported as the storage call it stands for (OpEvent, marked remote).
 enum class Request : std::uint8_t {
   get, put, head, delete_object, create_upload, upload_part, complete_upload, abort_upload, head_bucket, list_uploads

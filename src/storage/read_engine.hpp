@@ -6,7 +6,7 @@
 // calls through storage::File, so results and traces compare across engines. A new back end for
 // the native reader is one more implementation of ReadEngine. (Cache tiers stand in front of every
 // reader, framework re-enactments included, so they route requests before the reader instead:
-// engine/cache_tier.hpp.)
+// engine/cache/cache_tier.hpp.)
 //
 // Engines know neither formats nor workloads: where a sample lies comes from the caller's Locator.
 

@@ -4,7 +4,7 @@
 // Two waits follow it: a rank's wait for an MPI collective it has started (mpi/comm_mpi.cpp calls
 // MPI_Test between the steps it returns; the per-step barrier only in jobs across hosts: on one
 // host it goes through shared memory and a futex, mpi/node_sync.hpp, and polls for spin_ns only),
-// and the training loop's wait for its next batch (engine/batch_wait.hpp: with a core to spare it
+// and the training loop's wait for its next batch (engine/load/batch_wait.hpp: with a core to spare it
 // polls, yielding, as long as this policy's yield phase lasts, then blocks).
 
 #include <algorithm>

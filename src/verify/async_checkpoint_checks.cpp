@@ -38,38 +38,26 @@ struct EpochTotals {
   SideTotals during, without;
 };
 
-// One rank's training steps per epoch, in order: (load, compute, barrier) as the lists give them.
-using StepTriples = std::map<std::uint64_t, std::vector<std::array<float, 3>>>;
+// One rank's training steps of an epoch, in order: (load, compute, barrier) as the lists give them.
+using StepTriples = std::vector<std::array<float, 3>>;
 
-StepTriples read_train_steps(const std::string& path) {
-  std::string text;
-  JsonDoc doc;
-  try {
-    if (!read_text_file(path, text)) throw JsonError("missing");
-    doc.parse(text);
-  } catch (const JsonError& e) {
-    throw data_error(fmt::format("'{}' is missing or not DLIO's per-rank output: {}", path, e.what()),
-                     "verify needs the step lists the run wrote beside its records");
-  }
-  StepTriples out;
-  doc.root().members([&](std::string_view key, const JsonValue& epoch) {
-    if (key.empty() || !std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; })) return;
-    auto& steps = out[std::stoull(std::string(key))];
-    const char* fields[] = {"load", "compute", "barrier"};
-    for (std::size_t f = 0; f < 3; ++f) {
-      const JsonValue lists = epoch.at(fields[f]);
-      std::size_t i = 0;
-      for (int b = 1;; ++b) {
-        const JsonValue list = lists.find(fmt::format("block{}", b));
-        if (!list.valid()) break;
-        for (const JsonValue v : list) {
-          if (steps.size() <= i) steps.resize(i + 1);
-          steps[i++][f] = static_cast<float>(v.f64());
-        }
+StepTriples train_steps(const JsonValue& epoch) {
+  StepTriples steps;
+  if (!epoch.valid() || !epoch.is_object()) return steps;
+  const char* fields[] = {"load", "compute", "barrier"};
+  for (std::size_t f = 0; f < 3; ++f) {
+    const JsonValue lists = epoch.at(fields[f]);
+    std::size_t i = 0;
+    for (int b = 1;; ++b) {
+      const JsonValue list = lists.find(fmt::format("block{}", b));
+      if (!list.valid()) break;
+      for (const JsonValue v : list) {
+        if (steps.size() <= i) steps.resize(i + 1);
+        steps[i++][f] = static_cast<float>(v.f64());
       }
     }
-  });
-  return out;
+  }
+  return steps;
 }
 
 struct PhaseSpan {
@@ -97,110 +85,80 @@ struct OverlapLine {
   double compute[2] = {0, 0}, time[2] = {0, 0};
 };
 
-// One rank: its records' async lines checked against its step lists, added to the run's totals.
-void read_rank(const std::string& folder, int rank, std::map<std::uint64_t, SaveTotals>& saves,
-               std::map<std::uint64_t, EpochTotals>& epochs, Checks& checks) {
-  std::map<std::uint64_t, PhaseSpan> phases;
+// A rank's lines not yet matched: its latest training phase, and its saves' flushes by index.
+struct RankState {
+  std::uint64_t epoch = 0;
+  PhaseSpan phase;
+  bool has_phase = false;
   std::map<std::uint64_t, std::pair<double, std::uint64_t>> flushes;  // save index -> (seconds, file bytes)
-  std::vector<AsyncSaveLine> async_saves;
-  std::vector<OverlapLine> overlaps;
-  RecordVisitor v;
-  v.phase = [&](const PhaseLine& p) {
-    if (p.kind == "train") phases[p.epoch] = {p.first_step, p.steps, p.sample_bytes};
-  };
-  v.checkpoint = [&](const CheckpointLine& c) {
-    if (c.kind == "save") flushes[c.index] = {c.seconds, c.file_bytes};
-  };
-  v.async = [&](const std::string& kind, const JsonValue& line) {
-    if (kind == "async_save") {
-      async_saves.push_back({line.at("index").u64(), line.at("buffer_bytes").u64(), line.at("slot_wait_ns").i64(),
-                             line.at("snapshot_ns").i64(), line.at("flush_start_ns").i64(), line.at("flush_end_ns").i64()});
-      return;
-    }
-    if (!line.at("kind").equals("train")) return;
-    OverlapLine o;
-    o.epoch = line.at("epoch").u64();
-    for (const JsonValue r : line.at("steps")) o.ranges.emplace_back(r.at(std::size_t{0}).u64(), r.at(std::size_t{1}).u64());
-    const char* keys[] = {"during_flush", "without_flush"};
-    for (int side = 0; side < 2; ++side) {
-      const JsonValue sums = line.at(keys[side]);
-      o.steps[side] = sums.at("steps").u64();
-      o.sample_bytes[side] = sums.at("sample_bytes").u64();
-      o.compute[side] = sums.at("compute").f64();
-      o.time[side] = sums.at("time").f64();
-    }
-    overlaps.push_back(std::move(o));
-  };
-  read_records(util::join(folder, fmt::format("{}_records.jsonl", rank)), v);
+};
 
-  const std::string tag = fmt::format("rank {} records", rank);
-  for (const AsyncSaveLine& a : async_saves) {
-    const auto flush = flushes.find(a.index);
-    if (flush == flushes.end()) {
-      checks.problem(fmt::format("{} async_save {}", tag, a.index), "no checkpoint line of that save");
-      continue;
-    }
-    const json seconds = flush->second.first;
-    checks.number(fmt::format("{} save {} seconds (flush_end_ns - flush_start_ns)", tag, a.index), &seconds,
-                  static_cast<double>(a.flush_end_ns - a.flush_start_ns) * 1e-9, kRounding);
-    SaveTotals& t = saves[a.index];
-    ++t.ranks;
-    t.stall = std::max(t.stall, static_cast<double>(a.slot_wait_ns + a.snapshot_ns) * 1e-9);
-    t.slot_wait = std::max(t.slot_wait, static_cast<double>(a.slot_wait_ns) * 1e-9);
-    t.snapshot = std::max(t.snapshot, static_cast<double>(a.snapshot_ns) * 1e-9);
-    t.buffer_bytes = std::max(t.buffer_bytes, a.buffer_bytes);
-    t.flush = std::max(t.flush, flush->second.first);
-    t.file_bytes += flush->second.second;
+void save_line(const std::string& tag, RankState& rank, const AsyncSaveLine& a, std::map<std::uint64_t, SaveTotals>& saves,
+               Checks& checks) {
+  const auto flush = rank.flushes.find(a.index);
+  if (flush == rank.flushes.end()) {
+    checks.problem(fmt::format("{} async_save {}", tag, a.index), "no checkpoint line of that save");
+    return;
   }
+  const json seconds = flush->second.first;
+  checks.number(fmt::format("{} save {} seconds (flush_end_ns - flush_start_ns)", tag, a.index), &seconds,
+                static_cast<double>(a.flush_end_ns - a.flush_start_ns) * 1e-9, kRounding);
+  SaveTotals& t = saves[a.index];
+  ++t.ranks;
+  t.stall = std::max(t.stall, static_cast<double>(a.slot_wait_ns + a.snapshot_ns) * 1e-9);
+  t.slot_wait = std::max(t.slot_wait, static_cast<double>(a.slot_wait_ns) * 1e-9);
+  t.snapshot = std::max(t.snapshot, static_cast<double>(a.snapshot_ns) * 1e-9);
+  t.buffer_bytes = std::max(t.buffer_bytes, a.buffer_bytes);
+  t.flush = std::max(t.flush, flush->second.first);
+  t.file_bytes += flush->second.second;
+  rank.flushes.erase(flush);
+}
 
-  std::optional<StepTriples> steps;
-  for (const OverlapLine& o : overlaps) {
-    const std::string name = fmt::format("{} epoch {} async_overlap", tag, o.epoch);
-    const auto phase = phases.find(o.epoch);
-    if (phase == phases.end()) {
-      checks.problem(name, "no train phase line for that epoch");
-      continue;
-    }
-    if (!steps) steps = read_train_steps(util::join(folder, fmt::format("{}_output.json", rank)));
-    const auto& list = (*steps)[o.epoch];
-    const PhaseSpan& span = phase->second;
-    // Each step of the phase on its side, as the ranges say, summed in step order as the run did.
-    std::vector<bool> during(span.steps, false);
-    for (const auto& [first, end] : o.ranges) {
-      if (first < span.first || end > span.first + span.steps || first >= end) {
-        checks.problem(name, fmt::format("step range [{}, {}) is not within the phase's [{}, {})", first, end, span.first,
-                                         span.first + span.steps));
-        continue;
-      }
-      for (auto i = first; i < end; ++i) during[i - span.first] = true;
-    }
-    if (list.size() != span.steps) {
-      checks.problem(name, fmt::format("the step lists hold {} steps, the phase {}", list.size(), span.steps));
-      continue;
-    }
-    double compute[2] = {0, 0}, time[2] = {0, 0};
-    std::uint64_t count[2] = {0, 0};
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const int side = during[i] ? 0 : 1;
-      ++count[side];
-      compute[side] += static_cast<double>(list[i][1]);
-      time[side] += static_cast<double>(list[i][0]) + static_cast<double>(list[i][1]) + static_cast<double>(list[i][2]);
-    }
-    const char* keys[] = {"during_flush", "without_flush"};
-    for (int side = 0; side < 2; ++side) {
-      const std::string n = fmt::format("{} {}", name, keys[side]);
-      const json reported_steps = o.steps[side], reported_compute = o.compute[side], reported_time = o.time[side];
-      checks.number(n + ".steps", &reported_steps, static_cast<double>(count[side]), kExact);
-      checks.number(n + ".compute", &reported_compute, compute[side], kRounding);
-      checks.number(n + ".time", &reported_time, time[side], kRounding);
-    }
-    const json phase_bytes = span.sample_bytes;
-    checks.number(name + " sample_bytes during + without = the phase's", &phase_bytes,
-                  static_cast<double>(o.sample_bytes[0] + o.sample_bytes[1]), kExact);
-    EpochTotals& e = epochs[o.epoch];
-    add_side(e.during, count[0], o.sample_bytes[0], compute[0], time[0]);
-    add_side(e.without, count[1], o.sample_bytes[1], compute[1], time[1]);
+void overlap_line(const std::string& tag, const RankState& rank, const OverlapLine& o, const JsonValue& member,
+                  std::map<std::uint64_t, EpochTotals>& epochs, Checks& checks) {
+  const std::string name = fmt::format("{} epoch {} async_overlap", tag, o.epoch);
+  if (!rank.has_phase || rank.epoch != o.epoch) {
+    checks.problem(name, "no train phase line for that epoch");
+    return;
   }
+  const StepTriples list = train_steps(member);
+  const PhaseSpan& span = rank.phase;
+  // Each step of the phase on its side, as the ranges say, summed in step order as the run did.
+  std::vector<bool> during(span.steps, false);
+  for (const auto& [first, end] : o.ranges) {
+    if (first < span.first || end > span.first + span.steps || first >= end) {
+      checks.problem(name, fmt::format("step range [{}, {}) is not within the phase's [{}, {})", first, end, span.first,
+                                       span.first + span.steps));
+      continue;
+    }
+    for (auto i = first; i < end; ++i) during[i - span.first] = true;
+  }
+  if (list.size() != span.steps) {
+    checks.problem(name, fmt::format("the step lists hold {} steps, the phase {}", list.size(), span.steps));
+    return;
+  }
+  double compute[2] = {0, 0}, time[2] = {0, 0};
+  std::uint64_t count[2] = {0, 0};
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const int side = during[i] ? 0 : 1;
+    ++count[side];
+    compute[side] += static_cast<double>(list[i][1]);
+    time[side] += static_cast<double>(list[i][0]) + static_cast<double>(list[i][1]) + static_cast<double>(list[i][2]);
+  }
+  const char* keys[] = {"during_flush", "without_flush"};
+  for (int side = 0; side < 2; ++side) {
+    const std::string n = fmt::format("{} {}", name, keys[side]);
+    const json reported_steps = o.steps[side], reported_compute = o.compute[side], reported_time = o.time[side];
+    checks.number(n + ".steps", &reported_steps, static_cast<double>(count[side]), kExact);
+    checks.number(n + ".compute", &reported_compute, compute[side], kRounding);
+    checks.number(n + ".time", &reported_time, time[side], kRounding);
+  }
+  const json phase_bytes = span.sample_bytes;
+  checks.number(name + " sample_bytes during + without = the phase's", &phase_bytes,
+                static_cast<double>(o.sample_bytes[0] + o.sample_bytes[1]), kExact);
+  EpochTotals& e = epochs[o.epoch];
+  add_side(e.during, count[0], o.sample_bytes[0], compute[0], time[0]);
+  add_side(e.without, count[1], o.sample_bytes[1], compute[1], time[1]);
 }
 
 void check_side(const std::string& name, const JsonValue& reported, const SideTotals& t, Checks& checks) {
@@ -216,13 +174,83 @@ void check_side(const std::string& name, const JsonValue& reported, const SideTo
 
 }  // namespace
 
-void check_async_checkpoints(const std::string& folder, const JsonValue& summary, int ranks, Checks& checks) {
-  const JsonValue totals = find(summary, "trainio/checkpoint/async");
-  if (!totals.valid() || totals.is_null()) return;
+struct AsyncChecks::State {
+  std::vector<RankState> ranks;
   std::map<std::uint64_t, SaveTotals> saves;
-  std::map<std::uint64_t, EpochTotals> epochs;
-  for (int r = 0; r < ranks; ++r) read_rank(folder, r, saves, epochs, checks);
+  std::map<std::uint64_t, EpochTotals> epochs;  // those whose overlap is not yet checked
+};
 
+AsyncChecks::AsyncChecks(int ranks, Checks& checks) : state_(std::make_unique<State>()), ranks_(ranks), checks_(checks) {
+  state_->ranks.resize(static_cast<std::size_t>(ranks));
+}
+
+AsyncChecks::~AsyncChecks() = default;
+
+bool AsyncChecks::wanted(const JsonValue& summary) {
+  const JsonValue totals = find(summary, "trainio/checkpoint/async");
+  return totals.valid() && !totals.is_null();
+}
+
+void AsyncChecks::phase(int rank, const PhaseLine& p) {
+  if (p.kind != "train") return;
+  RankState& r = state_->ranks[static_cast<std::size_t>(rank)];
+  r.epoch = p.epoch;
+  r.phase = {p.first_step, p.steps, p.sample_bytes};
+  r.has_phase = true;
+}
+
+void AsyncChecks::checkpoint(int rank, const CheckpointLine& c) {
+  if (c.kind == "save") state_->ranks[static_cast<std::size_t>(rank)].flushes[c.index] = {c.seconds, c.file_bytes};
+}
+
+void AsyncChecks::line(int rank, const std::string& kind, const JsonValue& line, const JsonValue& steps) {
+  const std::string tag = fmt::format("rank {} records", rank);
+  RankState& r = state_->ranks[static_cast<std::size_t>(rank)];
+  if (kind == "async_save") {
+    const AsyncSaveLine a{line.at("index").u64(), line.at("buffer_bytes").u64(), line.at("slot_wait_ns").i64(),
+                          line.at("snapshot_ns").i64(), line.at("flush_start_ns").i64(), line.at("flush_end_ns").i64()};
+    save_line(tag, r, a, state_->saves, checks_);
+    return;
+  }
+  if (!line.at("kind").equals("train")) return;
+  OverlapLine o;
+  o.epoch = line.at("epoch").u64();
+  for (const JsonValue x : line.at("steps")) o.ranges.emplace_back(x.at(std::size_t{0}).u64(), x.at(std::size_t{1}).u64());
+  const char* keys[] = {"during_flush", "without_flush"};
+  for (int side = 0; side < 2; ++side) {
+    const JsonValue sums = line.at(keys[side]);
+    o.steps[side] = sums.at("steps").u64();
+    o.sample_bytes[side] = sums.at("sample_bytes").u64();
+    o.compute[side] = sums.at("compute").f64();
+    o.time[side] = sums.at("time").f64();
+  }
+  overlap_line(tag, r, o, steps, state_->epochs, checks_);
+}
+
+void AsyncChecks::epoch(std::uint64_t epoch, const JsonValue& e) {
+  // Each epoch: its training steps with and without a flush running.
+  const std::string name = fmt::format("trainio.epochs epoch {} flush_overlap", epoch);
+  const JsonValue reported = e.valid() && e.is_object() ? e.find("flush_overlap") : JsonValue();
+  const auto it = state_->epochs.find(epoch);
+  if (it == state_->epochs.end()) {
+    if (reported.valid()) checks_.problem(name, "no rank's records have its async_overlap line");
+    return;
+  }
+  check_side(name + ".during_flush", reported.valid() ? reported.find("during_flush") : JsonValue(), it->second.during, checks_);
+  check_side(name + ".without_flush", reported.valid() ? reported.find("without_flush") : JsonValue(), it->second.without,
+             checks_);
+  const SideTotals &d = it->second.during, &o = it->second.without;
+  const std::optional<double> ratio =
+      d.ranks > 0 && o.ranks > 0 && o.rate_sum > 0 ? std::optional(d.rate_sum / o.rate_sum) : std::nullopt;
+  checks_.number(name + ".read_ratio", reported.valid() ? reported.find("read_ratio") : JsonValue(), ratio, kRounding);
+  state_->epochs.erase(it);
+}
+
+void AsyncChecks::finish(const JsonValue& summary) {
+  const JsonValue totals = find(summary, "trainio/checkpoint/async");
+  const int ranks = ranks_;
+  Checks& checks = checks_;
+  const auto& saves = state_->saves;
   // Each save: its stall and flush.
   std::uint64_t reported_saves = 0;
   double stall_sum = 0, stall_max = 0;
@@ -256,26 +284,6 @@ void check_async_checkpoints(const std::string& folder, const JsonValue& summary
   checks.number("trainio.checkpoint.async.stall_seconds", totals.find("stall_seconds"), stall_sum, kRounding, true);
   checks.number("trainio.checkpoint.async.stall_seconds_max", totals.find("stall_seconds_max"), stall_max, kRounding);
 
-  // Each epoch: its training steps with and without a flush running.
-  if (const JsonValue list = find(summary, "trainio/epochs"); list.valid() && list.is_array())
-    for (const JsonValue e : list) {
-      const auto epoch = e.at("epoch").u64();
-      const std::string name = fmt::format("trainio.epochs epoch {} flush_overlap", epoch);
-      const JsonValue reported = e.find("flush_overlap");
-      const auto it = epochs.find(epoch);
-      if (it == epochs.end()) {
-        if (reported.valid()) checks.problem(name, "no rank's records have its async_overlap line");
-        continue;
-      }
-      check_side(name + ".during_flush", reported.valid() ? reported.find("during_flush") : JsonValue(), it->second.during,
-                 checks);
-      check_side(name + ".without_flush", reported.valid() ? reported.find("without_flush") : JsonValue(), it->second.without,
-                 checks);
-      const SideTotals &d = it->second.during, &o = it->second.without;
-      const std::optional<double> ratio =
-          d.ranks > 0 && o.ranks > 0 && o.rate_sum > 0 ? std::optional(d.rate_sum / o.rate_sum) : std::nullopt;
-      checks.number(name + ".read_ratio", reported.valid() ? reported.find("read_ratio") : JsonValue(), ratio, kRounding);
-    }
 }
 
 }  // namespace trainio::verify

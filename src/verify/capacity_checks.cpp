@@ -36,18 +36,9 @@ void check_capacity(const std::string& folder, const JsonValue& summary, const R
   const std::string at = "trainio/train/client_capacity";
   if (!find(summary, at).valid()) return;  // a summary from before the estimate, or no training
   const JsonValue target = find(summary, "trainio/train/au_target_percentage");
-  double steps = 0, compute = 0, bytes = 0, cpu = 0, polling = 0, duration = 0, idle = 0, ticks = 0;
-  for (const auto& [key, p] : totals.phases) {
-    if (key.second != "train") continue;
-    steps += static_cast<double>(p.steps());
-    compute += static_cast<double>(p.compute.sum()) * 1e-9;
-    bytes += static_cast<double>(p.bytes_read());
-    cpu += p.cpu_user() + p.cpu_sys();
-    polling += p.cpu_polling();
-    duration += p.duration();
-    idle += static_cast<double>(p.host_idle);
-    ticks += static_cast<double>(p.host_total);
-  }
+  const EpochSums& e = totals.epochs;
+  const double steps = e.steps, compute = e.compute, bytes = e.bytes, cpu = e.cpu, polling = e.polling, duration = e.duration,
+               idle = e.idle, ticks = e.ticks;
   const std::optional<double> cores = client_cores(folder, totals.ranks);
   const double au = target.valid() && target.is_number() ? target.f64() / 100 : 0;
   // docs/metrics.md: demand = bytes / (compute / au); cost = (cpu - polling) / bytes; accelerators

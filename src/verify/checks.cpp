@@ -135,7 +135,9 @@ void Checks::add(Check c) {
     ++mismatches_;
     if (failed_.size() < kKeptMismatches) failed_.push_back(c);
   }
-  if (c.headline) headlines_.push_back(std::move(c));
+  if (!c.headline) return;
+  if (on_headline) on_headline(c);
+  else headlines_.push_back(std::move(c));
 }
 
 const nlohmann::json* find(const nlohmann::json& doc, const std::string& path) {

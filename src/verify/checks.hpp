@@ -38,6 +38,8 @@ class Checks {
  public:
   // Every check as it is made (for --all); none by default.
   std::function<void(const Check&)> on_check;
+  // Each headline figure as it is made, instead of keeping it (a run's are a few an epoch).
+  std::function<void(const Check&)> on_headline;
 
   // A number: null or absent on both sides agree; a value on one side only is a mismatch.
   void number(const std::string& figure, const nlohmann::json* reported, std::optional<double> recomputed, Tolerance t,

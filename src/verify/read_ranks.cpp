@@ -8,103 +8,98 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <mutex>
+#include <barrier>
+#include <memory>
 #include <thread>
 
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/open_files.hpp"
 #include "verify/run_totals.hpp"
+#include "verify/async_checkpoint_checks.hpp"
 #include "verify/step_lists.hpp"
 
 namespace trainio::verify {
-
-// Seconds since the epoch of an ISO 8601 local time with microseconds, read as if it were UTC:
-// differences between two such times are exact (to the microsecond) outside a clock change.
-namespace {
-
-// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-// The records' own shape, YYYY-MM-DDTHH:MM:SS.ffffff, read without sscanf and timegm (verify
-// reads two per span, millions in a long run); nullopt for any other text.
-std::optional<double> fixed_iso_seconds(const std::string& t) {
-  if (t.size() != 26 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':' || t[19] != '.')
-    return std::nullopt;
-  int v[7] = {};
-  const int at[7][2] = {{0, 4}, {5, 2}, {8, 2}, {11, 2}, {14, 2}, {17, 2}, {20, 6}};
-  for (int i = 0; i < 7; ++i)
-    for (int k = 0; k < at[i][1]; ++k) {
-      const char c = t[static_cast<std::size_t>(at[i][0] + k)];
-      if (c < '0' || c > '9') return std::nullopt;
-      v[i] = v[i] * 10 + (c - '0');
-    }
-  if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 60) return std::nullopt;
-  const std::int64_t days = days_from_civil(v[0], static_cast<unsigned>(v[1]), static_cast<unsigned>(v[2]));
-  return static_cast<double>(days * 86400 + v[3] * 3600 + v[4] * 60 + v[5]) + v[6] * 1e-6;
-}
-
-}  // namespace
-
-std::optional<double> iso_seconds(const std::string& text) {
-  if (const auto fixed = fixed_iso_seconds(text)) return fixed;
-  std::tm tm{};
-  int micros = 0;
-  if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d.%6d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                  &tm.tm_sec, &micros) != 7)
-    return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<double>(timegm(&tm)) + micros * 1e-6;
-}
-
-std::optional<double> iso_span(const std::string& start, const std::string& end) {
-  const auto a = iso_seconds(start), b = iso_seconds(end);
-  if (!a || !b) return std::nullopt;
-  return *b - *a;
-}
 
 namespace {
 
 using json = nlohmann::json;
 
-// A rank's <rank>_per_epoch_stats.json, its entries by epoch (none when the file is missing or
-// not JSON: each of its figures is then reported absent).
+// A rank's <rank>_per_epoch_stats.json read epoch by epoch, in the order the run writes them: the
+// member of the latest epoch asked for is held, and the checkpoints' entries of every member read
+// until a checkpoint line asks for them (an asynchronous save's lines may come epochs later). A
+// missing file, or from a damage on, gives no entries: each figure is then reported absent.
 class EpochStats {
  public:
-  explicit EpochStats(const std::string& path) {  // values point into doc_: never copied or moved
-    if (!read_text_file(path, text_)) return;
+  explicit EpochStats(const std::string& path) {
     try {
-      doc_.parse(text_);
-    } catch (const JsonError&) {
-      return;
-    }
-    if (!doc_.root().is_object()) return;
-    doc_.root().members([&](std::string_view key, const JsonValue& v) {
-      std::uint64_t epoch = 0;
-      // Only the keys fmt would write for an epoch: digits without a leading zero.
-      if (key.empty() || (key[0] == '0' && key.size() > 1) || key.find_first_not_of("0123456789") != std::string_view::npos ||
-          std::from_chars(key.data(), key.data() + key.size(), epoch).ec != std::errc() || epoch > 100'000'000)
+      if (stream_.open(path)) {
+        stream_.enter('{');
         return;
-      if (by_epoch_.size() <= epoch) by_epoch_.resize(epoch + 1);
-      by_epoch_[epoch] = v;  // a repeated key: the last one, as a JSON object keeps it
-    });
+      }
+    } catch (const JsonError&) {
+    }
+    done_ = true;
   }
-  // The entry `key` of `epoch`; invalid when absent.
-  JsonValue at(std::uint64_t epoch, std::string_view key) const {
-    if (epoch >= by_epoch_.size() || !by_epoch_[epoch].valid() || !by_epoch_[epoch].is_object()) return {};
-    return by_epoch_[epoch].find(key);
+  // The entry `key` of `epoch`'s member; invalid when absent (or when the epoch is behind the
+  // member held: the run writes an epoch's phases before the next epoch's).
+  JsonValue at(std::uint64_t epoch, std::string_view key) {
+    advance(epoch);
+    if (epoch != epoch_ || !read_ || !doc_.root().is_object()) return {};
+    return doc_.root().find(key);
+  }
+  // A checkpoint's entry, handed over once: parsed into `doc`.
+  JsonValue checkpoint(std::uint64_t epoch, const std::string& key, JsonDoc& doc, std::string& text) {
+    advance(epoch);
+    const auto it = checkpoints_.find({epoch, key});
+    if (it == checkpoints_.end()) return {};
+    text = std::move(it->second);
+    checkpoints_.erase(it);
+    doc.parse(text);
+    return doc.root();
   }
 
  private:
-  std::string text_;
+  static std::optional<std::uint64_t> epoch_of(std::string_view key) {
+    std::uint64_t epoch = 0;
+    // Only the keys fmt would write for an epoch: digits without a leading zero.
+    if (key.empty() || (key[0] == '0' && key.size() > 1) || key.find_first_not_of("0123456789") != std::string_view::npos ||
+        std::from_chars(key.data(), key.data() + key.size(), epoch).ec != std::errc() || epoch > 100'000'000)
+      return std::nullopt;
+    return epoch;
+  }
+
+  void advance(std::uint64_t epoch) {
+    try {
+      while (!done_ && (!read_ || epoch_ < epoch)) {
+        if (!stream_.next(&key_)) {
+          done_ = true;
+          break;
+        }
+        text_.clear();
+        stream_.value(&text_);
+        const auto e = epoch_of(key_);
+        if (!e || (read_ && *e < epoch_)) continue;  // out of order: its entries are absent
+        doc_.parse(text_);  // a repeated key: the last one, as a JSON object keeps it
+        epoch_ = *e;
+        read_ = true;
+        if (!doc_.root().is_object()) continue;
+        doc_.root().members([&](std::string_view k, const JsonValue& v) {
+          if (k.starts_with("save_ckpt") || k.starts_with("load_ckpt")) checkpoints_[{epoch_, std::string(k)}] = std::string(v.raw());
+        });
+      }
+    } catch (const JsonError&) {
+      done_ = true;
+      read_ = false;
+    }
+  }
+
+  JsonStream stream_;
+  bool done_ = false, read_ = false;
+  std::uint64_t epoch_ = 0;
+  std::string key_, text_;
   JsonDoc doc_;
-  std::vector<JsonValue> by_epoch_;
+  std::map<std::pair<std::uint64_t, std::string>, std::string> checkpoints_;
 
  public:
   EpochStats(const EpochStats&) = delete;
@@ -133,22 +128,20 @@ class RankReader {
  public:
   // `shared`: held while this reader adds to `totals` and `checks`, which other ranks' readers share.
   RankReader(const std::string& folder, int rank, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks,
-             std::mutex& shared)
+             AsyncChecks* async, std::mutex& shared)
       : folder_(folder), rank_(rank), ranks_(ranks), checkpoint_gib_(checkpoint_gib), totals_(totals), checks_(checks),
-        shared_(shared), stats_(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank))) {}
-
-  void read() {
-    RecordVisitor v;
-    v.rank = [&](const RankLine& r) {
+        async_(async), shared_(shared), records_(util::join(folder, fmt::format("{}_records.jsonl", rank))),
+        stats_(util::join(folder, fmt::format("{}_per_epoch_stats.json", rank))) {
+    v_.rank = [&](const RankLine& r) {
       const std::lock_guard lock(shared_);
       on_rank(r);
     };
-    v.phase = [&](const PhaseLine& p) { on_phase(p); };
-    v.checkpoint = [&](const CheckpointLine& c) {
+    v_.phase = [&](const PhaseLine& p) { on_phase(p); };
+    v_.checkpoint = [&](const CheckpointLine& c) {
       const std::lock_guard lock(shared_);
       on_checkpoint(c);
     };
-    v.generate = [&](const GenerateLine& g) {
+    v_.generate = [&](const GenerateLine& g) {
       const std::lock_guard lock(shared_);
       totals_.generate.ran = true;
       totals_.generate.seconds = std::max(totals_.generate.seconds, g.seconds);
@@ -157,22 +150,43 @@ class RankReader {
       totals_.generate.files_kept += g.files_kept;
       totals_.generate.io.merge(g.io);
     };
-    v.end = [&](const EndLine& e) {
+    v_.end = [&](const EndLine& e) {
       const std::lock_guard lock(shared_);
       if (!e.complete) ++totals_.incomplete_ranks;
       on_start(e);
     };
-    v.failover = [&](const FailoverLine& f) {
+    v_.failover = [&](const FailoverLine& f) {
       const std::lock_guard lock(shared_);
       totals_.startup.failover = f;
     };
-    v.staging = [&](const StagingLine& s) {
+    v_.staging = [&](const StagingLine& st) {
       const std::lock_guard lock(shared_);
-      totals_.staging_seconds = std::max(totals_.staging_seconds, s.seconds);
-      totals_.staging.merge(s.tier);
-      totals_.staging_io.merge(s.io);
+      totals_.staging_seconds = std::max(totals_.staging_seconds, st.seconds);
+      totals_.staging.merge(st.tier);
+      totals_.staging_io.merge(st.io);
     };
-    read_records(util::join(folder_, fmt::format("{}_records.jsonl", rank_)), v);
+    v_.async = [&](const std::string& kind, const JsonValue& line) {
+      if (async_ == nullptr) return;
+      // An overlap's steps are those of its epoch's lists, read with the epoch's phase line.
+      JsonValue steps;
+      if (kind == "async_overlap" && steps_) {
+        const JsonValue epoch = line.find("epoch");
+        if (epoch.valid() && epoch.is_unsigned()) steps = steps_->member(epoch.u64());
+      }
+      const std::lock_guard lock(shared_);
+      async_->line(rank_, kind, line, steps);
+    };
+  }
+
+  // Hands over the lines up to the first phase line of an epoch after `epoch` (all lines before
+  // the first phase line when `epoch` is none).
+  void read(std::optional<std::uint64_t> epoch) {
+    while (records_.peek() && !(records_.kind() == "phase" && (!epoch || records_.epoch() > *epoch))) records_.hand_over(v_);
+  }
+  // The epoch of the next phase line; none when no phase line is left.
+  std::optional<std::uint64_t> next_epoch() {
+    if (records_.peek() && records_.kind() == "phase") return records_.epoch();
+    return std::nullopt;
   }
 
  private:
@@ -196,7 +210,7 @@ class RankReader {
     s.first_read_min = std::min(s.first_read_min, seconds);
   }
 
-  JsonValue stats_at(std::uint64_t epoch, std::string_view key) const { return stats_.at(epoch, key); }
+  JsonValue stats_at(std::uint64_t epoch, std::string_view key) { return stats_.at(epoch, key); }
 
   void on_rank(const RankLine& r) {
     if (r.rank != rank_ || r.ranks != ranks_)
@@ -209,17 +223,19 @@ class RankReader {
 
   void on_phase(const PhaseLine& p) {
     if (!steps_)
-      steps_ = read_step_lists(util::join(folder_, fmt::format("{}_output.json", rank_)), header_.exclude_start, header_.exclude_end);
+      steps_.emplace(util::join(folder_, fmt::format("{}_output.json", rank_)), header_.exclude_start, header_.exclude_end);
+    const StepLists& lists = steps_->epoch(p.epoch);
     const std::lock_guard lock(shared_);
-    const auto it = steps_->find({p.epoch, p.kind});
+    if (async_ != nullptr) async_->phase(rank_, p);
+    const auto it = lists.find({p.epoch, p.kind});
     const StepPhase none;
     PhaseTotals& totals = totals_.phases[{p.epoch, p.kind}];
     totals.kind = p.kind;
     totals.epoch = p.epoch;
     if (totals.ranks.empty()) totals.ranks.reserve(static_cast<std::size_t>(ranks_));  // kept to the end: no slack
-    totals.add(header_, p, it == steps_->end() ? none : it->second);
+    totals.add(header_, p, it == lists.end() ? none : it->second);
     RankPhase& mine = totals.ranks.back();
-    const StepPhase& steps = it == steps_->end() ? none : it->second;
+    const StepPhase& steps = it == lists.end() ? none : it->second;
     // DLIO's per-rank file: each block's AU (percent) and throughput.
     const std::string name = fmt::format("{} {}_output.json epoch {} ", tag(), rank_, p.epoch);
     for (std::size_t b = 0; b < mine.blocks.size(); ++b) {
@@ -255,10 +271,11 @@ class RankReader {
 
   void on_checkpoint(const CheckpointLine& c) {
     totals_.checkpoints[{c.kind, c.index}].add(c, rank_);
+    if (async_ != nullptr) async_->checkpoint(rank_, c);
     if (c.kind == "load" && c.first_read_end_ns != 0 && first_read_end_ns_ == 0) first_read_end_ns_ = c.first_read_end_ns;
     const std::string key = fmt::format("{}_ckpt{}", c.kind, c.block);
     const std::uint64_t epoch = c.epoch == 0 ? 1 : c.epoch;
-    const JsonValue entry = stats_at(epoch, key);
+    const JsonValue entry = stats_.checkpoint(epoch, key, entry_doc_, entry_text_);
     const std::string name = fmt::format("{} {}_per_epoch_stats.json epoch {} {}", tag(), rank_, epoch, key);
     checks_.text(name + ".start", member(entry, "start"), c.start);
     checks_.text(name + ".end", member(entry, "end"), c.end);
@@ -276,11 +293,16 @@ class RankReader {
   double checkpoint_gib_;
   RunTotals& totals_;
   Checks& checks_;
+  AsyncChecks* async_;
   std::mutex& shared_;
   std::int64_t first_read_end_ns_ = 0;  // of this rank's first load
   RankLine header_;
-  std::optional<StepLists> steps_;
+  RecordVisitor v_;
+  RecordsReader records_;
+  std::optional<StepListsReader> steps_;
   EpochStats stats_;
+  JsonDoc entry_doc_;  // a checkpoint's entry of the stats
+  std::string entry_text_;
 };
 
 }  // namespace
@@ -317,28 +339,65 @@ void CheckpointTotals::add(const CheckpointLine& c, int rank) {
   io.merge(c.io);
 }
 
-void read_ranks(const std::string& folder, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks) {
+void read_ranks(const std::string& folder, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks,
+                AsyncChecks* async, const std::function<void(RunTotals&)>& on_epoch) {
   totals.ranks = ranks;
-  // The ranks' files are read in parallel (their parsing is what costs); what each adds to the
-  // totals is added under one lock. A streaming --all prints in one order: one thread then.
+  // Every rank's files are open together and read epoch by epoch: one epoch of every rank in
+  // memory at a time. The ranks of an epoch are read in parallel (their parsing is what costs);
+  // what each adds to the totals is added under one lock. A streaming --all prints in one order:
+  // one thread then.
+  // Three files a rank, plus the process's own (standard streams, summary, CSVs, libraries).
+  util::ensure_open_files(3 * static_cast<std::uint64_t>(ranks) + 64,
+                          fmt::format("verifying a run of {} ranks (three files open a rank)", ranks));
   std::mutex shared;
+  std::vector<std::unique_ptr<RankReader>> readers;
+  readers.reserve(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r)
+    readers.push_back(std::make_unique<RankReader>(folder, r, ranks, checkpoint_gib, totals, checks, async, shared));
   const int threads = checks.on_check ? 1 : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::min(ranks, 16));
+  std::optional<std::uint64_t> epoch;  // none: the lines before the first phase
+  bool stop = false;
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads) + 1);
+  // Between two epochs (one thread, the others waiting): the epoch's phases checked and dropped,
+  // and the next epoch chosen, the lowest any rank's next phase line has.
+  auto between = [&]() noexcept {
+    try {
+      for (const auto& failure : failures)
+        if (failure) return void(stop = true);
+      if (epoch) {
+        for (auto& [key, phase] : totals.phases)
+          std::sort(phase.ranks.begin(), phase.ranks.end(), [](const RankPhase& a, const RankPhase& b) { return a.rank < b.rank; });
+        on_epoch(totals);
+        totals.phases.clear();
+      }
+      std::optional<std::uint64_t> next;
+      for (auto& reader : readers)
+        if (const auto e = reader->next_epoch(); e && (!next || *e < *next)) next = e;
+      // None: every rank's lines are read to their end.
+      if (next) epoch = next;
+      else stop = true;
+    } catch (...) {
+      failures.back() = std::current_exception();
+      stop = true;
+    }
+  };
+  std::barrier sync(threads, between);
   std::vector<std::thread> pool;
-  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      try {
-        for (int r = t; r < ranks; r += threads) RankReader(folder, r, ranks, checkpoint_gib, totals, checks, shared).read();
-      } catch (...) {
-        failures[static_cast<std::size_t>(t)] = std::current_exception();
+      while (true) {
+        try {
+          for (int r = t; r < ranks; r += threads) readers[static_cast<std::size_t>(r)]->read(epoch);
+        } catch (...) {
+          failures[static_cast<std::size_t>(t)] = std::current_exception();
+        }
+        sync.arrive_and_wait();
+        if (stop) break;
       }
     });
   for (auto& thread : pool) thread.join();
   for (const auto& failure : failures)
     if (failure) std::rethrow_exception(failure);
-  // Ranks in order, whatever order their readers finished in: ties between ranks go to the lowest.
-  for (auto& [key, phase] : totals.phases)
-    std::sort(phase.ranks.begin(), phase.ranks.end(), [](const RankPhase& a, const RankPhase& b) { return a.rank < b.rank; });
 }
 
 }  // namespace trainio::verify

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <fstream>
 
 #include "util/error.hpp"
+#include "util/open_files.hpp"
 #include "verify/json_view.hpp"
 
 namespace trainio::verify {
@@ -287,75 +291,111 @@ std::uint64_t Tier::operator[](const std::string& name) const {
   return it == counters.end() ? 0 : it->second;
 }
 
-void read_records(const std::string& path, const RecordVisitor& visit) {
-  std::ifstream in(path);
-  if (!in)
-    throw data_error(fmt::format("the run's records '{}' are missing", path),
-                     "every run since records exist writes one per rank: this folder's run was cut short, made by an "
-                     "older trainio, or the file was removed");
+struct RecordsReader::State {
+  std::string path;
+  std::ifstream in;
   std::string text;
   JsonDoc doc;  // reused line after line
   std::uint64_t number = 0;
   bool ended = false;
-  auto damaged = [&](const std::string& what) {
+  std::function<void(const RecordVisitor&)> hand_over;
+  Error damaged(const std::string& what) const {
     return data_error(fmt::format("the run's records '{}' are damaged at line {}: {}", path, number, what),
                       "the records are the evidence of the figures: a damaged file cannot be verified");
-  };
-  while (std::getline(in, text)) {
-    ++number;
-    if (ended) throw damaged("a line after the closing one");
-    // Parsed first, handed over after: what the visitor throws is its own error, not the file's.
-    std::function<void()> hand_over;
-    try {
-      doc.parse(text);
-      const json o = doc.root();
-      const std::string kind = o.at("record").str();
-      if (number == 1 && kind != "rank") throw damaged("the first line is not the rank's");
-      if (kind == "rank") {
-        const RankLine r{o.at("rank").i32(), o.at("ranks").i32(), o.at("host_index").i32(),
-                         o.at("hostname").str(), count_of(o, "batch_size"), count_of(o, "batch_size_eval"),
-                         count_of(o, "exclude_start_steps"), count_of(o, "exclude_end_steps")};
-        hand_over = [&, r] { if (visit.rank) visit.rank(r); };
-      } else if (kind == "phase") {
-        hand_over = [&, p = phase_of(o)] { if (visit.phase) visit.phase(p); };
-      } else if (kind == "checkpoint") {
-        hand_over = [&, c = checkpoint_of(o)] { if (visit.checkpoint) visit.checkpoint(c); };
-      } else if (kind == "generate") {
-        // Records written before generation synced its own files have no durable time: the writes'.
-        const double seconds = o.at("seconds").f64();
-        const GenerateLine g{seconds, o.contains("durable_seconds") ? o.at("durable_seconds").f64() : seconds, count_of(o, "files_written"),
-                             count_of(o, "files_kept"), io_of(o.at("io"))};
-        hand_over = [&, g] { if (visit.generate) visit.generate(g); };
-      } else if (kind == "staging") {
-        const StagingLine st{o.at("seconds").f64(), tier_of(o.at("tier")), io_of(o.at("io"))};
-        hand_over = [&, st] { if (visit.staging) visit.staging(st); };
-      } else if (kind == "end") {
-        ended = true;
-        EndLine e{o.at("stopped_by_time_limit").boolean(), !o.contains("complete") || o.at("complete").boolean(),
-                  o.contains("stop_signal") ? o.at("stop_signal").i32() : 0, {}, ""};
-        if (const json it = o.find("process_start_ns"); it.valid() && !it.is_null()) {
-          e.process_start_ns = it.i64();
-          e.process_start = o.at("process_start").str();
-        }
-        hand_over = [&, e] { if (visit.end) visit.end(e); };
-      } else if (kind == "failover") {
-        const FailoverLine f{o.at("previous_results").str(), o.at("previous_end").str()};
-        hand_over = [&, f] { if (visit.failover) visit.failover(f); };
-      } else if (kind == "async_save" || kind == "async_overlap") {
-        hand_over = [&, kind, o] { if (visit.async) visit.async(kind, o); };
-      } else if (kind == "reshard_load") {
-        hand_over = [&, o] { if (visit.reshard) visit.reshard(o); };
-      } else {
-        throw damaged(fmt::format("an unknown record '{}'", kind));
-      }
-    } catch (const JsonError& e) {
-      throw damaged(e.what());
-    }
-    hand_over();
   }
-  if (!ended)
-    throw data_error(fmt::format("the run's records '{}' end at line {} without their closing line (cut short)", path, number),
-                     "the records are the evidence of the figures: a file cut short cannot be verified");
+};
+
+RecordsReader::RecordsReader(const std::string& path) : state_(new State) {
+  state_->path = path;
+  state_->in.open(path);
+  if (!state_->in) {
+    const int error_number = errno;
+    delete state_;
+    if (!util::absent(error_number))
+      throw io_error(fmt::format("cannot open the run's records '{}': {}", path, std::strerror(error_number)));
+    throw data_error(fmt::format("the run's records '{}' are missing", path),
+                     "every run since records exist writes one per rank: this folder's run was cut short, made by an "
+                     "older trainio, or the file was removed");
+  }
+}
+
+RecordsReader::~RecordsReader() { delete state_; }
+
+bool RecordsReader::peek() {
+  if (waiting_) return true;
+  State& st = *state_;
+  if (!std::getline(st.in, st.text)) {
+    if (!st.ended)
+      throw data_error(fmt::format("the run's records '{}' end at line {} without their closing line (cut short)", st.path, st.number),
+                       "the records are the evidence of the figures: a file cut short cannot be verified");
+    return false;
+  }
+  ++st.number;
+  if (st.ended) throw st.damaged("a line after the closing one");
+  epoch_ = 0;
+  // Parsed first, handed over after: what the visitor throws is its own error, not the file's.
+  try {
+    st.doc.parse(st.text);
+    const json o = st.doc.root();
+    const std::string kind = o.at("record").str();
+    if (st.number == 1 && kind != "rank") throw st.damaged("the first line is not the rank's");
+    if (kind == "rank") {
+      const RankLine r{o.at("rank").i32(), o.at("ranks").i32(), o.at("host_index").i32(),
+                       o.at("hostname").str(), count_of(o, "batch_size"), count_of(o, "batch_size_eval"),
+                       count_of(o, "exclude_start_steps"), count_of(o, "exclude_end_steps")};
+      st.hand_over = [r](const RecordVisitor& v) { if (v.rank) v.rank(r); };
+    } else if (kind == "phase") {
+      PhaseLine p = phase_of(o);
+      epoch_ = p.epoch;
+      st.hand_over = [p = std::move(p)](const RecordVisitor& v) { if (v.phase) v.phase(p); };
+    } else if (kind == "checkpoint") {
+      st.hand_over = [c = checkpoint_of(o)](const RecordVisitor& v) { if (v.checkpoint) v.checkpoint(c); };
+    } else if (kind == "generate") {
+      // Records written before generation synced its own files have no durable time: the writes'.
+      const double seconds = o.at("seconds").f64();
+      const GenerateLine g{seconds, o.contains("durable_seconds") ? o.at("durable_seconds").f64() : seconds, count_of(o, "files_written"),
+                           count_of(o, "files_kept"), io_of(o.at("io"))};
+      st.hand_over = [g](const RecordVisitor& v) { if (v.generate) v.generate(g); };
+    } else if (kind == "staging") {
+      const StagingLine s{o.at("seconds").f64(), tier_of(o.at("tier")), io_of(o.at("io"))};
+      st.hand_over = [s](const RecordVisitor& v) { if (v.staging) v.staging(s); };
+    } else if (kind == "end") {
+      st.ended = true;
+      EndLine e{o.at("stopped_by_time_limit").boolean(), !o.contains("complete") || o.at("complete").boolean(),
+                o.contains("stop_signal") ? o.at("stop_signal").i32() : 0, {}, ""};
+      if (const json it = o.find("process_start_ns"); it.valid() && !it.is_null()) {
+        e.process_start_ns = it.i64();
+        e.process_start = o.at("process_start").str();
+      }
+      st.hand_over = [e](const RecordVisitor& v) { if (v.end) v.end(e); };
+    } else if (kind == "failover") {
+      const FailoverLine f{o.at("previous_results").str(), o.at("previous_end").str()};
+      st.hand_over = [f](const RecordVisitor& v) { if (v.failover) v.failover(f); };
+    } else if (kind == "async_save" || kind == "async_overlap") {
+      // The line itself, valid until the next is parsed: after it has been handed over.
+      st.hand_over = [kind, o](const RecordVisitor& v) { if (v.async) v.async(kind, o); };
+    } else if (kind == "reshard_load") {
+      st.hand_over = [o](const RecordVisitor& v) { if (v.reshard) v.reshard(o); };
+    } else {
+      throw st.damaged(fmt::format("an unknown record '{}'", kind));
+    }
+    kind_ = kind;
+  } catch (const JsonError& e) {
+    throw st.damaged(e.what());
+  }
+  waiting_ = true;
+  return true;
+}
+
+void RecordsReader::hand_over(const RecordVisitor& visit) {
+  if (!waiting_) return;
+  waiting_ = false;
+  state_->hand_over(visit);
+}
+
+void read_records(const std::string& path, const RecordVisitor& visit) {
+  RecordsReader reader(path);
+  while (reader.peek()) reader.hand_over(visit);
 }
 
 }  // namespace trainio::verify

@@ -172,6 +172,31 @@ struct RecordVisitor {
   std::function<void(const JsonValue& line)> reshard;
 };
 
+// A records file read line by line, each line looked at before it is handed over (verify reads
+// every rank's file epoch by epoch together). Throws a data error naming the file and line when a
+// line does not parse, when the first line is not the rank's, or when the closing line is missing.
+class RecordsReader {
+ public:
+  explicit RecordsReader(const std::string& path);  // throws a data error when the file is missing
+  ~RecordsReader();
+  RecordsReader(const RecordsReader&) = delete;
+  RecordsReader& operator=(const RecordsReader&) = delete;
+  // Parses the next line unless one waits; false after the closing line (the file's end checked).
+  bool peek();
+  // The waiting line's record kind, and its epoch (a phase's; 0 for other lines).
+  const std::string& kind() const { return kind_; }
+  std::uint64_t epoch() const { return epoch_; }
+  // Hands the waiting line over to `visit`.
+  void hand_over(const RecordVisitor& visit);
+
+ private:
+  struct State;
+  State* state_;
+  std::string kind_;
+  std::uint64_t epoch_ = 0;
+  bool waiting_ = false;
+};
+
 // Reads `path` line by line. Throws a data error naming the file and line when a line does not
 // parse, when the first line is not the rank's, or when the closing line is missing (a file cut
 // short).

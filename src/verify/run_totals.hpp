@@ -3,6 +3,7 @@
 // comparing it with what the run reported.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,9 +53,30 @@ struct StartupTotals {
   std::optional<FailoverLine> failover;
 };
 
+// What the epochs add up to over the run, added to as each epoch's phases are checked and dropped
+// (a few numbers an epoch at most: verify's memory does not grow with the epochs).
+struct EpochSums {
+  std::uint64_t train_phases = 0, phases = 0, rank_phases = 0;
+  // DLIO's per-epoch values, in epoch order.
+  std::vector<std::optional<double>> train_au, train_throughput, eval_au, eval_throughput;
+  // trainio's training figures: each epoch's exact throughput and bytes/s, and their sums.
+  std::vector<double> exact, bandwidth;
+  std::uint64_t samples = 0;
+  PageCache cache;
+  Latency sample_read, wait;
+  // The client capacity's evidence: training steps, compute and CPU seconds, bytes, duration and
+  // the hosts' idle and total CPU ticks.
+  double steps = 0, compute = 0, bytes = 0, cpu = 0, polling = 0, duration = 0, idle = 0, ticks = 0;
+  Io all;  // every phase's calls
+  void add(const PhaseTotals& p);
+};
+
 struct RunTotals {
   int ranks = 0;
-  std::map<std::pair<std::uint64_t, std::string>, PhaseTotals> phases;  // (epoch, "train" | "eval")
+  // The phases of the epoch being read: (epoch, "train" | "eval"), their ranks in rank order.
+  std::map<std::pair<std::uint64_t, std::string>, PhaseTotals> phases;
+  EpochSums epochs;
+  std::uint64_t summary_epochs = 0;  // entries of the summary's trainio.epochs
   std::map<std::pair<std::string, std::uint64_t>, CheckpointTotals> checkpoints;  // (kind, index)
   GenerateTotals generate;
   double staging_seconds = 0;
@@ -70,13 +92,34 @@ struct RunTotals {
 std::optional<double> iso_seconds(const std::string& text);
 std::optional<double> iso_span(const std::string& start, const std::string& end);
 
-// Reads every rank's records and step lists into `totals`, checking on the way what each rank's
-// own files report (DLIO's per-rank AU and throughput, per_epoch_stats' spans).
-// `checkpoint_gib`: the summary's metric.checkpoint_size_GB (0 when it has none).
-void read_ranks(const std::string& folder, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks);
+class AsyncChecks;
 
-// Compares the run's reports (summary.json, per_epoch.csv, per_rank.csv) with `totals`.
+// Reads every rank's records and step lists into `totals`, epoch by epoch: each epoch's lines of
+// every rank, then `on_epoch` with that epoch's phases in `totals.phases` (dropped after it),
+// checking on the way what each rank's own files report (DLIO's per-rank AU and throughput,
+// per_epoch_stats' spans). `checkpoint_gib`: the summary's metric.checkpoint_size_GB (0 when it
+// has none); `async`: the asynchronous checkpoints' checks (null: the run has none).
+void read_ranks(const std::string& folder, int ranks, double checkpoint_gib, RunTotals& totals, Checks& checks,
+                AsyncChecks* async, const std::function<void(RunTotals&)>& on_epoch);
+
+// Compares summary.json with `totals`: one epoch's entry of trainio.epochs (`index`) with the
+// epoch's phases, and the whole run's figures once every epoch is in.
+void check_summary_epoch(const JsonValue& entry, std::size_t index, const RunTotals& totals, Checks& checks);
 void check_summary(const std::string& folder, const JsonValue& summary, const RunTotals& totals, Checks& checks);
-void check_csvs(const std::string& folder, const RunTotals& totals, Checks& checks);
+
+// per_epoch.csv and per_rank.csv, row by row as the epochs come (the rows in the order the run
+// writes them).
+class CsvChecks {
+ public:
+  CsvChecks(const std::string& folder, Checks& checks);
+  ~CsvChecks();
+  void epoch(const RunTotals& totals);  // the rows of totals.phases
+  void finish(const RunTotals& totals);  // rows left, and the counts
+
+ private:
+  struct Files;
+  Files* files_;
+  Checks& checks_;
+};
 
 }  // namespace trainio::verify

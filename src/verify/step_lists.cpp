@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <cmath>
 #include <charconv>
 
 #include "util/error.hpp"
+#include "util/open_files.hpp"
 #include "verify/json_view.hpp"
 
 namespace trainio::verify {
@@ -46,22 +50,6 @@ class Walker {
     });
   }
 
- private:
-  // The phase and block a key names: "block<n>" of training, or "eval".
-  std::pair<StepPhase*, StepBlock*> block_of(std::uint64_t epoch, std::string_view name) {
-    if (name == "eval") {
-      StepPhase& p = lists[{epoch, "eval"}];
-      if (p.blocks.empty()) p.blocks.resize(1);
-      return {&p, &p.blocks[0]};
-    }
-    if (!name.starts_with("block") || name.size() < 6) return {nullptr, nullptr};
-    const auto index = epoch_of(name.substr(5));
-    if (!index || *index == 0 || *index > 1'000'000) return {nullptr, nullptr};
-    StepPhase& p = lists[{epoch, "train"}];
-    if (p.blocks.size() < *index) p.blocks.resize(*index);
-    return {&p, &p.blocks[*index - 1]};
-  }
-
   void walk_epoch(std::uint64_t epoch, const JsonValue& lists_of_epoch) {
     lists_of_epoch.members([&](std::string_view list, const JsonValue& blocks) {
       if (!blocks.is_object()) return;
@@ -99,6 +87,23 @@ class Walker {
     });
   }
 
+ private:
+
+  // The phase and block a key names: "block<n>" of training, or "eval".
+  std::pair<StepPhase*, StepBlock*> block_of(std::uint64_t epoch, std::string_view name) {
+    if (name == "eval") {
+      StepPhase& p = lists[{epoch, "eval"}];
+      if (p.blocks.empty()) p.blocks.resize(1);
+      return {&p, &p.blocks[0]};
+    }
+    if (!name.starts_with("block") || name.size() < 6) return {nullptr, nullptr};
+    const auto index = epoch_of(name.substr(5));
+    if (!index || *index == 0 || *index > 1'000'000) return {nullptr, nullptr};
+    StepPhase& p = lists[{epoch, "train"}];
+    if (p.blocks.size() < *index) p.blocks.resize(*index);
+    return {&p, &p.blocks[*index - 1]};
+  }
+
   std::uint64_t s_, e_;
 };
 
@@ -119,6 +124,56 @@ StepLists read_step_lists(const std::string& path, std::uint64_t s, std::uint64_
                      "the step lists are the evidence of AU and throughput: a damaged file cannot be verified");
   }
   return std::move(walker.lists);
+}
+
+StepListsReader::StepListsReader(std::string path, std::uint64_t s, std::uint64_t e) : path_(std::move(path)), s_(s), e_(e) {
+  if (!stream_.open(path_)) {
+    const int error_number = errno;
+    if (!util::absent(error_number))
+      throw io_error(fmt::format("cannot open the per-rank step lists '{}': {}", path_, std::strerror(error_number)));
+    throw data_error(fmt::format("the per-rank step lists '{}' are missing", path_),
+                     "every run writes one per rank: this folder's run was cut short, or the file was removed");
+  }
+  try {
+    stream_.enter('{');
+  } catch (const JsonError& ex) {
+    damaged(ex.what());
+  }
+}
+
+void StepListsReader::damaged(const std::string& what) const {
+  throw data_error(fmt::format("the per-rank step lists '{}' are damaged: {}", path_, what),
+                   "the step lists are the evidence of AU and throughput: a damaged file cannot be verified");
+}
+
+const StepLists& StepListsReader::epoch(std::uint64_t epoch) {
+  try {
+    while (!done_ && (!read_ || epoch_ < epoch)) {
+      if (!stream_.next(&key_)) {
+        stream_.end();
+        done_ = true;
+        break;
+      }
+      text_.clear();
+      stream_.value(&text_);
+      const auto e = epoch_of(key_);
+      if (!e) continue;  // the host's keys
+      if (read_ && *e <= epoch_)
+        damaged(fmt::format("epoch {}'s lists come after epoch {}'s (verify reads them in the order the run writes them)", *e, epoch_));
+      doc_.parse(text_);
+      epoch_ = *e;
+      read_ = true;
+      lists_.clear();
+      if (doc_.root().is_object()) {
+        Walker walker(s_, e_);
+        walker.walk_epoch(epoch_, doc_.root());
+        lists_ = std::move(walker.lists);
+      }
+    }
+  } catch (const JsonError& ex) {
+    damaged(ex.what());
+  }
+  return read_ && epoch_ == epoch ? lists_ : none_;
 }
 
 }  // namespace trainio::verify

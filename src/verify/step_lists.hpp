@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "verify/json_stream.hpp"
+#include "verify/json_view.hpp"
 #include "verify/latency.hpp"
 
 namespace trainio::verify {
@@ -44,5 +46,28 @@ using StepLists = std::map<std::pair<std::uint64_t, std::string>, StepPhase>;
 // Reads `path`; `s` and `e` are output.metric.exclude_start_steps and exclude_end_steps. Throws a
 // data error naming the file when it is missing or not the JSON DLIO's per-rank file is.
 StepLists read_step_lists(const std::string& path, std::uint64_t s, std::uint64_t e);
+
+// The same file read epoch by epoch (one epoch's member in memory at a time), in the order the run
+// writes the epochs. Throws a data error naming the file when it is missing, damaged, or holds an
+// epoch after a later one.
+class StepListsReader {
+ public:
+  StepListsReader(std::string path, std::uint64_t s, std::uint64_t e);
+  // The lists of `epoch`: the file is read on to it (empty lists: the file has none of it).
+  const StepLists& epoch(std::uint64_t epoch);
+  // The epoch's member of the file as read (invalid when it has none): valid until the next epoch().
+  JsonValue member(std::uint64_t epoch) const { return epoch == epoch_ && read_ ? doc_.root() : JsonValue(); }
+
+ private:
+  [[noreturn]] void damaged(const std::string& what) const;
+  std::string path_;
+  std::uint64_t s_, e_;
+  JsonStream stream_;
+  bool done_ = false, read_ = false;  // the file's end reached; epoch_'s member read
+  std::uint64_t epoch_ = 0;
+  std::string key_, text_;
+  JsonDoc doc_;
+  StepLists lists_, none_;
+};
 
 }  // namespace trainio::verify

@@ -305,13 +305,14 @@ double stdev(const std::vector<double>& v) {
   return std::sqrt(acc / static_cast<double>(v.size()));
 }
 
-// DLIO's metric block of one phase kind over the epochs that have one.
-void dlio_metric(const Part& m, const std::string& prefix, const std::vector<const PhaseTotals*>& phases, double nominal,
-                 double target) {
+// DLIO's metric block of one phase kind over the epochs that have one (their AU in percent and
+// throughput, in epoch order).
+void dlio_metric(const Part& m, const std::string& prefix, const std::vector<std::optional<double>>& epoch_au,
+                 const std::vector<std::optional<double>>& epoch_throughput, double nominal, double target) {
   std::vector<double> au, thr;
-  for (std::size_t i = 0; i < phases.size(); ++i) {
-    const auto a = scaled(phases[i]->au(), 100);
-    const auto t = phases[i]->throughput_dlio();
+  for (std::size_t i = 0; i < epoch_au.size(); ++i) {
+    const auto a = epoch_au[i];
+    const auto t = epoch_throughput[i];
     m.number(fmt::format("{}_au_percentage/{}", prefix, i), a, kRounding, true);
     m.number(fmt::format("{}_throughput_samples_per_second/{}", prefix, i), t, kRounding, true);
     if (a) au.push_back(*a);
@@ -363,53 +364,70 @@ void startup(const Part& p, const RunTotals& totals) {
 
 }  // namespace
 
+void check_summary_epoch(const JsonValue& entry, std::size_t index, const RunTotals& totals, Checks& checks) {
+  for (const auto& [key, p] : totals.phases) {
+    if (key.second != "train") continue;
+    const Part e(entry, fmt::format("trainio/epochs/{}", index), checks);
+    e.count("epoch", p.epoch);
+    phase(e.sub("train"), p, totals.ranks, totals.hostnames);
+    const auto ev = totals.phases.find({p.epoch, "eval"});
+    if (ev != totals.phases.end()) phase(e.sub("eval"), ev->second, totals.ranks, totals.hostnames);
+    else if (e.sub("eval").exists()) e.sub("eval").problem("an evaluation the records do not hold");
+    return;
+  }
+}
+
+void EpochSums::add(const PhaseTotals& p) {
+  ++phases;
+  rank_phases += p.ranks.size();
+  all.merge(p.io);
+  const auto au = p.au();
+  if (p.kind == "eval") {
+    eval_au.push_back(au ? std::optional<double>(*au * 100) : std::nullopt);
+    eval_throughput.push_back(p.throughput_dlio());
+    return;
+  }
+  ++train_phases;
+  train_au.push_back(au ? std::optional<double>(*au * 100) : std::nullopt);
+  train_throughput.push_back(p.throughput_dlio());
+  exact.push_back(p.throughput());
+  bandwidth.push_back(p.duration() > 0 ? static_cast<double>(p.bytes_read()) / p.duration() : 0.0);
+  samples += p.samples;
+  cache.merge(p.io.page_cache);
+  sample_read.merge(p.sample_read);
+  wait.merge(p.wait);
+  steps += static_cast<double>(p.steps());
+  compute += static_cast<double>(p.compute.sum()) * 1e-9;
+  bytes += static_cast<double>(p.bytes_read());
+  cpu += p.cpu_user() + p.cpu_sys();
+  polling += p.cpu_polling();
+  duration += p.duration();
+  idle += static_cast<double>(p.host_idle);
+  ticks += static_cast<double>(p.host_total);
+}
+
 void check_summary(const std::string&, const JsonValue& summary, const RunTotals& totals, Checks& checks) {
   const Part top(summary, "", checks);
   const Part m = top.sub("metric");
+  const EpochSums& sums = totals.epochs;
   // A run a signal stopped says so, as every rank's records do.
   top.flag("trainio/complete", totals.incomplete_ranks == 0);
   const JsonValue nominal = find(summary, "trainio/plan/nominal_record_bytes");
   const JsonValue target = find(summary, "trainio/train/au_target_percentage");
-  std::vector<const PhaseTotals*> train, eval;
-  for (const auto& [key, p] : totals.phases) (key.second == "train" ? train : eval).push_back(&p);
-  const JsonValue epochs = find(summary, "trainio/epochs");
-  const std::size_t listed = epochs.valid() && epochs.is_array() ? epochs.size() : 0;
-  std::vector<JsonValue> listed_epochs;  // walked once: element i of a list is i steps away
-  if (listed > 0) epochs.elements([&](const JsonValue& e) { listed_epochs.push_back(e); });
-  if (listed != train.size())
-    top.sub("trainio/epochs").problem(fmt::format("{} epochs in the summary, {} in the records", listed, train.size()));
-  for (std::size_t i = 0; i < listed && i < train.size(); ++i) {
-    const Part e(listed_epochs[i], fmt::format("trainio/epochs/{}", i), checks);
-    e.count("epoch", train[i]->epoch);
-    phase(e.sub("train"), *train[i], totals.ranks, totals.hostnames);
-    const auto ev = totals.phases.find({train[i]->epoch, "eval"});
-    if (ev != totals.phases.end()) phase(e.sub("eval"), ev->second, totals.ranks, totals.hostnames);
-    else if (e.sub("eval").exists()) e.sub("eval").problem("an evaluation the records do not hold");
-  }
-  if (!train.empty() && nominal.valid() && nominal.is_number() && target.valid() && target.is_number()) {
-    dlio_metric(m, "train", train, nominal.f64(), target.f64());
-    if (!eval.empty()) dlio_metric(m, "eval", eval, nominal.f64(), target.f64());
+  if (totals.summary_epochs != sums.train_phases)
+    top.sub("trainio/epochs").problem(fmt::format("{} epochs in the summary, {} in the records", totals.summary_epochs, sums.train_phases));
+  if (sums.train_phases > 0 && nominal.valid() && nominal.is_number() && target.valid() && target.is_number()) {
+    dlio_metric(m, "train", sums.train_au, sums.train_throughput, nominal.f64(), target.f64());
+    if (!sums.eval_au.empty()) dlio_metric(m, "eval", sums.eval_au, sums.eval_throughput, nominal.f64(), target.f64());
     // trainio's training figures over the run.
     const Part t = top.sub("trainio/train");
-    std::vector<double> exact, bandwidth;
-    std::uint64_t samples = 0;
-    PageCache cache;
-    Latency sample_read, wait;  // every epoch's training together: the final table's latency rows
-    for (const PhaseTotals* p : train) {
-      exact.push_back(p->throughput());
-      bandwidth.push_back(p->duration() > 0 ? static_cast<double>(p->bytes_read()) / p->duration() : 0.0);
-      samples += p->samples;
-      cache.merge(p->io.page_cache);
-      sample_read.merge(p->sample_read);
-      wait.merge(p->wait);
-    }
-    t.number("throughput_mean_samples_per_second", mean(exact), kRounding, true);
-    t.number("throughput_stdev_samples_per_second", stdev(exact), {1e-9, 1e-9});
-    t.number("read_bytes_per_second_mean", mean(bandwidth), kRounding, true);
-    t.count("samples", samples, true);
-    page_cache(t.sub("page_cache"), cache);
-    latency(t.sub("sample_read_seconds"), sample_read);
-    latency(t.sub("batch_wait_seconds"), wait);
+    t.number("throughput_mean_samples_per_second", mean(sums.exact), kRounding, true);
+    t.number("throughput_stdev_samples_per_second", stdev(sums.exact), {1e-9, 1e-9});
+    t.number("read_bytes_per_second_mean", mean(sums.bandwidth), kRounding, true);
+    t.count("samples", sums.samples, true);
+    page_cache(t.sub("page_cache"), sums.cache);
+    latency(t.sub("sample_read_seconds"), sums.sample_read);
+    latency(t.sub("batch_wait_seconds"), sums.wait);
   }
   // Checkpoints: each one, DLIO's figures over them, trainio's totals.
   const JsonValue listed_checkpoints = find(summary, "trainio/checkpoint/checkpoints");
@@ -509,7 +527,7 @@ void check_summary(const std::string&, const JsonValue& summary, const RunTotals
   // The whole run's characterization: every phase's calls together.
   Io all = totals.generate.io;
   all.merge(totals.staging_io);
-  for (const auto& [key, p] : totals.phases) all.merge(p.io);
+  all.merge(sums.all);
   for (const auto& [key, c] : totals.checkpoints) all.merge(c.io);
   characterization(top.sub("trainio/characterization"), all);
 }

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "storage/s3_client.hpp"
+#include "storage/s3/s3_client.hpp"
 #include "util/clock.hpp"
 
 using namespace trainio;

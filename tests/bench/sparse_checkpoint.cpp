@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "config/load.hpp"
-#include "format/torch_file.hpp"
+#include "format/torch/torch_file.hpp"
 #include "plan/checkpoint_plan.hpp"
 
 using namespace trainio;

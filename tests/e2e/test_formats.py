@@ -240,7 +240,7 @@ class Hdf5Test(TrainioTest):
 
     def test_files_after_the_first_make_libhdf5s_system_calls(self):
         """The first file is written by libhdf5, the next ones of its layout replay its calls
-        (format/hdf5_write_template.hpp): under strace, every file's calls are the first one's,
+        (format/hdf5/hdf5_write_template.hpp): under strace, every file's calls are the first one's,
         from libhdf5's probe open to the hand-over for its sync, and every file reads back in h5py."""
         import h5py
         import numpy as np

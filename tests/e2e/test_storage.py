@@ -69,7 +69,7 @@ class StorageTest(TrainioTest):
     def test_the_training_loop_polls_for_cached_reads_only(self):
         # One reader on this machine's cores leaves one to spare: the loop polls for batches read
         # from the page cache, and blocks for O_DIRECT ones, whose readers wait on the device
-        # (src/engine/batch_wait.hpp).
+        # (src/engine/load/batch_wait.hpp).
         polling = {}
         for direct in ("false", "true"):
             self.ok("run", "default", *DATA, "reader.access=sample", "reader.read_threads=1", "reader.read_type=memory",

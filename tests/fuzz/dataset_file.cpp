@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "config/load.hpp"
-#include "engine/generator.hpp"
+#include "engine/generate/generator.hpp"
 #include "engine/content.hpp"
 #include "format/format.hpp"
 #include "fuzz_support.hpp"

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "config/load.hpp"
-#include "engine/dataset_marker.hpp"
+#include "engine/generate/dataset_marker.hpp"
 #include "fuzz_support.hpp"
 #include "plan/fingerprint.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "format/npy.hpp"
+#include "format/numpy/npy.hpp"
 #include "fuzz_support.hpp"
 
 using namespace trainio;

@@ -10,7 +10,7 @@
 
 #include "engine/overlap_thread.hpp"
 #include "format/python_io.hpp"
-#include "format/torch_file.hpp"
+#include "format/torch/torch_file.hpp"
 #include "fuzz_support.hpp"
 
 using namespace trainio;

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "config/load.hpp"
-#include "engine/loader.hpp"
+#include "engine/load/loader.hpp"
 #include "engine/together.hpp"
 #include "metrics/summary.hpp"
 #include "mpi/comm.hpp"

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "storage/s3_client.hpp"
-#include "storage/s3_endpoint.hpp"
+#include "storage/s3/s3_client.hpp"
+#include "storage/s3/s3_endpoint.hpp"
 #include "util/error.hpp"
 
 namespace trainio::format::parquet {

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "engine/async_checkpointer.hpp"
+#include "engine/checkpoint/async_checkpointer.hpp"
 
 using namespace trainio;
 

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/batch_pipeline.hpp"
+#include "engine/load/batch_pipeline.hpp"
 
 using namespace trainio;
 using engine::Batch;

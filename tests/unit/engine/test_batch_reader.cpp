@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/batch_reader.hpp"
+#include "engine/load/batch_reader.hpp"
 #include "plan/epoch_plan.hpp"
 #include "plan/layout.hpp"
 #include "unit/plan/npz_workload.hpp"

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/batch_wait.hpp"
-#include "engine/loader.hpp"
+#include "engine/load/batch_wait.hpp"
+#include "engine/load/loader.hpp"
 #include "util/clock.hpp"
 #include "util/host_info.hpp"
 #include "util/proc_stats.hpp"

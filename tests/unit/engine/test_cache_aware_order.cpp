@@ -4,7 +4,7 @@
 #include <map>
 #include <vector>
 
-#include "engine/cache_aware_order.hpp"
+#include "engine/cache/cache_aware_order.hpp"
 #include "unit/plan/npz_workload.hpp"
 
 using namespace trainio;
@@ -13,20 +13,20 @@ namespace {
 
 struct Resident {
   Resident(std::uint64_t files, const std::vector<std::uint64_t>& keys)
-      : geometry{files, files * storage::kTierPageBytes, false},
-        memory(storage::tier_segment_bytes(geometry) / 8 + 1),
-        dir(memory.data(), geometry, storage::TierPolicy::lru, true) {
+      : geometry{files, files * engine::kTierPageBytes, false},
+        memory(engine::tier_segment_bytes(geometry) / 8 + 1),
+        dir(memory.data(), geometry, engine::TierPolicy::lru, true) {
     std::uint64_t evictions = 0;
-    storage::TierDirectory::Held held;
+    engine::TierDirectory::Held held;
     for (const auto k : keys) {
       REQUIRE(dir.reserve(k, 1, false, [](std::uint64_t, std::uint32_t) {}, evictions, held));
       dir.commit(k);
       dir.release(k);
     }
   }
-  storage::TierGeometry geometry;
+  engine::TierGeometry geometry;
   std::vector<std::uint64_t> memory;
-  storage::TierDirectory dir;
+  engine::TierDirectory dir;
 };
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/load.hpp"
-#include "engine/checkpointer.hpp"
+#include "engine/checkpoint/checkpointer.hpp"
 #include "storage/fs.hpp"
 #include "unit/temp_dir.hpp"
 #include "util/error.hpp"

@@ -3,7 +3,7 @@
 #include <set>
 #include <vector>
 
-#include "engine/shuffle_buffer.hpp"
+#include "engine/load/shuffle_buffer.hpp"
 
 using trainio::engine::ShuffleBuffer;
 

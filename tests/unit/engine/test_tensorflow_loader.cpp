@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "config/load.hpp"
-#include "engine/generator.hpp"
+#include "engine/generate/generator.hpp"
 #include "engine/trainer.hpp"
 #include "plan/layout.hpp"
 #include "plan/run_plan.hpp"

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "format/csv_scan.hpp"
+#include "format/tabular/csv_scan.hpp"
 
 using namespace trainio;
 

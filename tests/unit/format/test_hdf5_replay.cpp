@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/generator.hpp"
+#include "engine/generate/generator.hpp"
 #include "config/load.hpp"
-#include "format/hdf5_api.hpp"
-#include "format/hdf5_file.hpp"
-#include "format/hdf5_replay.hpp"
+#include "format/hdf5/hdf5_api.hpp"
+#include "format/hdf5/hdf5_file.hpp"
+#include "format/hdf5/hdf5_replay.hpp"
 #include "plan/layout.hpp"
 #include "storage/hdf5_vfd.hpp"
 #include "storage/io_observer.hpp"

@@ -12,8 +12,8 @@
 
 #include "config/load.hpp"
 #include "engine/content.hpp"
-#include "engine/generator.hpp"
-#include "format/hdf5_file.hpp"
+#include "engine/generate/generator.hpp"
+#include "format/hdf5/hdf5_file.hpp"
 #include "plan/layout.hpp"
 #include "storage/io_observer.hpp"
 #include "unit/temp_dir.hpp"

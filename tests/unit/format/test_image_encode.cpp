@@ -13,10 +13,10 @@
 
 #include <jpeglib.h>
 
-#include "format/image.hpp"
-#include "format/image_decode.hpp"
-#include "format/image_encode.hpp"
-#include "format/jpeg_markers.hpp"
+#include "format/image/image.hpp"
+#include "format/image/image_decode.hpp"
+#include "format/image/image_encode.hpp"
+#include "format/image/jpeg_markers.hpp"
 #include "unit/format/random_content.hpp"
 #include "unit/temp_dir.hpp"
 

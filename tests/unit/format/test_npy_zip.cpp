@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "format/npy.hpp"
-#include "format/zip.hpp"
+#include "format/numpy/npy.hpp"
+#include "format/archive/zip.hpp"
 
 using namespace trainio;
 using namespace trainio::format;

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "config/load.hpp"
-#include "engine/generator.hpp"
-#include "format/npy.hpp"
-#include "format/npz.hpp"
+#include "engine/generate/generator.hpp"
+#include "format/numpy/npy.hpp"
+#include "format/numpy/npz.hpp"
 #include "format/python_io.hpp"
 #include "metrics/io_recorder.hpp"
 #include "plan/layout.hpp"

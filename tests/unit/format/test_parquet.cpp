@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "config/load.hpp"
-#include "engine/generator.hpp"
+#include "engine/generate/generator.hpp"
 #include "format/parquet/footer.hpp"
 #include "format/parquet/metadata.hpp"
 #include "format/parquet/ranges.hpp"

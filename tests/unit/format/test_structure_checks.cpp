@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "format/csv_rows.hpp"
-#include "format/jpeg_markers.hpp"
+#include "format/tabular/csv_rows.hpp"
+#include "format/image/jpeg_markers.hpp"
 
 using namespace trainio;
 

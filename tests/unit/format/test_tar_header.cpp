@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "format/tar.hpp"
+#include "format/archive/tar.hpp"
 
 using namespace trainio;
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "format/crc32c.hpp"
-#include "format/tfrecord.hpp"
+#include "format/tfrecord/tfrecord.hpp"
 
 using namespace trainio::format;
 

@@ -6,8 +6,8 @@
 
 #include "../temp_dir.hpp"
 #include "format/crc32c.hpp"
-#include "format/tfrecord.hpp"
-#include "format/tfrecord_stream.hpp"
+#include "format/tfrecord/tfrecord.hpp"
+#include "format/tfrecord/tfrecord_stream.hpp"
 #include "metrics/io_recorder.hpp"
 #include "storage/io_observer.hpp"
 #include "util/error.hpp"

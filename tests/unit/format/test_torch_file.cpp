@@ -6,7 +6,7 @@
 #include <string>
 
 #include "engine/overlap_thread.hpp"
-#include "format/torch_file.hpp"
+#include "format/torch/torch_file.hpp"
 #include "unit/temp_dir.hpp"
 
 using namespace trainio;

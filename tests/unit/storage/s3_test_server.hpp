@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "storage/s3_client.hpp"
+#include "storage/s3/s3_client.hpp"
 
 namespace trainio::test {
 

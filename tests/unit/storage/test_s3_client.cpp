@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "unit/storage/s3_test_server.hpp"
-#include "storage/s3_client.hpp"
-#include "storage/s3_upload.hpp"
+#include "storage/s3/s3_client.hpp"
+#include "storage/s3/s3_upload.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 

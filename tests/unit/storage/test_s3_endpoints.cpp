@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "config/workload.hpp"
-#include "storage/s3_client.hpp"
-#include "storage/s3_endpoint.hpp"
+#include "storage/s3/s3_client.hpp"
+#include "storage/s3/s3_endpoint.hpp"
 #include "util/error.hpp"
 
 using namespace trainio;

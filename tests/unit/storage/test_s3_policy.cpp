@@ -1,12 +1,12 @@
-// The S3 request policy (storage/s3_policy.hpp), cell by cell: docs/s3.md prints the same table.
+// The S3 request policy (storage/s3/s3_policy.hpp), cell by cell: docs/s3.md prints the same table.
 
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "storage/s3_client.hpp"
-#include "storage/s3_policy.hpp"
-#include "storage/s3_upload.hpp"
+#include "storage/s3/s3_client.hpp"
+#include "storage/s3/s3_policy.hpp"
+#include "storage/s3/s3_upload.hpp"
 #include "util/error.hpp"
 
 using namespace trainio;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "storage/s3_sigv4.hpp"
+#include "storage/s3/s3_sigv4.hpp"
 
 using namespace trainio::storage;
 

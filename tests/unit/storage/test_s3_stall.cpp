@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "storage/in_flight.hpp"
-#include "storage/s3_client.hpp"
+#include "storage/s3/s3_client.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 

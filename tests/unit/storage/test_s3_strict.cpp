@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/s3_client.hpp"
-#include "storage/s3_upload.hpp"
+#include "storage/s3/s3_client.hpp"
+#include "storage/s3/s3_upload.hpp"
 #include "unit/storage/s3_test_server.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
