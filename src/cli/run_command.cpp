@@ -96,7 +96,8 @@ report::Failover failover_from(const std::string& folder, const config::Workload
   const report::RunResult& run = runs.front();
   if (run.end.empty() || report::number_at(run.summary, "trainio.checkpoint.saves.count").value_or(0) < 1)
     throw usage_error(fmt::format("--resume-from '{}' is not a run that saved checkpoints", folder), fix);
-  return {folder, run.end};
+  const auto ranks = report::number_at(run.summary, "num_accelerators");
+  return {folder, run.end, ranks && *ranks >= 1 ? static_cast<int>(*ranks) : 0};
 }
 
 }  // namespace
@@ -118,14 +119,16 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         storage::name_folder(plan::checkpoint_root(w), "checkpoint.checkpoint_folder");
         if (w.cache.tier == config::CacheTier::local_ssd) storage::name_folder(w.cache.path, "cache.path");
         const bool trains = w.workflow.train && !cmd.generate_only;
+        // The write job a read job resumes from: its end and its ranks (the save's layout).
+        std::optional<report::Failover> failover;
+        if (!cmd.resume_from.empty()) engine::together(comm, [&] { failover = failover_from(cmd.resume_from, w); });
+        const int saved_ranks = failover ? failover->previous_ranks : 0;
         plan::RunShape shape;
-        engine::together(comm, [&] { shape = engine::preflight(w, comm.size(), cmd.generate_only); });
+        engine::together(comm, [&] { shape = engine::preflight(w, comm.size(), cmd.generate_only, saved_ranks); });
 
         if (const auto warning = plan::few_steps_warning(shape, w); comm.is_root() && trains && !warning.empty())
           spdlog::warn("{}", warning);
         if (!cmd.live_json.empty()) engine::together(comm, [&] { report::LiveJson::check_new(cmd.live_json); });
-        std::optional<report::Failover> failover;
-        if (!cmd.resume_from.empty()) engine::together(comm, [&] { failover = failover_from(cmd.resume_from, w); });
         std::string out_dir;
         if (!cmd.generate_only) {
           out_dir = prepare_output(cmd.output, w, comm);
@@ -181,6 +184,7 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         options.force = cmd.force;
         options.progress = cmd.progress;
         options.step_log_folder = out_dir;
+        options.saved_ranks = saved_ranks;
         // Before the run (collective): the hosts' names label per_rank.csv's rows as each phase
         // ends, and the results' context.
         report::RunHosts hosts = report::gather_hosts(comm);

@@ -290,6 +290,9 @@ constexpr auto ignored = KeyStatus::dlio_ignored;
   t.push_back(key("checkpoint.snapshot_bandwidth", FIELD(checkpoint.snapshot_bandwidth), bytes(0), active, "async: bytes per second of the emulated GPU-to-host snapshot (\"25GB\": PCIe 4.0 x16)", true));
   t.push_back(key("checkpoint.async_inflight", FIELD(checkpoint.async_inflight), integer(), active, "async: checkpoints being flushed at once; a new one waits for a free slot (stall too)", true));
   t.push_back(key("checkpoint.async_buffer_bytes", FIELD(checkpoint.async_buffer_bytes), bytes(0), active, "async: host memory per rank for snapshots; a larger shard is staged through it in pieces as the flush frees them", true));
+  t.push_back(key("checkpoint.load_parallelism.tensor", FIELD(checkpoint.load_parallelism.tensor), integer_or_unset(1), active, "loads: tensor-parallel degree of the loading job (-1: the save's); another than the save's reshards the load", true));
+  t.push_back(key("checkpoint.load_parallelism.pipeline", FIELD(checkpoint.load_parallelism.pipeline), integer_or_unset(1), active, "loads: pipeline-parallel degree of the loading job (-1: the save's)", true));
+  t.push_back(key("checkpoint.load_parallelism.data", FIELD(checkpoint.load_parallelism.data), integer_or_unset(1), active, "loads: data-parallel degree of the loading job (-1: ranks / (tensor x pipeline))", true));
   t.push_back(noted("checkpoint.checkpoint_mechanism", python_only, "framework save routine; trainio writes the same files itself"));
   t.push_back(noted("checkpoint.checkpoint_mechanism_classname", python_only, "custom Python checkpoint class"));
   t.push_back(noted("checkpoint.ksm", python_only, "kernel same-page merging for DLIO's in-memory checkpoint; trainio streams from a small buffer", {}, true));
@@ -411,7 +414,7 @@ const std::vector<std::string>& section_paths() {
   static const std::vector<std::string> all = {
       "model",   "model.parallelism", "model.transformer", "workflow",  "storage", "storage.storage_options",
       "dataset", "dataset.hdf5", "dataset.parquet",      "reader",            "train",     "evaluation",
-      "checkpoint", "output",         "output.metric",     "profiling", "metric", "cache"};
+      "checkpoint", "checkpoint.load_parallelism", "output",         "output.metric",     "profiling", "metric", "cache"};
   return all;
 }
 

@@ -188,6 +188,13 @@ struct CheckpointSection {
   std::uint64_t snapshot_bandwidth = 25'000'000'000;  // bytes/s of the emulated GPU->host copy (PCIe 4.0 x16)
   std::int64_t async_inflight = 1;                    // checkpoints being flushed at once
   std::uint64_t async_buffer_bytes = 256ull << 20;    // host memory per rank for snapshots
+  // Loads on another layout than the save's (docs/checkpoints.md): -1 takes the save's tensor and
+  // pipeline parallelism, and data = ranks / (tensor x pipeline).
+  struct {
+    std::int64_t tensor = -1;
+    std::int64_t pipeline = -1;
+    std::int64_t data = -1;
+  } load_parallelism;
 };
 
 struct OutputSection {

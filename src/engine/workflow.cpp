@@ -50,7 +50,8 @@ metrics::RankRecord run_workflow(const config::Workload& w, const mpi::Comm& com
     engine::train(w, layout, shape, comm, to, record);
     if (has_files && !w.dataset.keep_files) remove_dataset(w, layout, comm);
   } else if (w.workflow.checkpoint && !options.generate_only) {
-    run_checkpoints(w, comm, choose_run_seed(w, comm), record, options.on_checkpoint, options.progress && comm.is_root());
+    run_checkpoints(w, comm, choose_run_seed(w, comm), record, options.on_checkpoint, options.progress && comm.is_root(),
+                    options.saved_ranks);
   }
   record.end = util::wall_time_iso();
   return record;

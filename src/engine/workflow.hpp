@@ -18,6 +18,8 @@ struct WorkflowOptions {
   bool progress = true;
   // Where training spills its step log (the results folder); empty: the log stays in memory.
   std::string step_log_folder;
+  // The ranks of the job whose checkpoints a checkpoint-only run loads (--resume-from; 0: this run's).
+  int saved_ranks = 0;
   // Each epoch's and checkpoint's measurements, as it ends (TrainOptions): summarise them there.
   std::function<void(const metrics::EpochRecord&)> on_epoch;
   std::function<void(const metrics::CheckpointRecord&)> on_checkpoint;

@@ -121,6 +121,20 @@ struct AsyncSave {
   double stall_seconds() const { return static_cast<double>(slot_wait_ns + snapshot_ns) * 1e-9; }
 };
 
+// A load on another parallel layout than the save's (engine/reshard_load.hpp), as one rank read it.
+struct ReshardLoad {
+  bool on = false;
+  struct Layout {
+    int tensor = 1, pipeline = 1, data = 1;
+  } saved, load;
+  std::uint64_t shard_bytes = 0;    // the state this rank holds in the load's layout
+  std::uint64_t unsaved_bytes = 0;  // of it, elements no saved rank held
+  std::uint64_t data_bytes = 0;     // tensor bytes read
+  std::uint64_t index_bytes = 0;    // central directories, end records and local headers read
+  std::uint64_t pieces = 0;         // ranges read
+  std::vector<std::string> files;   // saved files read, in order
+};
+
 // What the run keeps of one checkpoint saved or loaded, as one rank did its part.
 struct CheckpointTimeline {
   enum class Kind { save, load };
@@ -147,6 +161,7 @@ struct CheckpointTimeline {
   // Loads: when this rank's first read of the checkpoint's data returned (monotonic; 0: none).
   std::int64_t first_read_end_ns = 0;
   AsyncSave async;  // checkpoint.async saves: the span above is the flush's
+  ReshardLoad reshard;  // loads on another layout than the save's
 };
 
 // A checkpoint as it ends, with its storage calls (summarised, then dropped, as a read phase's).

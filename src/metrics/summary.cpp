@@ -398,6 +398,7 @@ CheckpointSummary summarize_checkpoint(const CheckpointRecord& c, const mpi::Com
   s.slowest_rank_file_bytes = comm.sum(std::vector<std::uint64_t>{comm.rank() == s.slowest_rank ? c.file_bytes : 0})[0];
   s.slowest_rank_bandwidth = s.duration > 0 ? static_cast<double>(s.slowest_rank_file_bytes) / s.duration : 0;
   s.async = summarize_async_save(c, comm);
+  if (c.kind == CheckpointTimeline::Kind::load) s.reshard = summarize_reshard(c, comm);
   s.io = reduce(c.io, comm);
   return s;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "metrics/async_summary.hpp"
+#include "metrics/reshard_summary.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/io_recorder.hpp"
 #include "metrics/run_record.hpp"
@@ -136,6 +137,7 @@ struct CheckpointSummary {
   std::uint64_t storage_read_bytes = 0;  // loads: from storage, all ranks (/proc/self/io)
   bool storage_read_known = false;
   AsyncSaveSummary async;  // checkpoint.async saves: the stall (the figures above are the flush's)
+  ReshardSummary reshard;  // loads on another layout than the save's
   IoRecorder io;
 };
 

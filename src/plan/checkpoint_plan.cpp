@@ -84,10 +84,18 @@ bool CheckpointPlan::writes(int rank) const {
 }
 
 std::pair<std::uint64_t, std::uint64_t> CheckpointPlan::stage_layers(int pipeline_rank) const {
+  return plan::stage_layers(model_, pp_, pipeline_rank);
+}
+
+std::vector<std::uint64_t> CheckpointPlan::layer_tensors(std::uint64_t layer) const {
+  return layer_tensor_elements(model_, layer, u(tp_), model_.parallelism.zero_stage == 3 ? u(dp_) : 1);
+}
+
+std::pair<std::uint64_t, std::uint64_t> stage_layers(const config::ModelSection& m, int pipeline, int stage) {
   // DLIO's get_layer_index(): transformer layers 1..L dealt to stages, the first L % PP stages
   // one more; stage 0 also holds layer 0, the last stage layers L+1 and L+2.
-  const std::int64_t layers = model_.num_layers;
-  const std::int64_t per = layers / pp_, rem = layers % pp_, s = pipeline_rank;
+  const std::int64_t layers = m.num_layers;
+  const std::int64_t per = layers / pipeline, rem = layers % pipeline, s = stage;
   std::int64_t start = 0, end = 0;
   if (s < rem) {
     start = s * (per + 1) + 1;
@@ -96,31 +104,37 @@ std::pair<std::uint64_t, std::uint64_t> CheckpointPlan::stage_layers(int pipelin
     start = rem * (per + 1) + (s - rem) * per + 1;
     end = start + per - 1;
   }
-  const bool predefined = !model_.layer_parameters.empty();
+  const bool predefined = !m.layer_parameters.empty();
   if (!predefined) {
-    if (s == pp_ - 1) end = layers + 2;
+    if (s == pipeline - 1) end = layers + 2;
     if (s == 0) start = 0;
   }
   if (end < start) return {1, 0};  // no layers
   return {u(start), u(end)};
 }
 
-std::vector<std::uint64_t> CheckpointPlan::layer_tensors(std::uint64_t layer) const {
-  const auto& m = model_;
+std::vector<std::uint64_t> layer_tensor_elements(const config::ModelSection& m, std::uint64_t layer, std::uint64_t tp,
+                                                 std::uint64_t shard) {
   if (!m.layer_parameters.empty()) {
     std::vector<std::uint64_t> out;
-    for (const auto p : m.layer_parameters) out.push_back(p / u(tp_));
+    for (const auto p : m.layer_parameters) out.push_back(p / tp);
     return out;
   }
   const auto& t = m.transformer;
   const std::uint64_t h = u(t.hidden_size), ffn = u(t.ffn_hidden_size), vocab = u(t.vocab_size);
   const std::uint64_t kv = h / u(t.num_attention_heads) * u(t.num_kv_heads);
-  const std::uint64_t tp = u(tp_), shard = m.parallelism.zero_stage == 3 ? u(dp_) : 1;
   const std::uint64_t layers = u(m.num_layers);
   if (layer == 0 || layer == layers + 1) return {h * vocab / tp / shard};  // embedding, lm_head
   if (layer == layers + 2) return {h / shard};                             // final norm
   return {h / shard, h * (h + 2 * kv) / tp / shard, h * h / tp / shard, h / shard, h * 2 * ffn / tp / shard,
           h * ffn / tp / shard};
+}
+
+bool tensor_parallel(const config::ModelSection& m, std::uint64_t layer, std::size_t index) {
+  const std::uint64_t layers = u(m.num_layers);
+  if (layer == 0 || layer == layers + 1) return true;
+  if (layer == layers + 2) return false;
+  return index != 0 && index != 3;  // the two norms are whole on every tensor-parallel rank
 }
 
 std::vector<std::uint64_t> CheckpointPlan::optimizer_groups() const {

@@ -52,6 +52,8 @@ class CheckpointPlan {
   std::uint64_t optimizer_bytes() const { return optimizer_bytes_; }
   std::uint64_t max_rank_bytes() const { return max_rank_bytes_; }
   int writing_ranks() const { return writing_ranks_; }
+  int tensor_parallelism() const { return tp_; }
+  int pipeline_parallelism() const { return pp_; }
   int data_parallelism() const { return dp_; }
   bool subset() const { return subset_; }  // the ranks are part of a larger job's layout
 
@@ -81,5 +83,14 @@ std::string checkpoint_root(const config::Workload& w);
 // hidden x (hidden + 2 kv) + hidden^2 + 3 x ffn x hidden + 2 x hidden (kv = hidden / heads x
 // kv_heads), and the final norm.
 std::uint64_t transformer_parameters(const config::ModelSection& m);
+
+// The layers [first, last] of pipeline stage `stage` of `pipeline` ({1, 0}: none).
+std::pair<std::uint64_t, std::uint64_t> stage_layers(const config::ModelSection& m, int pipeline, int stage);
+// Elements of each tensor of `layer` on one rank: matrices divided by `tp`, every tensor by
+// `shard` (ZeRO-3's data parallelism; 1 otherwise). tp = shard = 1 gives the whole tensors.
+std::vector<std::uint64_t> layer_tensor_elements(const config::ModelSection& m, std::uint64_t layer, std::uint64_t tp,
+                                                 std::uint64_t shard);
+// Whether tensor `index` of `layer` is divided by tensor parallelism (else every tp rank holds it whole).
+bool tensor_parallel(const config::ModelSection& m, std::uint64_t layer, std::size_t index);
 
 }  // namespace trainio::plan

@@ -8,6 +8,7 @@
 
 #include "report/async_json.hpp"
 #include "report/console.hpp"
+#include "report/reshard_json.hpp"
 #include "storage/fs.hpp"
 #include "util/paths.hpp"
 
@@ -40,6 +41,7 @@ void ConsoleReporter::checkpoint_summarised(const metrics::CheckpointSummary& s)
   const bool save = s.kind == metrics::CheckpointRecord::Kind::save;
   print_(checkpoint_line(s, save ? planned_saves_ : planned_loads_) + "\n");
   if (s.async.on) print_(async_save_line(s) + "\n");
+  if (s.reshard.on) print_(reshard_line(s.reshard) + "\n");
 }
 
 void ConsoleReporter::generated(const metrics::RunSummary& s) {

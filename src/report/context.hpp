@@ -18,6 +18,7 @@ namespace trainio::report {
 struct Failover {
   std::string previous_results;  // as given
   std::string previous_end;      // that job's end, its summary.json's "end" (wall time ISO 8601)
+  int previous_ranks = 0;        // its ranks (num_accelerators; 0: not given): the save's layout
 };
 
 // MLPerf Storage's checkpointing rule: the read phase, run as a job of its own, starts within this

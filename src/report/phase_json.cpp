@@ -1,6 +1,7 @@
 #include "report/phase_json.hpp"
 
 #include "report/async_json.hpp"
+#include "report/reshard_json.hpp"
 
 #include <algorithm>
 
@@ -290,6 +291,7 @@ json checkpoint_json(const metrics::CheckpointSummary& c) {
           {"characterization", characterization_json(c.io)}};
   if (c.io.requests().requests() > 0) o["requests"] = requests_json(c.io.requests());
   if (c.async.on) o["async"] = async_save_json(c);
+  if (c.reshard.on) o["reshard"] = reshard_json(c.reshard);
   return o;
 }
 

@@ -244,6 +244,21 @@ void RecordsFile::checkpoint_measured(const metrics::CheckpointRecord& c) {
             {"kernel", {{"process_read_bytes", {optional_count(c.process_read_before), optional_count(c.process_read_after)}}}},
             {"io", io_record(c.io)}}
            .dump());
+  if (c.reshard.on) {
+    const auto& r = c.reshard;
+    auto layout = [](const metrics::ReshardLoad::Layout& l) { return json::array({l.tensor, l.pipeline, l.data}); };
+    line(json{{"record", "reshard_load"},
+              {"index", c.index},
+              {"saved", layout(r.saved)},
+              {"load", layout(r.load)},
+              {"shard_bytes", r.shard_bytes},
+              {"unsaved_bytes", r.unsaved_bytes},
+              {"data_bytes", r.data_bytes},
+              {"index_bytes", r.index_bytes},
+              {"pieces", r.pieces},
+              {"files", r.files}}
+             .dump());
+  }
   if (c.async.on)
     line(json{{"record", "async_save"},
               {"index", c.index},

@@ -4,6 +4,7 @@
 
 #include "config/dump.hpp"
 #include "plan/checkpoint_plan.hpp"
+#include "plan/reshard.hpp"
 #include "report/dlio_files.hpp"
 #include "report/summary_json.hpp"
 #include "report/tables.hpp"
@@ -40,7 +41,13 @@ void DlioFiles::write_results(const ResultsOf& run) {
   rh.potential_caching =
       static_cast<double>(host.memory_bytes) > data_bytes_per_host(w, run.layout, ranks_on_host_, run.summary.ranks);
   const double checkpoint_gib =
-      w.workflow.checkpoint ? static_cast<double>(plan::CheckpointPlan(w, run.summary.ranks).total_bytes()) / (1ULL << 30) : 0.0;
+      w.workflow.checkpoint
+          ? static_cast<double>(
+                plan::CheckpointPlan(w, plan::saved_rank_count(w, run.summary.ranks,
+                                                               run.context.failover ? run.context.failover->previous_ranks : 0))
+                    .total_bytes()) /
+                (1ULL << 30)
+          : 0.0;
   const std::string per_epoch_stats = dlio_per_epoch_stats_json(run.record, checkpoint_gib);
   write_json(util::join(folder_, fmt::format("{}_output.json", rank_)), [&](JsonStream& out) { dlio_output_json(run.record, rh, out); });
   storage::write_file_atomic(util::join(folder_, fmt::format("{}_per_epoch_stats.json", rank_)), per_epoch_stats);

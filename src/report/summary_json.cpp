@@ -7,6 +7,7 @@
 
 #include "metrics/client_capacity.hpp"
 #include "plan/checkpoint_plan.hpp"
+#include "plan/reshard.hpp"
 #include "report/async_json.hpp"
 #include "report/config_json.hpp"
 #include "report/dlio_files.hpp"
@@ -118,7 +119,8 @@ struct Figures {
   std::optional<plan::CheckpointPlan> checkpoint_plan;
 };
 
-Figures figures(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run) {
+// `saved_ranks`: the ranks of the job whose checkpoints were loaded (plan::saved_rank_count).
+Figures figures(const config::Workload& w, const plan::DatasetLayout& layout, const metrics::RunSummary& run, int saved_ranks) {
   Figures f;
   if (!run.epochs.empty()) {
     f.train = dlio_figures(run, "train", layout.nominal_record_bytes(), w);
@@ -131,7 +133,7 @@ Figures figures(const config::Workload& w, const plan::DatasetLayout& layout, co
     }
   }
   if (w.workflow.checkpoint) {
-    f.checkpoint_plan.emplace(w, run.ranks);
+    f.checkpoint_plan.emplace(w, saved_ranks);
     checkpoint_metrics(f.metric, run, static_cast<double>(f.checkpoint_plan->total_bytes()) / kGiB);
   }
   return f;
@@ -372,7 +374,8 @@ json startup_json(const metrics::StartupSummary& s, const std::optional<Failover
 
 void summary_json(JsonStream& out, const config::Workload& w, const plan::DatasetLayout& layout,
                   const plan::RunShape& shape, const metrics::RunSummary& run, const RunContext& context) {
-  const Figures f = figures(w, layout, run);
+  const Figures f =
+      figures(w, layout, run, plan::saved_rank_count(w, run.ranks, context.failover ? context.failover->previous_ranks : 0));
   out.begin_object();
   dlio_part(out, w, layout, run, context, f.metric);
   out.key("trainio");

@@ -374,6 +374,8 @@ bool RecordsReader::peek() {
     } else if (kind == "async_save" || kind == "async_overlap") {
       // The line itself, valid until the next is parsed: after it has been handed over.
       st.hand_over = [kind, o](const RecordVisitor& v) { if (v.async) v.async(kind, o); };
+    } else if (kind == "reshard_load") {
+      st.hand_over = [o](const RecordVisitor& v) { if (v.reshard) v.reshard(o); };
     } else {
       throw st.damaged(fmt::format("an unknown record '{}'", kind));
     }

@@ -168,6 +168,8 @@ struct RecordVisitor {
   // checkpoint.async's lines (`async_save`, `async_overlap`), whole, valid during the call only:
   // verify/async_checkpoint_checks.cpp reads them.
   std::function<void(const std::string& kind, const JsonValue& line)> async;
+  // Resharded loads' `reshard_load` lines, whole, valid during the call only (verify/reshard_checks.cpp).
+  std::function<void(const JsonValue& line)> reshard;
 };
 
 // A records file read line by line, each line looked at before it is handed over (verify reads

@@ -8,6 +8,7 @@
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #include "verify/async_checkpoint_checks.hpp"
+#include "verify/reshard_checks.hpp"
 #include "verify/capacity_checks.hpp"
 #include "verify/json_stream.hpp"
 #include "verify/json_view.hpp"
@@ -142,6 +143,7 @@ std::string verify_run(const std::string& folder, Checks& checks) {
   csvs.finish(totals);
   check_capacity(folder, summary, totals, checks);
   if (async) async->finish(summary);
+  check_reshard_loads(folder, summary, n, checks);
   if (totals.incomplete_ranks == 0) return {};
   const JsonValue reason = find(summary, "trainio/stopped/reason");
   const JsonValue epoch = find(summary, "trainio/stopped/epoch");

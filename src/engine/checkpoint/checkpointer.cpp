@@ -27,23 +27,41 @@
 
 namespace trainio::engine {
 
-Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress)
+Checkpointer::~Checkpointer() {
+  if (prefault_.joinable()) prefault_.join();
+}
+
+void Checkpointer::scratch_ready() {
+  if (prefault_.joinable()) prefault_.join();
+  if (scratch_.size() < scratch_bytes_) scratch_.resize(scratch_bytes_);  // the thread could not (out of memory): fail here
+}
+
+Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress,
+                           int saved_ranks)
     : w_(w),
       comm_(comm),
       run_seed_(run_seed),
       progress_(progress && comm.is_root()),
-      plan_(w, comm.size()),
+      // A job that only loads plans the save it reads; loads read this run's saves otherwise.
+      plan_(w, plan::saved_rank_count(w, comm.size(), saved_ranks)),
       root_(plan::checkpoint_root(w)),
       source_rank_(comm.rank()) {
   if (root_.starts_with("s3://")) s3_ = std::make_unique<storage::s3::Client>(storage::s3::endpoint_of(w.storage.storage_options));
-  mine_ = parts_of(comm.rank());
+  const int saved = plan::saved_rank_count(w, comm.size(), saved_ranks);
+  const plan::ParallelLayout load = plan::load_layout(w, comm.size(), saved);
+  if (!(load == plan::saved_layout(w, saved))) {
+    reshard_plan_ = std::make_unique<plan::ReshardPlan>(w, plan::saved_layout(w, saved), load);
+    reshard_ = std::make_unique<ReshardLoader>(*reshard_plan_, comm.rank());
+    largest_file_ = reshard_->largest_file();
+  }
+  mine_ = parts_of(comm.rank());  // saves: a run that saves is the job its loads read
   // recovery_rank_shift: read what the rank one node further on wrote (DLIO shifts by the ranks
   // of a node, so that no node reads back its own page cache).
   if (w.checkpoint.recovery_rank_shift && comm.num_hosts() > 1)
     source_rank_ = (comm.rank() + comm.node_size()) % comm.size();
   else if (w.checkpoint.recovery_rank_shift && comm.is_root())
     spdlog::warn("checkpoint.recovery_rank_shift has no effect on a single host: every rank reads its own files");
-  source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
+  if (!reshard_) source_ = source_rank_ == comm.rank() ? mine_ : parts_of(source_rank_);
   for (const auto* parts : {&mine_, &source_})
     for (const Part& p : *parts) largest_file_ = std::max(largest_file_, p.archive.file_size());
   // An object S3 cannot hold fails every rank here, before any checkpoint's first byte.
@@ -55,10 +73,17 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
     raw_ = raw_files(torch_files, comm.rank(), w.checkpoint.file_layout);
     std::uint64_t largest = 0;
     for (const RawFile& f : raw_) largest = std::max(largest, f.bytes);
-    if (!raw_.empty()) scratch_.resize(raw_staging_bytes(w.checkpoint.write_buffer_bytes, largest));
-    return;  // raw layouts are never loaded (config validation)
+    if (!raw_.empty()) scratch_bytes_ = raw_staging_bytes(w.checkpoint.write_buffer_bytes, largest);
+  } else if (!mine_.empty() || !source_.empty() || reshard_) {
+    scratch_bytes_ = staging_bytes(largest_file_, alignment_);
   }
-  if (!mine_.empty() || !source_.empty()) scratch_.resize(staging_bytes(largest_file_, alignment_));
+  if (scratch_bytes_ > 0)
+    prefault_ = std::thread([this, n = scratch_bytes_] {
+      try {
+        scratch_.resize(n);
+      } catch (...) {
+      }
+    });
 }
 
 std::size_t Checkpointer::staging_bytes(std::uint64_t largest_file, std::size_t alignment) {
@@ -81,6 +106,7 @@ std::string Checkpointer::folder(std::uint64_t epoch, std::uint64_t step) const 
 }
 
 void Checkpointer::write_file(const Part& part, const std::string& path, std::uint64_t seed) {
+  scratch_ready();
   const auto& c = w_.checkpoint;
   RandomContent random(seed);
   format::torch::TensorContent content(c.randomize_tensor ? &random : nullptr);
@@ -135,6 +161,7 @@ void Checkpointer::read_file(const Part& part, const std::string& path) {
     throw data_error(fmt::format("checkpoint file '{}' is missing", path),
                      "write the checkpoint first (checkpoint.num_checkpoints_write), or read fewer");
   if (w_.checkpoint.odirect) {
+    scratch_ready();
     // O_DIRECT: the file front to back in aligned pieces (no framework reads with O_DIRECT).
     storage::File in = storage::File::open(path, {.direct = true});
     std::uint64_t at = 0;
@@ -152,7 +179,7 @@ void Checkpointer::read_file(const Part& part, const std::string& path) {
   // DLIO: with open(name, "rb") as f: torch.load(f).
   format::PyBufferedFile in;
   in.open(path);
-  format::torch::load(part.archive, in, scratch_);
+  format::torch::load(part.archive, in, scratch_, [this] { scratch_ready(); });
   in.close();
 }
 
@@ -211,9 +238,10 @@ void Checkpointer::write_own(std::uint64_t epoch, std::uint64_t step, std::uint6
                              std::vector<std::string>& written) {
   const std::string dir = folder(epoch, step);
   if (!s3_) storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
+  scratch_ready();
   if (w_.checkpoint.odirect && alignment_ == 4096) {
     alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
-    if (alignment_ != 4096 && raw_.empty()) scratch_.resize(staging_bytes(largest_file_, alignment_));  // whole aligned pieces
+    if (alignment_ != 4096 && raw_.empty()) scratch_.resize(scratch_bytes_ = staging_bytes(largest_file_, alignment_));  // whole aligned pieces
   }
   if (w_.checkpoint.file_layout != config::CheckpointLayout::torch) {
     write_raw_own(dir, index, rec, written);
@@ -300,6 +328,7 @@ metrics::CheckpointRecord Checkpointer::load(std::uint64_t epoch, std::uint64_t 
   together(comm_, [&] {
     storage::ScopedObserver observe(&rec.io);
     const LiveLine live(fmt::format("checkpoint load {}", index), LiveLine::Direction::read, comm_.size(), progress_);
+    if (reshard_) reshard_->read(dir, scratch_, rec, [this] { scratch_ready(); });
     for (const auto& part : source_) {
       read_file(part, util::join(dir, part.file.name));
       rec.tensor_bytes += part.file.tensor_bytes;
@@ -327,9 +356,10 @@ void Checkpointer::evict_saved() {
 
 void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed,
                      metrics::RankRecord& record,
-                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint, bool progress) {
+                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint, bool progress,
+                     int saved_ranks) {
   std::unique_ptr<Checkpointer> checkpointer;
-  together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, run_seed, progress); });
+  together(comm, [&] { checkpointer = std::make_unique<Checkpointer>(w, comm, run_seed, progress, saved_ranks); });
   const auto& c = w.checkpoint;
   const auto writes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c.num_checkpoints_write));
   const auto reads = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c.num_checkpoints_read));

@@ -9,11 +9,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/workload.hpp"
 #include "engine/overlap_thread.hpp"
 #include "engine/checkpoint/raw_checkpoint.hpp"
+#include "engine/checkpoint/reshard_load.hpp"
 #include "format/torch/torch_file.hpp"
 #include "metrics/run_record.hpp"
 #include "mpi/comm.hpp"
@@ -27,7 +29,11 @@ class Checkpointer {
  public:
   // Throws a config error when the ranks do not fit the model's parallel layout.
   // `progress`: a live line of the bytes moved while a save or load runs (rank 0 only).
-  Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress = false);
+  // `saved_ranks`: the ranks of the job whose checkpoints loads read (plan::saved_rank_count; 0:
+  // this run's); loads reshard when checkpoint.load_parallelism or the ranks differ from the save's.
+  Checkpointer(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed, bool progress = false,
+               int saved_ranks = 0);
+  ~Checkpointer();
 
   // Collective. `index` counts saves (or loads) from 1.
   metrics::CheckpointRecord save(std::uint64_t epoch, std::uint64_t step, std::uint64_t index);
@@ -83,10 +89,18 @@ class Checkpointer {
   int source_rank_;
   std::vector<std::string> saved_;  // every file this rank wrote
   util::Bytes scratch_;
+  // The staging buffer is allocated and touched (pre-faulted) by this thread, so that a load's
+  // first byte does not wait for 128 MiB of page faults; every use of scratch_ first joins it.
+  std::thread prefault_;
+  std::size_t scratch_bytes_ = 0;  // what scratch_ is sized to
+  void scratch_ready();
   // Checkpoints in an S3 bucket (checkpoint_folder s3://...), as DLIO's pt_s3_save writes them
   // through s3torchconnector's S3Checkpoint: each file a multipart upload; loads HEAD the object
   // (torch.load seeks to its end) and read it whole.
   std::unique_ptr<storage::s3::Client> s3_;
+  // Loads on another layout than the save's: the plan, and this rank's reads of it.
+  std::unique_ptr<plan::ReshardPlan> reshard_plan_;
+  std::unique_ptr<ReshardLoader> reshard_;
   OverlapThread overlap_;  // generates the next piece of a tensor while the last one is written
   std::size_t alignment_ = 4096;
   std::uint64_t largest_file_ = 0;  // of those this rank writes or reads
@@ -97,8 +111,10 @@ class Checkpointer {
 // num_checkpoints_write saves, the page cache of what was written emptied (checkpoint.evict),
 // then num_checkpoints_read loads of the saves in order. Collective; `on_checkpoint` is called on
 // every rank after each one.
+// `saved_ranks` as for Checkpointer.
 void run_checkpoints(const config::Workload& w, const mpi::Comm& comm, std::uint64_t run_seed,
                      metrics::RankRecord& record,
-                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint, bool progress = false);
+                     const std::function<void(const metrics::CheckpointRecord&)>& on_checkpoint, bool progress = false,
+                     int saved_ranks = 0);
 
 }  // namespace trainio::engine

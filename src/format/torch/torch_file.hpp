@@ -17,6 +17,7 @@
 // (PyTorch moves each tensor with one read or write), so memory stays bounded.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,9 @@ void save_direct(const Archive& archive, storage::File& out, TensorContent& cont
 
 // torch.load(f) on an open Python reader (the caller opens and closes); tensors are read in
 // pieces of half of `scratch`. Returns the tensor bytes read. A file that is not this archive (short, other layout) is a dataset error naming it.
-std::uint64_t load(const Archive& archive, PyBufferedFile& in, util::Bytes& scratch);
+// `before_scratch`, when given, is called before the first use of `scratch` (after the first reads,
+// which use a small buffer of their own): the caller may still be preparing it.
+std::uint64_t load(const Archive& archive, PyBufferedFile& in, util::Bytes& scratch,
+                   const std::function<void()>& before_scratch = nullptr);
 
 }  // namespace trainio::format::torch

@@ -161,7 +161,8 @@ void save_direct(const Archive& archive, storage::File& out, TensorContent& cont
   sink.finish();
 }
 
-std::uint64_t load(const Archive& archive, PyBufferedFile& in, util::Bytes& scratch) {
+std::uint64_t load(const Archive& archive, PyBufferedFile& in, util::Bytes& scratch,
+                   const std::function<void()>& before_scratch) {
   const std::string& path = in.path();
   char small[4096];
   auto read_exact = [&](std::uint64_t offset, std::size_t n, char* dest) {
@@ -192,6 +193,7 @@ std::uint64_t load(const Archive& archive, PyBufferedFile& in, util::Bytes& scra
   read_exact(size - kEndSize, kEndSize, small);
   read_exact(size - kEndSize - kLocatorSize, kLocatorSize, small);
   read_exact(archive.central_directory_offset() + archive.central_directory_size(), kZip64EndSize, small);
+  if (before_scratch) before_scratch();
   const std::size_t cd = static_cast<std::size_t>(archive.central_directory_size());
   if (scratch.size() < cd) scratch.resize(cd);
   read_exact(archive.central_directory_offset(), cd, scratch.data());
