@@ -157,4 +157,15 @@ bool Reader::read_from_memory(const SampleRequest& r, std::uint64_t& bytes) {
   return true;
 }
 
+std::uint64_t Reader::read_run_from_memory(const SampleRequest& r, std::uint64_t stride, std::uint64_t count,
+                                           std::uint64_t& bytes) {
+  if (count == 0 || stride == 0 || r.file != held_.file || r.sample < held_.first || r.sample >= held_.end ||
+      r.shape.bytes() != projected_for_)
+    return 0;
+  // The run's samples up to the held row group's end.
+  const std::uint64_t served = std::min(count, (held_.end - 1 - r.sample) / stride + 1);
+  bytes = served * projected_bytes_;
+  return served;
+}
+
 }  // namespace trainio::format::parquet

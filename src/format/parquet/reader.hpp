@@ -40,6 +40,8 @@ class Reader final : public SampleReader {
   ~Reader() override;
   std::uint64_t read(const SampleRequest& r) override;
   bool read_from_memory(const SampleRequest& r, std::uint64_t& bytes) override;
+  std::uint64_t read_run_from_memory(const SampleRequest& r, std::uint64_t stride, std::uint64_t count,
+                                     std::uint64_t& bytes) override;
   void begin_epoch() override;
 
  private:
