@@ -1,5 +1,6 @@
 #include "format/parquet/statistics.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -56,11 +57,10 @@ template <typename S>
     U u;
     std::memcpy(&u, data + i * sizeof(U), sizeof(U));
     const S s = static_cast<S>(u);
-    const bool nan = (s & magnitude) > inf;
+    const S nan = -static_cast<S>((s & magnitude) > inf);  // all ones for a NaN: selects by masks, which vectorise
     const S key = s ^ ((s >> (8 * sizeof(S) - 1)) & magnitude);
-    const S for_min = nan ? std::numeric_limits<S>::max() : key, for_max = nan ? std::numeric_limits<S>::min() : key;
-    lo = for_min < lo ? for_min : lo;
-    hi = for_max > hi ? for_max : hi;
+    lo = std::min(lo, static_cast<S>((key & ~nan) | (std::numeric_limits<S>::max() & nan)));
+    hi = std::max(hi, static_cast<S>((key & ~nan) | (std::numeric_limits<S>::min() & nan)));
   }
   return {lo, hi};
 }
