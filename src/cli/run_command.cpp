@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
 #include <filesystem>
 
 #include "cli/commands.hpp"
@@ -18,14 +17,14 @@
 #include "mpi/launcher.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "plan/run_plan.hpp"
-#include "report/async_json.hpp"
-#include "report/console.hpp"
+#include "report/console_reporter.hpp"
 #include "report/context.hpp"
 #include "report/hydra_files.hpp"
 #include "report/live_json.hpp"
 #include "report/records_file.hpp"
-#include "report/run_results.hpp"
+#include "report/reporter.hpp"
 #include "report/results.hpp"
+#include "report/run_results.hpp"
 #include "report/tables.hpp"
 #include "report/trace_file.hpp"
 #include "storage/errno_hint.hpp"
@@ -185,51 +184,45 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         // Before the run (collective): the hosts' names label per_rank.csv's rows as each phase
         // ends, and the results' context.
         report::RunHosts hosts = report::gather_hosts(comm);
-        std::unique_ptr<report::PerRankCsv> per_rank;
+        // The run's outputs, in the order their files are written at the end: DLIO's files, then
+        // summary.json, per_rank.csv and every rank's records.
+        report::Reporters reporters;
+        if (!cmd.generate_only) {
+          reporters.add(std::make_unique<report::DlioFiles>(out_dir, comm.rank(), comm.node_size()));
+          if (comm.is_root()) reporters.add(std::make_unique<report::SummaryFiles>(out_dir));
+        }
+        report::PerRankCsv* per_rank = nullptr;
         if (comm.is_root() && !cmd.generate_only)
-          per_rank = std::make_unique<report::PerRankCsv>(util::join(out_dir, "per_rank.csv"), hosts.hostnames());
-        metrics::RunSummarizer summarizer(comm, per_rank.get());
+          per_rank = reporters.add(std::make_unique<report::PerRankCsv>(util::join(out_dir, "per_rank.csv"), hosts.hostnames()));
+        metrics::RunSummarizer summarizer(comm, per_rank);
         // Every rank's evidence, from which the figures can be recomputed (trainio verify).
-        std::unique_ptr<report::RecordsFile> records;
         if (!cmd.generate_only)
           engine::together(comm, [&] {
-            records = std::make_unique<report::RecordsFile>(
+            auto records = std::make_unique<report::RecordsFile>(
                 out_dir, report::RecordsHeader{comm.rank(), comm.size(), comm.host_index(), util::host_info().hostname,
                                                static_cast<std::uint64_t>(w.reader.batch_size),
                                                static_cast<std::uint64_t>(w.reader.batch_size_eval),
                                                static_cast<std::uint64_t>(w.output.exclude_start_steps),
                                                static_cast<std::uint64_t>(w.output.exclude_end_steps), mine.share()});
             if (failover) records->add_failover(failover->previous_results, failover->previous_end);
+            reporters.add(std::move(records));
           });
+        if (comm.is_root())
+          reporters.add(std::make_unique<report::ConsoleReporter>(w, layout, shape, out_dir, cmd.generate_only,
+                                                                  print_result));
         if (w.checkpoint.async && w.workflow.checkpoint) summarizer.track_flush_overlap();
         options.on_epoch = [&](const metrics::EpochRecord& e) {
-          if (records) records->add(e);
-          const auto& s = summarizer.add(e);
-          if (comm.is_root()) {
-            print_result(report::epoch_line(s, shape.epochs, layout.nominal_record_bytes()) + "\n");
-            if (s.flush_overlap)
-              if (const std::string line = report::flush_overlap_line(s.epoch, *s.flush_overlap); !line.empty())
-                print_result(line + "\n");
-          }
+          reporters.epoch_measured(e);
+          reporters.epoch_summarised(summarizer.add(e));
         };
-        const std::uint64_t planned_saves =
-            w.workflow.train ? 0 : static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.checkpoint.num_checkpoints_write));
-        const std::uint64_t planned_loads =
-            w.workflow.train ? 0 : static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.checkpoint.num_checkpoints_read));
         options.on_checkpoint = [&](const metrics::CheckpointRecord& c) {
-          if (records) records->add(c);
-          const auto& s = summarizer.add(c);
-          if (comm.is_root()) {
-            const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
-            print_result(report::checkpoint_line(s, save ? planned_saves : planned_loads) + "\n");
-            if (s.async.on) print_result(report::async_save_line(s) + "\n");
-          }
+          reporters.checkpoint_measured(c);
+          reporters.checkpoint_summarised(summarizer.add(c));
         };
         // --live-json: rank 0 streams where the run stands, a line per interval, until the end.
-        std::unique_ptr<report::LiveJson> live;
         if (!cmd.live_json.empty())
           engine::together(comm, [&] {
-            if (comm.is_root()) live = std::make_unique<report::LiveJson>(cmd.live_json, cmd.live_interval, comm.size());
+            if (comm.is_root()) reporters.add(std::make_unique<report::LiveJson>(cmd.live_json, cmd.live_interval, comm.size()));
           });
         // A storage call that never returns (a hung mount) ends the job with its name, not a hang.
         const engine::StallWatchdog watchdog(cmd.stall_timeout, comm.rank(), [&comm](const std::string& message) {
@@ -244,41 +237,19 @@ int run_command(const RunCommand& cmd, int argc, char** argv) {
         // A run that only generates data writes no summary and no per-rank files, as DLIO: tools
         // that list runs by their summary.json (mlpstorage) must not count it as one.
         if (cmd.generate_only || (!w.workflow.train && !w.workflow.checkpoint)) {
-          if (comm.is_root()) {
-            const std::string line =
-                fmt::format("generated the dataset in {}: {}", layout.root(), report::generation_line(summary.generate));
-            if (cmd.generate_only) std::printf("%s\n", line.c_str());
-            else spdlog::info("{}", line);  // also into the run's log file
-          }
+          reporters.generated(summary);
           return 0;
         }
 
         report::RunContext context =
             report::context_of(layout, comm, mpi::launched_by_mpi(), command_line(argc, argv), out_dir, std::move(hosts));
         context.failover = failover;
-        const std::string summary_path = util::join(out_dir, "summary.json");
-        engine::together(comm, [&] {
-          report::write_results(out_dir, {w, layout, shape, record, summary, context}, comm.rank(), comm.node_size());
-          if (per_rank) per_rank->commit();
-          records->finish(record);
-        });
-        if (comm.is_root()) {
-          // The table people read, kept beside the figures: `trainio report RUN` shows it again.
-          std::vector<std::string> hostnames;
-          for (const auto& h : context.hosts) hostnames.push_back(h.hostname);
-          const std::string table = report::final_table(w, layout, summary, summary_path, hostnames);
-          print_result(table);
-          storage::write_file_atomic(util::join(out_dir, "summary.txt"), table);
-          if (const std::string line = report::startup_line(summary.startup, context.failover); !line.empty()) {
-            print_result(line + "\n");
-            spdlog::info("{}", line);  // also into the run's log file
-          }
-        }
+        const report::ResultsOf results{w, layout, shape, record, summary, context};
+        engine::together(comm, [&] { reporters.write_results(results); });
+        reporters.finished(results);
         if (summary.stop_signal != 0) {
-          const std::string why = fmt::format("{} stopped the run in epoch {} ({})", util::signal_name(summary.stop_signal),
-                                              summary.stop_epoch, summary.stop_phase);
-          if (live) live->stopped(why);
-          if (comm.is_root()) spdlog::warn("{}: the results of what ran before are kept in {}, marked incomplete", why, out_dir);
+          reporters.stopped(fmt::format("{} stopped the run in epoch {} ({})", util::signal_name(summary.stop_signal),
+                                        summary.stop_epoch, summary.stop_phase));
           return util::stop_exit_code(summary.stop_signal);
         }
         return 0;

@@ -31,7 +31,8 @@ bool verify_one(const std::string& folder, bool all, std::string (*verify)(const
   try {
     note = verify(folder, checks);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::config) throw;
+    // A wrong folder, or what stops verify itself (a file it cannot open): no verdict on the run.
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::config || e.kind() == ErrorKind::io) throw;
     // Evidence that is missing, cut short or damaged: the figures cannot be proven.
     std::printf("  MISMATCH %s\n", e.what());
     if (!e.hint().empty()) std::printf("           %s\n", e.hint().c_str());

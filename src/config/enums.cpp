@@ -73,6 +73,8 @@ TRAINIO_ENUM_TABLE(Access, {"framework", Access::framework}, {"sample", Access::
 TRAINIO_ENUM_TABLE(ShuffleScope, {"global", ShuffleScope::global}, {"local", ShuffleScope::local})
 TRAINIO_ENUM_TABLE(IoEngine, {"posix", IoEngine::posix}, {"mmap", IoEngine::mmap}, {"io_uring", IoEngine::io_uring})
 TRAINIO_ENUM_TABLE(Evict, {"none", Evict::none}, {"fadvise", Evict::fadvise}, {"drop_caches", Evict::drop_caches})
+TRAINIO_ENUM_TABLE(CheckpointLayout, {"torch", CheckpointLayout::torch}, {"per_tensor", CheckpointLayout::per_tensor},
+                   {"per_rank", CheckpointLayout::per_rank})
 
 TRAINIO_ENUM_TABLE(CacheTier, {"none", CacheTier::none}, {"local_ssd", CacheTier::local_ssd},
                    {"memory", CacheTier::memory})

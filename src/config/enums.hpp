@@ -31,6 +31,8 @@ enum class Access { framework, sample };
 enum class ShuffleScope { global, local };
 enum class IoEngine { posix, mmap, io_uring };
 enum class Evict { none, fadvise, drop_caches };
+// How a checkpoint's tensors are laid out in files (checkpoint.file_layout).
+enum class CheckpointLayout { torch, per_tensor, per_rank };
 // trainio's cache tiers (docs/caching.md)
 enum class CacheTier { none, local_ssd, memory };
 enum class CachePolicy { lru, fifo, fill_once };  // fill_once is spelled "static"

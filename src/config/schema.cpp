@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <type_traits>
+#include <utility>
 
 #include "config/codecs.hpp"
 #include "config/schema_table.hpp"
@@ -17,14 +19,30 @@ namespace {
 // A field of Workload, reachable from a mutable workload.
 #define FIELD(member) [](Workload & w) -> auto& { return w.member; }
 
+// The key's entry, built once per (field type, value type) pair: the field is reached through a
+// plain function pointer, so the 125 keys share a handful of instantiations (one per key made
+// this file take ~50 s to compile with a sanitizer).
+template <typename M, typename T>
+Entry typed_key(std::string path, M& (*ref)(Workload&), Codec<T> codec, KeyStatus status, std::string help,
+                bool extension) {
+  Entry e;
+  e.info = KeyInfo{std::move(path), status, extension, codec.expected, std::move(help), {}, {}};
+  e.set = [ref, parse = std::move(codec.parse)](const YAML::Node& node, Workload& w) { ref(w) = parse(node); };
+  e.get = [ref, print = std::move(codec.print)](const Workload& w) { return print(ref(const_cast<Workload&>(w))); };
+  return e;
+}
+
+// The field of a FIELD lambda, as a function pointer.
+template <typename Ref>
+auto field_pointer(Ref ref) {
+  using M = std::remove_reference_t<decltype(ref(std::declval<Workload&>()))>;
+  return static_cast<M& (*)(Workload&)>(ref);
+}
+
 template <typename Ref, typename T>
 Entry key(std::string path, Ref ref, Codec<T> codec, KeyStatus status, std::string help,
           bool extension = false) {
-  Entry e;
-  e.info = KeyInfo{std::move(path), status, extension, codec.expected, std::move(help), {}, {}};
-  e.set = [ref, parse = codec.parse](const YAML::Node& node, Workload& w) { ref(w) = parse(node); };
-  e.get = [ref, print = codec.print](const Workload& w) { return print(ref(const_cast<Workload&>(w))); };
-  return e;
+  return typed_key(std::move(path), field_pointer(ref), std::move(codec), status, std::move(help), extension);
 }
 
 template <typename Ref>
@@ -36,7 +54,8 @@ Entry time_key(std::string path, Ref ref, KeyStatus status, std::string help) {
 
 // DLIO's `<name>_stdev` companion of a time key: turns the value into a normal distribution.
 template <typename Ref>
-Entry stdev_key(std::string path, Ref ref, KeyStatus status, std::string help) {
+Entry stdev_key(std::string path, Ref field, KeyStatus status, std::string help) {
+  TimeSpec& (*ref)(Workload&) = field;
   const auto seconds = number(0);
   Entry e;
   e.info = KeyInfo{std::move(path), status, false, seconds.expected, std::move(help), {}, {}};
@@ -62,9 +81,10 @@ constexpr auto pending = KeyStatus::pending;
 constexpr auto python_only = KeyStatus::python_only;
 constexpr auto ignored = KeyStatus::dlio_ignored;
 
-std::vector<Entry> build() {
-  std::vector<Entry> t;
-  // ---- model ----
+// One function a section: the compilers' optimisers and sanitizers take time superlinear in a
+// function's size, and one function of every key took ~50 s to compile with ASan.
+// model
+[[gnu::noinline]] void model_keys(std::vector<Entry>& t) {
   t.push_back(key("model.name", FIELD(model.name), text(), active, "label of the model, used in output folder names"));
   t.push_back(key("model.type", FIELD(model.type), text(), active, "'transformer' sizes checkpoints from model.transformer; other values are labels"));
   t.push_back(key("model.model_size_bytes", FIELD(model.model_size_bytes), bytes(0), active, "checkpoint model size when model.type is not transformer"));
@@ -86,9 +106,15 @@ std::vector<Entry> build() {
   t.push_back(noted("model.pipeline_parallelism", ignored, "old name; DLIO ignores it", "model.parallelism.pipeline"));
   t.push_back(noted("model.tensor_parallelism", ignored, "old name; DLIO ignores it", "model.parallelism.tensor"));
   t.push_back(noted("model.zero_stage", ignored, "old name; DLIO ignores it", "model.parallelism.zero_stage"));
-  // ---- framework ----
+}
+
+// framework
+[[gnu::noinline]] void framework_keys(std::vector<Entry>& t) {
   t.push_back(key("framework", FIELD(framework), enumeration<Framework>(), active, "framework whose I/O is replayed; must agree with reader.data_loader"));
-  // ---- workflow ----
+}
+
+// workflow
+[[gnu::noinline]] void workflow_keys(std::vector<Entry>& t) {
   t.push_back(key("workflow.generate_data", FIELD(workflow.generate_data), boolean(), active, "generate the dataset before training (complete files that match are kept)"));
   t.push_back(key("workflow.train", FIELD(workflow.train), boolean(), active, "run the training replay"));
   t.push_back(key("workflow.evaluation", FIELD(workflow.evaluation), boolean(), active, "run evaluation phases on the valid/ files"));
@@ -96,7 +122,10 @@ std::vector<Entry> build() {
   t.push_back(key("workflow.profiling", FIELD(workflow.profiling), boolean(), active, "write trace-<rank>-of-<size>.pfw: Chrome-trace events of phases, steps and storage calls (Perfetto opens them)"));
   t.push_back(noted("workflow.debug", ignored, "old key; DLIO ignores it", "--log-level debug"));
   t.push_back(noted("workflow.do_eval", ignored, "old name; DLIO ignores it", "workflow.evaluation"));
-  // ---- storage ----
+}
+
+// storage
+[[gnu::noinline]] void storage_keys(std::vector<Entry>& t) {
   t.push_back(key("storage.storage_type", FIELD(storage.storage_type), enumeration<StorageType>(), active, "local_fs and parallel_fs are POSIX paths (parallel_fs a label for shared file systems); s3 an S3 bucket (data_folder s3://bucket/prefix)"));
   t.push_back(key("storage.storage_root", FIELD(storage.storage_root), text(), active, "prefixed to data_folder and checkpoint_folder (an absolute folder or an s3:// URI ignores it)"));
   t.push_back(key("storage.storage_options.access_key_id", FIELD(storage.storage_options.access_key_id), text(), active, "S3 access key (else AWS_ACCESS_KEY_ID)"));
@@ -111,7 +140,10 @@ std::vector<Entry> build() {
   t.push_back(noted("storage.storage_options.prefetch_workers", python_only, "thread pool of the DLIO fork's Parquet readers; trainio's reader threads are reader.read_threads"));
   t.push_back(noted("storage.fsspec_plugin", python_only, "fsspec back end of a DLIO fork; no effect"));
   t.push_back(noted("storage.fsspec_extra_params", python_only, "fsspec back end of a DLIO fork; no effect", {}, true));
-  // ---- dataset ----
+}
+
+// dataset
+[[gnu::noinline]] void dataset_keys(std::vector<Entry>& t) {
   t.push_back(key("dataset.record_length_bytes", FIELD(dataset.record_length_bytes), number(1), active, "bytes per sample; a 2-D sample of floor(sqrt(n))^2 elements unless record_dims is set"));
   t.push_back(key("dataset.record_length_bytes_stdev", FIELD(dataset.record_length_bytes_stdev), number(0), active, "spread of sample sizes; each file draws its size (seeded, same for any rank count)"));
   t.push_back(key("dataset.record_length_bytes_resize", FIELD(dataset.record_length_bytes_resize), number(0), active, "size of the in-memory sample after decoding; does not change what is read"));
@@ -167,7 +199,10 @@ std::vector<Entry> build() {
   t.push_back(noted("dataset.eval_num_samples_per_file", ignored, "DLIO ignores it; evaluation files hold num_samples_per_file samples"));
   t.push_back(noted("dataset.daos_pool", python_only, "DAOS fork of DLIO; no effect"));
   t.push_back(noted("dataset.daos_cont", python_only, "DAOS fork of DLIO; no effect"));
-  // ---- reader ----
+}
+
+// reader
+[[gnu::noinline]] void reader_keys(std::vector<Entry>& t) {
   t.push_back(key("reader.data_loader", FIELD(reader.data_loader), enumeration<DataLoader>(), active, "whose loader is replayed: pytorch, tensorflow, dali, native_dali (DALI's own readers: access sample), synthetic (no I/O)"));
   t.push_back(key("reader.batch_size", FIELD(reader.batch_size), integer(1), active, "samples per training step per rank"));
   t.push_back(key("reader.batch_size_eval", FIELD(reader.batch_size_eval), integer(1), active, "samples per evaluation step per rank"));
@@ -197,7 +232,10 @@ std::vector<Entry> build() {
   t.push_back(noted("reader.dont_use_mmap", python_only, "DLIO reader detail; no effect"));
   t.push_back(noted("reader.transformed_record_dims", python_only, "in-memory sample shape after transforms; no storage effect"));
   t.push_back(noted("reader.transformed_record_element_type", python_only, "in-memory sample type after transforms; no storage effect"));
-  // ---- train ----
+}
+
+// train
+[[gnu::noinline]] void train_keys(std::vector<Entry>& t) {
   t.push_back(key("train.epochs", FIELD(train.epochs), integer(1), active, "passes over the training files"));
   t.push_back(key("train.total_training_steps", FIELD(train.total_training_steps), integer_or_unset(1), active, "step cap for the whole run (DLIO caps each epoch instead)"));
   t.push_back(key("train.seed", FIELD(train.seed), unsigned_integer(), active, "seed of shuffles and emulated times"));
@@ -207,20 +245,29 @@ std::vector<Entry> build() {
   t.push_back(key("train.max_seconds", FIELD(train.max_seconds), number(0), active, "stop training after this many seconds, all ranks at the same step (0: no limit)", true));
   t.push_back(noted("train.epoch", ignored, "misspelling found in DLIO files; DLIO ignores it and runs 1 epoch", "train.epochs"));
   t.push_back(noted("train.total_eval_steps", ignored, "DLIO ignores it"));
-  // ---- cache (trainio) ----
+}
+
+// cache (trainio)
+[[gnu::noinline]] void cache_keys(std::vector<Entry>& t) {
   t.push_back(key("cache.tier", FIELD(cache.tier), enumeration<CacheTier>(), active, "a cache in front of the dataset's storage: none, local_ssd (copies in a node-local folder), memory (node shared memory)", true));
   t.push_back(key("cache.path", FIELD(cache.path), text(), active, "local_ssd: the node-local folder the tier's copies go under (a trainio-tier.<host> folder inside it)", true));
   t.push_back(key("cache.capacity", FIELD(cache.capacity), bytes(0), active, "the tier's size per node, shared by the node's ranks (\"64GiB\"); files count in 4 KiB pages", true));
   t.push_back(key("cache.policy", FIELD(cache.policy), enumeration<CachePolicy>(), active, "what leaves a full tier: lru (least recently read), fifo (first filled), static (fill once, never evict)", true));
   t.push_back(key("cache.staging", FIELD(cache.staging), enumeration<CacheStaging>(), active, "on_demand: a file enters on its first read; before_first_epoch: the node's ranks fill the tier before training", true));
   t.push_back(key("cache.keep_files", FIELD(cache.keep_files), boolean(), active, "local_ssd: leave the tier's copies after the run (the next run still starts empty)", true));
-  // ---- evaluation ----
+}
+
+// evaluation
+[[gnu::noinline]] void evaluation_keys(std::vector<Entry>& t) {
   t.push_back(time_key("evaluation.eval_time", FIELD(evaluation.eval_time), active, "emulated accelerator time per evaluation step"));
   t.push_back(stdev_key("evaluation.eval_time_stdev", FIELD(evaluation.eval_time), active, "spread of eval_time (normal distribution)"));
   t.push_back(key("evaluation.eval_after_epoch", FIELD(evaluation.eval_after_epoch), integer(1), active, "first epoch (1-based) followed by an evaluation"));
   t.push_back(key("evaluation.epochs_between_evals", FIELD(evaluation.epochs_between_evals), integer(1), active, "epochs between evaluations"));
   t.push_back(noted("evaluation.steps_between_evals", ignored, "DLIO ignores it"));
-  // ---- checkpoint ----
+}
+
+// checkpoint
+[[gnu::noinline]] void checkpoint_keys(std::vector<Entry>& t) {
   t.push_back(key("checkpoint.checkpoint_folder", FIELD(checkpoint.checkpoint_folder), text(), active, "where checkpoints are written"));
   t.push_back(key("checkpoint.checkpoint_after_epoch", FIELD(checkpoint.checkpoint_after_epoch), integer(1), active, "first epoch (1-based) that ends with a checkpoint"));
   t.push_back(key("checkpoint.epochs_between_checkpoints", FIELD(checkpoint.epochs_between_checkpoints), integer(1), active, "epochs between checkpoints"));
@@ -237,6 +284,8 @@ std::vector<Entry> build() {
   t.push_back(key("checkpoint.odirect", FIELD(checkpoint.odirect), boolean(), active, "write and read checkpoint files with O_DIRECT (aligned pieces; the unaligned tail without)", true));
   t.push_back(key("checkpoint.atomic_files", FIELD(checkpoint.atomic_files), boolean(), active, "write each file under a hidden temporary name and rename it when complete, so an interrupted save never leaves a file that looks whole", true));
   t.push_back(key("checkpoint.evict", FIELD(checkpoint.evict), enumeration<Evict>(), active, "empty the page cache of the written checkpoints before a checkpoint-only run reads them: fadvise (per file), drop_caches (machine-wide, root) or none", true));
+  t.push_back(key("checkpoint.file_layout", FIELD(checkpoint.file_layout), enumeration<CheckpointLayout>(), active, "torch: the torch.save archives DLIO writes; per_tensor: each tensor's raw bytes in a file of its own; per_rank: all of a rank's tensors back to back in one file (writes only)", true));
+  t.push_back(key("checkpoint.write_buffer_bytes", FIELD(checkpoint.write_buffer_bytes), bytes(1), active, "the buffer tensor bytes are written from: the largest write call (a multiple of 4096 with odirect)", true));
   t.push_back(key("checkpoint.async", FIELD(checkpoint.async), boolean(), active, "save in the background: each rank snapshots its shard into a host buffer (the training stall), then a writer thread flushes it while training goes on", true));
   t.push_back(key("checkpoint.snapshot_bandwidth", FIELD(checkpoint.snapshot_bandwidth), bytes(0), active, "async: bytes per second of the emulated GPU-to-host snapshot (\"25GB\": PCIe 4.0 x16)", true));
   t.push_back(key("checkpoint.async_inflight", FIELD(checkpoint.async_inflight), integer(), active, "async: checkpoints being flushed at once; a new one waits for a free slot (stall too)", true));
@@ -254,20 +303,50 @@ std::vector<Entry> build() {
   t.push_back(noted("checkpoint.layer_parameters", ignored, "DLIO reads it under model:", "model.layer_parameters"));
   t.push_back(noted("checkpoint.checkpoint_daos_pool", python_only, "DAOS fork of DLIO; no effect"));
   t.push_back(noted("checkpoint.checkpoint_daos_cont", python_only, "DAOS fork of DLIO; no effect"));
-  // ---- output ----
+}
+
+// output
+[[gnu::noinline]] void output_keys(std::vector<Entry>& t) {
   t.push_back(key("output.folder", FIELD(output.folder), text(), active, "results folder (default trainio-output/<workload>-<time>/); --output overrides"));
   t.push_back(key("output.log_file", FIELD(output.log_file), text(), active, "log file name inside the results folder"));
   t.push_back(key("output.metric.exclude_start_steps", FIELD(output.exclude_start_steps), integer(0), active, "first steps of each block left out of AU and throughput"));
   t.push_back(key("output.metric.exclude_end_steps", FIELD(output.exclude_end_steps), integer(0), active, "last steps of each block left out of AU"));
   t.push_back(key("output.trace_every", FIELD(output.trace_every), integer(1), active, "with traces on: write one storage call in this many per thread (steps and phases always)", true));
-  // ---- profiling ----
+}
+
+// profiling
+[[gnu::noinline]] void profiling_keys(std::vector<Entry>& t) {
   t.push_back(noted("profiling.profiler", python_only, "DLIO's external profiler (iostat, darshan); trainio measures I/O itself"));
   t.push_back(noted("profiling.iostat_devices", python_only, "devices for DLIO's iostat profiler; trainio reads /proc/diskstats itself"));
-  // ---- metric ----
+}
+
+// metric
+[[gnu::noinline]] void metric_keys(std::vector<Entry>& t) {
   t.push_back(key("metric.au", FIELD(metric.au), number(0, 1), active, "accelerator-utilisation pass threshold (0.90 = 90%)"));
-  // ---- top-level sections DLIO never reads ----
+}
+
+// top-level sections DLIO never reads
+[[gnu::noinline]] void unread_sections_keys(std::vector<Entry>& t) {
   t.push_back(noted("logging", ignored, "DLIO ignores it; use --log-level", {}, true));
   t.push_back(noted("transformer", ignored, "DLIO ignores a top-level transformer section", "model.transformer", true));
+}
+
+std::vector<Entry> build() {
+  std::vector<Entry> t;
+  model_keys(t);
+  framework_keys(t);
+  workflow_keys(t);
+  storage_keys(t);
+  dataset_keys(t);
+  reader_keys(t);
+  train_keys(t);
+  cache_keys(t);
+  evaluation_keys(t);
+  checkpoint_keys(t);
+  output_keys(t);
+  profiling_keys(t);
+  metric_keys(t);
+  unread_sections_keys(t);
   return t;
 }
 

@@ -14,11 +14,11 @@
 
 namespace trainio::config {
 
-namespace {
-
 void require(bool ok, const std::string& message, const std::string& hint) {
   if (!ok) throw config_error(message, hint);
 }
+
+namespace {
 
 // A name that becomes part of a path inside a configured folder: a '/' or '..' would put files
 // (or deletions, with keep_files: false) outside that folder.
@@ -229,6 +229,7 @@ void validate(Workload& w) {
             "checkpoint.async writes files; S3 checkpoints are not supported asynchronously",
             "set checkpoint.async=false for an s3:// checkpoint folder");
   }
+  validate_checkpoint_layout(w);
   require(w.workflow.generate_data || w.workflow.train || w.workflow.checkpoint,
           "the workflow has nothing to do: generate_data, train and checkpoint are all false",
           "set workflow.generate_data=true and/or workflow.train=true");

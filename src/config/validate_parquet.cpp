@@ -10,14 +10,6 @@
 
 namespace trainio::config {
 
-namespace {
-
-void require(bool ok, const std::string& message, const std::string& hint) {
-  if (!ok) throw config_error(message, hint);
-}
-
-}  // namespace
-
 void validate_parquet(Workload& w) {
   const auto& d = w.dataset;
   const auto& p = d.parquet;

@@ -178,6 +178,10 @@ struct CheckpointSection {
   bool odirect = false;       // write and read checkpoint files with O_DIRECT
   bool atomic_files = true;   // write under a temporary name, rename when complete
   Evict evict = Evict::fadvise;  // between the saves and the loads of a checkpoint-only run
+  // torch: DLIO's torch.save archives; per_tensor / per_rank: each tensor's raw bytes in a file
+  // of its own, or all of a rank's back to back in one file (docs/checkpoints.md).
+  CheckpointLayout file_layout = CheckpointLayout::torch;
+  std::uint64_t write_buffer_bytes = 64ull << 20;  // the largest write call of tensor bytes
   // Asynchronous saves (docs/checkpoints.md): a snapshot into a host buffer stalls training, a
   // writer thread flushes it while the following steps run.
   bool async = false;

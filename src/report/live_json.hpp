@@ -12,18 +12,19 @@
 #include <string>
 #include <thread>
 
+#include "report/reporter.hpp"
 #include "storage/file.hpp"
 
 namespace trainio::report {
 
-class LiveJson {
+class LiveJson final : public Reporter {
  public:
   LiveJson(const std::string& path, double interval_s, int ranks);
-  ~LiveJson();
+  ~LiveJson() override;
   // A usage error when `path` exists: called before the run writes anything.
   static void check_new(const std::string& path);
   // The run stops before its plan's end (`reason`): the last line says so.
-  void stopped(const std::string& reason);
+  void stopped(const std::string& reason) override;
   LiveJson(const LiveJson&) = delete;
   LiveJson& operator=(const LiveJson&) = delete;
 

@@ -196,7 +196,7 @@ RecordsFile::RecordsFile(const std::string& folder, const RecordsHeader& h)
            .dump());
 }
 
-void RecordsFile::add(const metrics::EpochRecord& e) {
+void RecordsFile::epoch_measured(const metrics::EpochRecord& e) {
   line(phase_record(e.epoch, "train", e.train).dump());
   async_overlap(e.epoch, "train", e.train);
   if (e.evaluated) {
@@ -222,7 +222,7 @@ void RecordsFile::async_overlap(std::uint64_t epoch, const char* kind, const met
            .dump());
 }
 
-void RecordsFile::add(const metrics::CheckpointRecord& c) {
+void RecordsFile::checkpoint_measured(const metrics::CheckpointRecord& c) {
   const bool save = c.kind == metrics::CheckpointRecord::Kind::save;
   line(json{{"record", "checkpoint"},
             {"kind", save ? "save" : "load"},
@@ -260,7 +260,8 @@ void RecordsFile::add_failover(const std::string& previous_results, const std::s
   line(json{{"record", "failover"}, {"previous_results", previous_results}, {"previous_end", previous_end}}.dump());
 }
 
-void RecordsFile::finish(const metrics::RankRecord& r) {
+void RecordsFile::write_results(const ResultsOf& run) {
+  const metrics::RankRecord& r = run.record;
   const auto& g = r.generate;
   if (g.ran)
     line(json{{"record", "generate"},

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "metrics/run_record.hpp"
+#include "report/reporter.hpp"
 #include "storage/atomic_file.hpp"
 
 namespace trainio::report {
@@ -23,18 +24,19 @@ struct RecordsHeader {
   double cores = 0;  // the rank's share of the cores it may run on (engine::RankCores::share)
 };
 
-class RecordsFile {
+class RecordsFile final : public Reporter {
  public:
   static std::string name_for(int rank);  // "<rank>_records.jsonl"
   RecordsFile(const std::string& folder, const RecordsHeader& header);
 
   // A training epoch's phases, as they end (before their measurements are dropped).
-  void add(const metrics::EpochRecord& epoch);
-  void add(const metrics::CheckpointRecord& checkpoint);
+  void epoch_measured(const metrics::EpochRecord& epoch) override;
+  void checkpoint_measured(const metrics::CheckpointRecord& checkpoint) override;
   // The earlier job this run resumes from (--resume-from): the failover gap derives from it.
   void add_failover(const std::string& previous_results, const std::string& previous_end);
-  // The run's end: generation and cache staging, then the closing line; renames the file into place.
-  void finish(const metrics::RankRecord& record);
+  // The run's end (after the other result files): generation and cache staging, then the closing
+  // line; renames the file into place.
+  void write_results(const ResultsOf& run) override;
 
  private:
   void line(const std::string& json);

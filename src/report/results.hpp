@@ -1,33 +1,38 @@
 #pragma once
-// Every result file of a run, in its results folder:
-//   summary.json, config.yaml, per_epoch.csv                 (rank 0; per_rank.csv is
-//                                                               written as the run goes:
-//                                                               report/tables.hpp)
-//   <rank>_output.json, <rank>_per_epoch_stats.json           (every rank, DLIO's)
+// The result files of a run written at its end, in its results folder:
+//   <rank>_output.json, <rank>_per_epoch_stats.json           (every rank, DLIO's: DlioFiles)
 //   per_epoch_stats.json                                       (rank 0's again, for DLIO's
-//                                                               older post-processor)
-// Each file is written whole under a temporary name and renamed.
+//                                                               older post-processor: DlioFiles)
+//   config.yaml, per_epoch.csv, summary.json                   (rank 0: SummaryFiles)
+// (per_rank.csv is written as the run goes: report/tables.hpp.) Each file is written whole under
+// a temporary name and renamed.
 
 #include <string>
 
-#include "config/workload.hpp"
-#include "metrics/run_record.hpp"
-#include "metrics/summary.hpp"
-#include "plan/run_plan.hpp"
-#include "report/context.hpp"
+#include "report/reporter.hpp"
 
 namespace trainio::report {
 
-struct ResultsOf {
-  const config::Workload& workload;
-  const plan::DatasetLayout& layout;
-  const plan::RunShape& shape;
-  const metrics::RankRecord& record;  // this rank's
-  const metrics::RunSummary& summary;
-  const RunContext& context;
+class DlioFiles final : public Reporter {
+ public:
+  // `ranks_on_host`: ranks sharing this rank's host.
+  DlioFiles(std::string folder, int rank, int ranks_on_host)
+      : folder_(std::move(folder)), rank_(rank), ranks_on_host_(ranks_on_host) {}
+  void write_results(const ResultsOf& run) override;
+
+ private:
+  std::string folder_;
+  int rank_, ranks_on_host_;
 };
 
-// Writes this rank's files (and rank 0's). `ranks_on_host`: ranks sharing this rank's host.
-void write_results(const std::string& folder, const ResultsOf& run, int rank, int ranks_on_host);
+// Rank 0's. summary.json comes last of the three: a folder that holds one holds a run.
+class SummaryFiles final : public Reporter {
+ public:
+  explicit SummaryFiles(std::string folder) : folder_(std::move(folder)) {}
+  void write_results(const ResultsOf& run) override;
+
+ private:
+  std::string folder_;
+};
 
 }  // namespace trainio::report

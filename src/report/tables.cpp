@@ -65,6 +65,6 @@ void PerRankCsv::add(std::uint64_t epoch, const char* phase, const metrics::Phas
   }
 }
 
-void PerRankCsv::commit() { file_.commit(); }
+void PerRankCsv::write_results(const ResultsOf&) { file_.commit(); }
 
 }  // namespace trainio::report

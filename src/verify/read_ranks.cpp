@@ -14,6 +14,7 @@
 
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "util/open_files.hpp"
 #include "verify/run_totals.hpp"
 #include "verify/async_checkpoint_checks.hpp"
 #include "verify/step_lists.hpp"
@@ -345,6 +346,9 @@ void read_ranks(const std::string& folder, int ranks, double checkpoint_gib, Run
   // memory at a time. The ranks of an epoch are read in parallel (their parsing is what costs);
   // what each adds to the totals is added under one lock. A streaming --all prints in one order:
   // one thread then.
+  // Three files a rank, plus the process's own (standard streams, summary, CSVs, libraries).
+  util::ensure_open_files(3 * static_cast<std::uint64_t>(ranks) + 64,
+                          fmt::format("verifying a run of {} ranks (three files open a rank)", ranks));
   std::mutex shared;
   std::vector<std::unique_ptr<RankReader>> readers;
   readers.reserve(static_cast<std::size_t>(ranks));

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <fstream>
 
 #include "util/error.hpp"
+#include "util/open_files.hpp"
 #include "verify/json_view.hpp"
 
 namespace trainio::verify {
@@ -305,7 +309,10 @@ RecordsReader::RecordsReader(const std::string& path) : state_(new State) {
   state_->path = path;
   state_->in.open(path);
   if (!state_->in) {
+    const int error_number = errno;
     delete state_;
+    if (!util::absent(error_number))
+      throw io_error(fmt::format("cannot open the run's records '{}': {}", path, std::strerror(error_number)));
     throw data_error(fmt::format("the run's records '{}' are missing", path),
                      "every run since records exist writes one per rank: this folder's run was cut short, made by an "
                      "older trainio, or the file was removed");

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <cmath>
 #include <charconv>
 
 #include "util/error.hpp"
+#include "util/open_files.hpp"
 #include "verify/json_view.hpp"
 
 namespace trainio::verify {
@@ -123,9 +127,13 @@ StepLists read_step_lists(const std::string& path, std::uint64_t s, std::uint64_
 }
 
 StepListsReader::StepListsReader(std::string path, std::uint64_t s, std::uint64_t e) : path_(std::move(path)), s_(s), e_(e) {
-  if (!stream_.open(path_))
+  if (!stream_.open(path_)) {
+    const int error_number = errno;
+    if (!util::absent(error_number))
+      throw io_error(fmt::format("cannot open the per-rank step lists '{}': {}", path_, std::strerror(error_number)));
     throw data_error(fmt::format("the per-rank step lists '{}' are missing", path_),
                      "every run writes one per rank: this folder's run was cut short, or the file was removed");
+  }
   try {
     stream_.enter('{');
   } catch (const JsonError& ex) {

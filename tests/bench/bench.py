@@ -893,11 +893,15 @@ def main():
     p.add_argument("--repeat", type=int, default=3, help="runs of each side per case (median taken)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
     p.add_argument("--only", choices=["hdf5-threads", "validate", "mallocs", "generate", "hot", "direct", "checkpoint", "s3",
-                                       "parquet"],
+                                       "parquet", "checkpoint-matrix"],
                    help="run one group of cases")  # the table in main() maps each to its function
+    p.add_argument("--checkpoint-matrix", action="store_true",
+                   help="only the checkpoint write-strategy matrix against fio (= --only checkpoint-matrix)")
     p.add_argument("--barrier-only", action="store_true", help="only the per-step barrier against MPI_Barrier")
     p.add_argument("--probes-only", action="store_true", help="only the cost of the page-cache probes")
     args = p.parse_args()
+    if args.checkpoint_matrix:
+        args.only = "checkpoint-matrix"
     if not args.only and not os.path.exists(BARRIER_BENCH):
         sys.exit(f"build the benchmarks first: scripts/bench.sh builds them ({BARRIER_BENCH} is missing)")
     if args.barrier_only:
@@ -925,7 +929,8 @@ def main():
                 "validate": lambda: bench_validate(table, work, repeat),
                 "checkpoint": lambda: bench_checkpoint(table, work, 1 if args.quick else 4, repeat),
                 "s3": lambda: bench_s3(table, work, repeat),
-                "parquet": lambda: parquet_cases.bench_parquet(table, work, repeat)}
+                "parquet": lambda: parquet_cases.bench_parquet(table, work, repeat),
+                "checkpoint-matrix": lambda: checkpoint_matrix.bench_checkpoint_matrix(table, work, repeat)}
         if args.only:
             only[args.only]()
             table.print()
@@ -948,6 +953,7 @@ def main():
         bench_mallocs(table, work)
         bench_hdf5_threads(table, work, repeat)
         bench_checkpoint(table, work, scale, repeat)
+        checkpoint_matrix.bench_checkpoint_matrix(table, work, repeat)
         bench_barrier(table, repeat)
         parquet_cases.bench_parquet(table, work, repeat)
         table.print()
@@ -956,5 +962,6 @@ def main():
 
 
 if __name__ == "__main__":
+    import checkpoint_matrix  # noqa: E402 (it imports this module's helpers)
     import parquet_cases  # noqa: E402 (it imports this module's helpers)
     main()

@@ -23,3 +23,19 @@ class VerifyMemoryTest(TrainioTest):
         r = self.run_trainio("verify", folder)
         self.assertEqual(r.code, 0, r)
         return r.out
+
+
+class VerifyOpenFilesTest(TrainioTest):
+    def test_a_low_open_files_limit_is_raised_to_what_the_ranks_need(self):
+        # Verify holds three files open per rank; a soft limit below that (1,024 is common, enough
+        # for 340 ranks) is raised up to the hard limit rather than failing on a file it could not open.
+        self.ok("run", *RUN, "train.epochs=2", "--output", "four", ranks=4)
+        r = self.run_trainio("verify", "four", wrapper=("prlimit", "--nofile=12:4096"))
+        self.assertEqual(r.code, 0, r)
+        self.assertRegex(r.out, r"figures recomputed from the records: all agree")
+
+    def test_a_hard_limit_below_what_the_ranks_need_is_named(self):
+        self.ok("run", *RUN, "train.epochs=2", "--output", "four", ranks=4)
+        r = self.run_trainio("verify", "four", wrapper=("prlimit", "--nofile=12:12"))
+        self.assertEqual(r.code, 1, r)
+        self.assertRegex(r.err, r"(?s)4 ranks.*open files.*limit is 12.*ulimit -n")

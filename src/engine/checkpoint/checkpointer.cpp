@@ -49,6 +49,15 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
   // An object S3 cannot hold fails every rank here, before any checkpoint's first byte.
   if (s3_)
     for (const Part& p : mine_) storage::s3::check_object_size(p.archive.file_size(), util::join(root_, p.file.name));
+  if (w.checkpoint.file_layout != config::CheckpointLayout::torch) {
+    std::vector<std::pair<std::string, const format::torch::Archive*>> torch_files;
+    for (const Part& p : mine_) torch_files.emplace_back(p.file.name, &p.archive);
+    raw_ = raw_files(torch_files, comm.rank(), w.checkpoint.file_layout);
+    std::uint64_t largest = 0;
+    for (const RawFile& f : raw_) largest = std::max(largest, f.bytes);
+    if (!raw_.empty()) scratch_.resize(raw_staging_bytes(w.checkpoint.write_buffer_bytes, largest));
+    return;  // raw layouts are never loaded (config validation)
+  }
   if (!mine_.empty() || !source_.empty()) scratch_.resize(staging_bytes(largest_file_, alignment_));
 }
 
@@ -204,7 +213,11 @@ void Checkpointer::write_own(std::uint64_t epoch, std::uint64_t step, std::uint6
   if (!s3_) storage::make_dirs(dir);  // every rank, as DLIO's create_node(exist_ok=True)
   if (w_.checkpoint.odirect && alignment_ == 4096) {
     alignment_ = std::max<std::size_t>(4096, storage::direct_alignment(dir).offset);
-    if (alignment_ != 4096) scratch_.resize(staging_bytes(largest_file_, alignment_));  // whole aligned pieces
+    if (alignment_ != 4096 && raw_.empty()) scratch_.resize(staging_bytes(largest_file_, alignment_));  // whole aligned pieces
+  }
+  if (w_.checkpoint.file_layout != config::CheckpointLayout::torch) {
+    write_raw_own(dir, index, rec, written);
+    return;
   }
   for (std::size_t i = 0; i < mine_.size(); ++i) {
     const std::string path = util::join(dir, mine_[i].file.name);
@@ -213,6 +226,27 @@ void Checkpointer::write_own(std::uint64_t epoch, std::uint64_t step, std::uint6
     write_file(mine_[i], path, util::derive_seed(util::derive_seed(run_seed_, 0xC4EC, static_cast<std::uint64_t>(comm_.rank())), index, i));
     rec.tensor_bytes += mine_[i].file.tensor_bytes;
     rec.file_bytes += mine_[i].archive.file_size();
+    ++rec.files;
+  }
+}
+
+void Checkpointer::write_raw_own(const std::string& dir, std::uint64_t index, metrics::CheckpointRecord& rec,
+                                 std::vector<std::string>& written) {
+  const auto& c = w_.checkpoint;
+  if (c.odirect && c.write_buffer_bytes % alignment_ != 0)
+    throw config_error(fmt::format("checkpoint.write_buffer_bytes = {} is not a multiple of the O_DIRECT alignment {} of '{}'",
+                                   c.write_buffer_bytes, alignment_, dir),
+                       fmt::format("set checkpoint.write_buffer_bytes to a multiple of {}", alignment_));
+  const RawWriteOptions options{.write_buffer = c.write_buffer_bytes, .direct = c.odirect, .alignment = alignment_,
+                                .fsync = c.fsync, .atomic = c.atomic_files};
+  for (std::size_t i = 0; i < raw_.size(); ++i) {
+    const std::string path = util::join(dir, raw_[i].name);
+    written.push_back(path);
+    RandomContent random(util::derive_seed(util::derive_seed(run_seed_, 0xC4EC, static_cast<std::uint64_t>(comm_.rank())), index, i));
+    format::torch::TensorContent content(c.randomize_tensor ? &random : nullptr);
+    write_raw(raw_[i], path, options, content, scratch_, overlap_);
+    rec.tensor_bytes += raw_[i].bytes;
+    rec.file_bytes += raw_[i].bytes;
     ++rec.files;
   }
 }
@@ -234,6 +268,8 @@ void Checkpointer::remove_written(const std::vector<std::string>& written) const
 
 std::uint64_t Checkpointer::own_file_bytes() const {
   std::uint64_t n = 0;
+  for (const RawFile& f : raw_) n += f.bytes;
+  if (!raw_.empty()) return n;
   for (const Part& p : mine_) n += p.archive.file_size();
   return n;
 }

@@ -13,6 +13,7 @@
 
 #include "config/workload.hpp"
 #include "engine/overlap_thread.hpp"
+#include "engine/checkpoint/raw_checkpoint.hpp"
 #include "format/torch/torch_file.hpp"
 #include "metrics/run_record.hpp"
 #include "mpi/comm.hpp"
@@ -62,6 +63,9 @@ class Checkpointer {
   };
   std::vector<Part> parts_of(int rank) const;
   void write_file(const Part& part, const std::string& path, std::uint64_t seed);
+  // write_own() for a raw checkpoint.file_layout (raw_checkpoint.hpp).
+  void write_raw_own(const std::string& dir, std::uint64_t index, metrics::CheckpointRecord& rec,
+                     std::vector<std::string>& written);
   void read_file(const Part& part, const std::string& path);
   // Collective, once the ranks agreed a save or load succeeded: its times (`t0` its start,
   // `t_own` the end of this rank's own I/O), and with checkpoint.rank_sync the barrier DLIO adds.
@@ -74,6 +78,7 @@ class Checkpointer {
   plan::CheckpointPlan plan_;
   std::string root_;
   std::vector<Part> mine_;    // what this rank writes
+  std::vector<RawFile> raw_;  // what it writes instead with a raw checkpoint.file_layout
   std::vector<Part> source_;  // what it reads back (another rank's with recovery_rank_shift)
   int source_rank_;
   std::vector<std::string> saved_;  // every file this rank wrote

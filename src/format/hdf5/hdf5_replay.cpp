@@ -15,20 +15,6 @@ namespace {
 using storage::DriverCall;
 using Kind = Hdf5Replay::Step::Kind;
 
-// The driver's read: pread until done; past the end of the file the rest reads as zeros.
-void read_like_driver(storage::File& file, unsigned char* out, std::uint64_t size, std::uint64_t offset) {
-  while (size > 0) {
-    const std::size_t n = file.pread_some(out, size, offset);
-    if (n == 0) {
-      std::memset(out, 0, size);
-      return;
-    }
-    out += n;
-    offset += n;
-    size -= n;
-  }
-}
-
 // Bytes of a version-2 object header (signature "OHDR") that differ between files of one layout
 // without changing what libhdf5 reads next: the access, modification, change and birth times
 // (flag 0x20), and the checksum of the first chunk, which covers them. Ranges are absolute.
@@ -53,7 +39,7 @@ void ohdr_volatile_bytes(const unsigned char* p, std::uint64_t size, std::uint64
 }  // namespace
 
 bool Hdf5Replay::agrees(const Step& s, const unsigned char* got) const {
-  const unsigned char* want = metadata_.data() + s.metadata_at;
+  const unsigned char* want = metadata_.data() + s.source;
   std::uint64_t from = 0;  // compared up to here, relative to s.offset
   for (const Read& v : volatile_) {
     if (v.offset + v.size <= s.offset || v.offset >= s.offset + s.size) continue;
@@ -71,63 +57,38 @@ std::optional<Hdf5Replay> Hdf5Replay::learn(const storage::DriverRecording& r, c
   t.shape_ = shape;
   t.exact_ = model == Model::this_sample;
   t.file_size_ = r.file_size;
-  bool opened = false, stat_placed = false;
   int data_reads = 0;
-  std::size_t metadata_at = 0;
-  for (const DriverCall& c : r.calls) {
-    Step s;
-    switch (c.kind) {
-      case DriverCall::Kind::open:
-        if (opened) return std::nullopt;  // one file per recording
-        opened = true;
-        s.kind = Kind::open;
-        break;
-      case DriverCall::Kind::lock:
-        s.kind = Kind::lock;
-        s.exclusive = c.exclusive;
-        break;
-      case DriverCall::Kind::unlock: s.kind = Kind::unlock; break;
-      case DriverCall::Kind::close: s.kind = Kind::close; break;
-      case DriverCall::Kind::open_missing:
-      case DriverCall::Kind::write:
-      case DriverCall::Kind::truncate: return std::nullopt;  // not a reading of an existing file
-      case DriverCall::Kind::read:
-        if (c.type != H5FD_MEM_SUPER && !stat_placed) {  // H5Fopen names the file once the superblock is read
-          if (!opened) return std::nullopt;
-          Step stat;
-          stat.kind = Kind::path_stat;
-          t.steps_.push_back(stat);
-          stat_placed = true;
-        }
-        if (c.type == H5FD_MEM_DRAW && t.exact_) {
-          s.kind = Kind::data;
-          s.dataset = data_reads++;
-          s.offset = c.offset;
-          s.size = c.size;
-          t.data_bytes_ = std::max(t.data_bytes_, c.size);
-        } else if (c.type == H5FD_MEM_DRAW) {
-          if (data_reads >= shape.datasets || c.offset < sample * shape.sample_bytes) return std::nullopt;
-          s.kind = Kind::data;
-          s.dataset = data_reads++;
-          s.offset = c.offset - sample * shape.sample_bytes;
-        } else {
-          s.kind = Kind::metadata;
-          s.offset = c.offset;
-          s.size = c.size;
-          s.metadata_at = metadata_at;
-          metadata_at += c.size;
-        }
-        break;
+  Hdf5Translation reading;
+  // H5Fopen names the file once the superblock is read.
+  reading.names_file_before = [](const DriverCall& c) { return c.type != H5FD_MEM_SUPER; };
+  reading.io = [&](const DriverCall& c, Step& s) {
+    s.offset = c.offset;
+    if (c.type != H5FD_MEM_DRAW) {
+      s.kind = Kind::metadata;
+      s.size = c.size;
+      return true;
     }
-    t.steps_.push_back(s);
-  }
-  if (!opened || !stat_placed || metadata_at != r.metadata.size()) return std::nullopt;
+    s.kind = Kind::data;
+    if (t.exact_) {
+      s.dataset = data_reads++;
+      s.size = c.size;
+      t.data_bytes_ = std::max(t.data_bytes_, c.size);
+      return true;
+    }
+    if (data_reads >= shape.datasets || c.offset < sample * shape.sample_bytes) return false;
+    s.dataset = data_reads++;
+    s.offset = c.offset - sample * shape.sample_bytes;
+    return true;
+  };
+  auto steps = translate_hdf5_calls(r, reading);
+  if (!steps) return std::nullopt;
+  t.steps_ = std::move(*steps);
   t.metadata_.assign(r.metadata.begin(), r.metadata.end());
   // libhdf5 reads object headers speculatively (512 bytes), so a read can hold the start of
   // objects it never opens (the labels dataset): look for headers anywhere in each read.
   for (const Step& m : t.steps_) {
     if (m.kind != Kind::metadata) continue;
-    const unsigned char* p = t.metadata_.data() + m.metadata_at;
+    const unsigned char* p = t.metadata_.data() + m.source;
     for (std::uint64_t at = 0; at + 4 <= m.size; ++at)
       if (p[at] == 'O' && std::memcmp(p + at, "OHDR", 4) == 0)
         ohdr_volatile_bytes(p + at, m.size - at, m.offset + at, t.volatile_);
@@ -183,13 +144,9 @@ std::optional<std::size_t> Hdf5Replay::run(std::span<const Hdf5Replay> candidate
         break;
       }
       case Kind::lock:
-        if (opening) storage::lock_as_hdf5(file, s.exclusive);
-        break;
       case Kind::unlock:
-        if (opening) file.unlock();
-        break;
       case Kind::path_stat:
-        if (opening) storage::name_file_as_hdf5(path);
+        if (opening) issue_file_step(s, file, path);
         break;
       case Kind::metadata:
         if (!opening) break;
@@ -212,8 +169,9 @@ std::optional<std::size_t> Hdf5Replay::run(std::span<const Hdf5Replay> candidate
         break;
       }
       case Kind::close:
-        if (part == Part::open_read_close) file.close();
+        if (part == Part::open_read_close) issue_file_step(s, file, path);
         break;
+      default: break;  // steps of writing: not in a reading's recording
     }
   }
   return first_live();

@@ -29,6 +29,7 @@
 #include <span>
 #include <vector>
 
+#include "format/hdf5/hdf5_calls.hpp"
 #include "storage/file.hpp"
 #include "storage/hdf5_vfd.hpp"
 
@@ -44,15 +45,7 @@ struct Hdf5ReplayShape {
 
 class Hdf5Replay {
  public:
-  struct Step {
-    enum class Kind : std::uint8_t { open, lock, unlock, path_stat, metadata, data, close };
-    Kind kind = Kind::metadata;
-    bool exclusive = false;         // lock
-    int dataset = 0;                // data
-    std::uint64_t offset = 0;       // metadata: the offset; data: the dataset's base address (or the read's)
-    std::uint64_t size = 0;         // metadata; data with Model::this_sample
-    std::size_t metadata_at = 0;    // metadata: where its bytes start in metadata()
-  };
+  using Step = Hdf5Step;  // open, lock, unlock, path_stat, metadata, data, close
   struct Read {
     std::uint64_t offset = 0, size = 0;
     bool operator==(const Read&) const = default;
@@ -72,7 +65,7 @@ class Hdf5Replay {
   // The raw-data read of `dataset` for `sample`, as libhdf5 issues it.
   Read data_read(int dataset, std::uint64_t sample) const;
   const std::vector<Step>& steps() const { return steps_; }
-  std::span<const unsigned char> metadata(const Step& s) const { return {metadata_.data() + s.metadata_at, s.size}; }
+  std::span<const unsigned char> metadata(const Step& s) const { return {metadata_.data() + s.source, s.size}; }
   std::uint64_t file_size() const { return file_size_; }
   // The largest raw-data read: the size run()'s `data` needs.
   std::uint64_t data_bytes() const { return data_bytes_; }

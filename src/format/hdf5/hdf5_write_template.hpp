@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "format/hdf5/hdf5_calls.hpp"
 #include "storage/hdf5_vfd.hpp"
 #include "util/page_aligned.hpp"
 
@@ -40,14 +41,7 @@ struct Hdf5RawExtent {
 
 class Hdf5WriteTemplate {
  public:
-  struct Step {
-    enum class Kind : std::uint8_t { probe, create, lock, unlock, path_stat, read, metadata, data, zeros, truncate, close };
-    Kind kind = Kind::metadata;
-    bool exclusive = false;            // lock
-    std::uint64_t offset = 0;          // read, metadata, data, zeros; truncate: the new size
-    std::uint64_t size = 0;            // read, metadata, data, zeros
-    std::uint64_t source = 0;          // metadata: where its bytes start in metadata_; data: the content offset
-  };
+  using Step = Hdf5Step;  // probe, create, lock, unlock, path_stat, read, metadata, data, zeros, truncate, close
 
   // The template of a recording of libhdf5 creating and writing one file whose raw data lies in
   // `raw`; nullopt when a call does not fit (a raw-data write outside the extents, a second file).
