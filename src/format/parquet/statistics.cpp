@@ -65,8 +65,8 @@ template <typename S>
   return {lo, hi};
 }
 
-// The loops, each built for AVX2 and for the baseline (which has no 64-bit vector compare).
-#define TRAINIO_CLONED __attribute__((target_clones("avx2", "default")))
+// The loops, each built for AVX-512, AVX2 and the baseline (which has no 64-bit vector compare).
+#define TRAINIO_CLONED __attribute__((target_clones("avx512f", "avx2", "default")))
 TRAINIO_CLONED Range<std::int32_t> range_i32(const char* d, std::uint64_t n) { return int_range<std::int32_t>(d, n); }
 TRAINIO_CLONED Range<std::uint32_t> range_u32(const char* d, std::uint64_t n) { return int_range<std::uint32_t>(d, n); }
 TRAINIO_CLONED Range<std::int64_t> range_i64(const char* d, std::uint64_t n) { return int_range<std::int64_t>(d, n); }

@@ -2,7 +2,7 @@
 // A column chunk's min/max statistics, folded page by page over the values as Parquet stores
 // them: in the column's sort order (unsigned for uint columns), floats in numeric order with NaN
 // left out and -0 below +0. Every value of a dataset passes through here once, so the loops are
-// written to vectorise and are compiled for AVX2 as well, picked at run time.
+// written to vectorise and are compiled for AVX-512 and AVX2 as well, picked at run time.
 
 #include <cstdint>
 #include <string>
