@@ -42,7 +42,9 @@ constexpr const char* kFooter = R"(Examples:
   trainio verify results/run1                          every figure recomputed from the run's own records
   trainio compare baseline/ candidate/ --format junit      per figure: change and verdict; exit 1 on regression
   trainio sweep unet3d_h100 --ranks 1,2,4,8 --repeat 3 -o sweeps/unet3d    a campaign, resumable
-  trainio max-accelerators unet3d_h100 --ranks-to 32 -o search/unet3d      the most accelerators that pass)";
+  trainio max-accelerators unet3d_h100 --ranks-to 32 -o search/unet3d      the most accelerators that pass
+  trainio capture job.strace -o job.yaml              a workload from a real job's trace (strace, .pfw, Darshan DXT)
+  trainio capture --score job.strace --replay results/replay   how alike the job and its replay are, 0 to 1)";
 
 // A number given on the command line with a lower bound, refused in words: CLI11's own range
 // checks print the type's whole range ("0.000000 to 1.79e308").
@@ -304,6 +306,27 @@ int main(int argc, char** argv) {
       "  trainio compare main/ pr/ --metric train_throughput_mean_samples_per_second --threshold 10%\n"
       "  trainio compare nightly/ today/ --format junit > compare.xml   for CI"));
 
+  CaptureCommand capture_cmd;
+  auto* capture = app.add_subcommand(
+      "capture", "From a real job's traces (strace -f -tt -T, .pfw of DLIO or trainio, darshan-dxt-parser text; gzip or "
+                 "not) to a workload file that 'trainio run' accepts, each value commented with its evidence; with "
+                 "--score, a similarity in [0, 1] between the job's trace and its replay's (docs/capture.md)");
+  capture->add_option("traces", capture_cmd.traces, "trace files, or folders of them (strace -ff files, a results folder)");
+  capture->add_option("--output,-o", capture_cmd.output, "the workload file to write");
+  capture->add_option("--name", capture_cmd.name, "model.name of the workload (default captured)");
+  capture->add_flag("!--no-read-files", capture_cmd.read_files,
+                    "do not read the first bytes of dataset files still at their traced paths (the format then comes "
+                    "from names)");
+  capture->add_option("--score", capture_cmd.score, "the real job's traces: score a replay against them");
+  capture->add_option("--replay", capture_cmd.replay,
+                      "with --score: the replay's results folder (a run with --trace) or an strace of it");
+  capture->add_flag("--json", capture_cmd.json, "with --score: the parts and total as JSON");
+  capture->footer(examples(
+      "  strace -f -tt -T -o job.strace python3 train.py      trace the real job (its workers too)\n"
+      "  trainio capture job.strace -o job.yaml               the workload, each value with its evidence\n"
+      "  trainio generate job.yaml && trainio run job.yaml workflow.generate_data=False --trace -o results/replay\n"
+      "  trainio capture --score job.strace --replay results/replay   each part, the total, the largest differences"));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -322,6 +345,7 @@ int main(int argc, char** argv) {
   if (datasize->parsed()) return datasize_command(datasize_cmd);
   if (sweep->parsed()) return sweep_command(sweep_cmd);
   if (max_accelerators->parsed()) return max_accelerators_command(max_cmd);
+  if (capture->parsed()) return capture_command(capture_cmd);
   return workloads_command();
 }
 

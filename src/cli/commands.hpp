@@ -90,4 +90,15 @@ struct CompareCommand {
 };
 int compare_command(const CompareCommand& cmd);
 
+struct CaptureCommand {
+  std::vector<std::string> traces;  // the real job's traces (files or folders)
+  std::string output;               // -o: the workload file to write
+  std::string name;                 // model.name of the workload
+  bool read_files = true;           // read the first bytes of dataset files still at their traced paths
+  std::vector<std::string> score;   // --score: the real job's traces, to score a replay against
+  std::vector<std::string> replay;  // --replay: the replay's results folder or traces
+  bool json = false;
+};
+int capture_command(const CaptureCommand& cmd);
+
 }  // namespace trainio::cli

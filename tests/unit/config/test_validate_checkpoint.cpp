@@ -7,8 +7,12 @@
 
 #include "config/load.hpp"
 #include "util/error.hpp"
+#include "unit/config/notes.hpp"
 
 using namespace trainio;
+
+using trainio::test::contains;
+using trainio::test::noted;
 
 namespace {
 
@@ -31,14 +35,6 @@ std::string refusal(const std::vector<std::string>& overrides) {
   }
   FAIL("the workload was accepted");
   return {};
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-bool noted(const config::Workload& w, const std::string& key) {
-  for (const auto& n : w.notes)
-    if (n.key == key) return true;
-  return false;
 }
 
 }  // namespace

@@ -1,0 +1,131 @@
+#include "capture/pfw_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "util/error.hpp"
+
+namespace trainio::capture {
+
+bool pfw_call(std::string_view n, Call* call) {
+  if (n.starts_with("__")) n.remove_prefix(2);  // __xstat64, __fxstat64
+  auto is = [&](std::initializer_list<std::string_view> names) {
+    for (auto x : names)
+      if (n == x) return true;
+    return false;
+  };
+  if (is({"open", "open64", "openat", "openat64", "creat", "creat64", "fopen", "fopen64"})) *call = Call::open;
+  else if (is({"close", "fclose"})) *call = Call::close;
+  else if (is({"read", "pread", "pread64", "readv", "preadv", "preadv2", "fread", "touch"})) *call = Call::read;
+  else if (is({"write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev2", "fwrite"})) *call = Call::write;
+  else if (is({"lseek", "lseek64", "fseek", "fseeko", "seek"})) *call = Call::seek;
+  else if (is({"stat", "stat64", "lstat", "lstat64", "fstat", "fstat64", "xstat", "xstat64", "lxstat", "lxstat64",
+               "fxstat", "fxstat64", "fstatat", "fstatat64", "newfstatat", "statx", "access", "faccessat"}))
+    *call = Call::stat;
+  else if (is({"mmap", "mmap64"})) *call = Call::mmap;
+  else if (is({"fsync", "fdatasync"})) *call = Call::fsync;
+  else return false;
+  return true;
+}
+
+PfwReader::PfwReader(std::string name, EventSink sink) : name_(std::move(name)), sink_(std::move(sink)) {}
+
+void PfwReader::line(std::string_view s) {
+  ++lines_;
+  try {
+    event(s);
+  } catch (const nlohmann::json::exception&) {  // a field of the wrong type: foreign content
+    if (foreign_++ == 0) first_foreign_line_ = lines_, first_foreign_ = std::string(s.substr(0, 80));
+  }
+}
+
+void PfwReader::event(std::string_view s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == ',')) s.remove_suffix(1);
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  if (s.empty() || s == "[" || s == "]") return;
+  const nlohmann::json j = nlohmann::json::parse(s, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (foreign_++ == 0) first_foreign_line_ = lines_, first_foreign_ = std::string(s.substr(0, 80));
+    return;
+  }
+  const std::string name = j.value("name", "");
+  const auto args = j.find("args");
+  const std::string ph = j.value("ph", "");
+  if (ph == "M") {
+    if (name == "FH" && args != j.end() && args->is_object() && args->contains("name") && args->contains("value")) {
+      const auto& v = (*args)["value"];
+      paths_[v.is_string() ? v.get<std::string>() : v.dump()] = (*args)["name"].get<std::string>();
+    }
+    return;
+  }
+  ++events_;
+  if (j.contains("ts")) {  // any event moves the trace's end: a replay's last steps read nothing
+    const double end_us = j.value("ts", 0.0) + (j.contains("dur") ? j.value("dur", 0.0) : 0.0);
+    last_ns_ = std::max(last_ns_, static_cast<std::int64_t>(end_us * 1000.0));
+  }
+  Call call;
+  if (j.value("cat", "") != "POSIX" || !pfw_call(name, &call)) return;
+  Event e;
+  e.call = call;
+  const long pid = j.value("pid", 0L), tid = j.value("tid", 0L);
+  e.pid = pid * 1'000'000 + tid;  // threads are the loaders' workers
+  e.start_ns = static_cast<std::int64_t>(j.value("ts", 0.0) * 1000.0);
+  e.dur_ns = j.contains("dur") ? static_cast<std::int64_t>(j.value("dur", 0.0) * 1000.0) : -1;
+  std::string path;
+  if (args != j.end() && args->is_object()) {
+    if (args->contains("fname")) path = (*args)["fname"].get<std::string>();
+    else if (args->contains("fhash")) {
+      const auto& h = (*args)["fhash"];
+      auto it = paths_.find(h.is_string() ? h.get<std::string>() : h.dump());
+      if (it != paths_.end()) path = it->second;
+    }
+    auto count = [&](const char* key, std::int64_t* out) {
+      auto it = args->find(key);
+      if (it == args->end() || !it->is_number()) return false;
+      *out = it->get<std::int64_t>();
+      return true;
+    };
+    std::int64_t v = 0;
+    if ((call == Call::read || call == Call::write) && count("ret", &v)) {
+      e.failed = v < 0;
+      e.bytes = v < 0 ? 0 : static_cast<std::uint64_t>(v);
+    } else if (count("size", &v) && v >= 0) {
+      e.bytes = static_cast<std::uint64_t>(v);
+    }
+    if (count("offset", &v) && v >= 0) e.offset = static_cast<std::uint64_t>(v), e.has_offset = true;
+    if (call == Call::open) {
+      std::int64_t flags = 0;
+      const std::string mode = args->value("mode", "");
+      e.for_write = (count("flags", &flags) && (flags & 0103)) || mode.find_first_of("wa+") != std::string::npos;
+    }
+  }
+  // Calls without an offset (buffered reads) continue where the same thread's last call on the
+  // file ended, as the descriptor's position does.
+  if (!path.empty() && call == Call::close) positions_.erase(std::to_string(e.pid) + '\n' + path);
+  if (!path.empty() && (call == Call::open || call == Call::read || call == Call::write || call == Call::seek)) {
+    std::uint64_t& pos = positions_[std::to_string(e.pid) + '\n' + path];
+    if (call == Call::open) pos = 0;
+    else if (e.has_offset) pos = e.offset + (call == Call::seek ? 0 : e.bytes);
+    else if (call != Call::seek) e.offset = pos, e.has_offset = true, pos += e.bytes;
+  }
+  e.path = path;
+  sink_(e);
+}
+
+void PfwReader::finish() {
+  if (last_ns_ > 0) {
+    Event end;
+    end.call = Call::mark;
+    end.start_ns = last_ns_;
+    sink_(end);
+  }
+  if (lines_ > 0 && (events_ == 0 || foreign_ * 20 > lines_))
+    throw usage_error(fmt::format("{} is not a .pfw trace: {} of its {} lines are not JSON trace events{}", name_, foreign_,
+                                  lines_, foreign_ ? fmt::format(" (line {}: '{}')", first_foreign_line_, first_foreign_) : ""),
+                      "give the trace-*.pfw files of a run with --trace (or DLIO's dftracer traces), gzip or not");
+}
+
+}  // namespace trainio::capture

@@ -1,0 +1,116 @@
+// The .pfw and Darshan DXT readers, and the recognition of trace files.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "capture/darshan_reader.hpp"
+#include "capture/pfw_reader.hpp"
+#include "capture/trace_input.hpp"
+#include "unit/temp_dir.hpp"
+#include "util/error.hpp"
+
+using namespace trainio;
+using namespace trainio::capture;
+
+namespace {
+struct Seen {
+  Call call;
+  std::string path;
+  std::uint64_t bytes, offset;
+  std::int64_t start_ns, dur_ns;
+};
+}  // namespace
+
+TEST_CASE("pfw: trainio's and dftracer's events, files by hash or by name", "[capture]") {
+  std::vector<Seen> seen;
+  std::int64_t end = 0;
+  PfwReader r("t.pfw", [&](const Event& e) {
+    if (e.call == Call::mark) return void(end = e.start_ns);
+    seen.push_back(Seen{e.call, std::string(e.path), e.bytes, e.offset, e.start_ns, e.dur_ns});
+  });
+  for (const char* line : {
+           "[",
+           R"({"id":6,"name":"FH","cat":"trainio","ph":"M","pid":0,"tid":5,"args":{"name":"/d/a.npz","value":"f8"}})",
+           R"({"id":7,"name":"open","cat":"POSIX","pid":0,"tid":5,"ts":10.5,"dur":2.0,"ph":"X","args":{"fhash":"f8","size":0}})",
+           R"({"id":8,"name":"read","cat":"POSIX","pid":0,"tid":5,"ts":20,"dur":1,"ph":"X","args":{"fhash":"f8","size":4096,"offset":0}})",
+           R"({"id":9,"name":"read","cat":"POSIX","pid":0,"tid":5,"ts":30,"dur":1,"ph":"X","args":{"fhash":"f8","size":100}})",
+           R"({"id":10,"name":"step","cat":"train","pid":0,"tid":5,"ts":40,"dur":1,"ph":"X"})",
+           R"({"name":"pread64","cat":"POSIX","pid":3,"tid":3,"ts":50,"dur":4,"ph":"X","args":{"fname":"/d/b.h5","size":65536,"ret":512,"offset":8}},)",
+           R"({"name":"__xstat64","cat":"POSIX","pid":3,"tid":3,"ts":60,"dur":1,"ph":"X","args":{"fname":"/d/b.h5"}})",
+           "]"})
+    r.line(line);
+  r.finish();
+  REQUIRE(seen.size() == 5);
+  CHECK(seen[0].call == Call::open);
+  CHECK(seen[0].path == "/d/a.npz");
+  CHECK(seen[0].start_ns == 10'500);
+  CHECK(seen[0].dur_ns == 2'000);
+  CHECK(seen[1].bytes == 4096);
+  CHECK(seen[2].offset == 4096);  // no offset: where the thread's last read ended
+  CHECK(seen[3].path == "/d/b.h5");
+  CHECK(seen[3].bytes == 512);  // ret, not the size asked for
+  CHECK(seen[3].offset == 8);
+  CHECK(seen[4].call == Call::stat);
+  CHECK(end == 61'000);  // the last event's end, whatever its kind
+}
+
+TEST_CASE("pfw: a file of other JSON or text is refused", "[capture]") {
+  PfwReader r("x.pfw", [](const Event&) {});
+  r.line("[");
+  r.line("{not json");
+  CHECK_THROWS_AS(r.finish(), Error);
+}
+
+TEST_CASE("darshan DXT text: segments in time order, MPI-IO left out", "[capture]") {
+  std::vector<Seen> seen;
+  DarshanReader r("d.txt", [&](const Event& e) {
+    if (e.call == Call::mark) return;
+    seen.push_back(Seen{e.call, std::string(e.path), e.bytes, e.offset, e.start_ns, e.dur_ns});
+  });
+  for (const char* line : {
+           "# DXT_POSIX module data", "# DXT, file_id: 1, file_name: /lus/a.npz", "# DXT, rank: 0, hostname: n1",
+           "# Module    Rank  Wt/Rd  Segment          Offset       Length    Start(s)      End(s)",
+           " X_POSIX       0  read        0            4096       4096      0.2000      0.2010",
+           " X_POSIX       0  read        1               0       4096      0.1000      0.1005",
+           "# DXT, file_id: 2, file_name: /lus/ckpt.pt", " X_POSIX       1  write       0       0     1048576      0.3000      0.4000",
+           "# DXT_MPIIO module data", "# DXT, file_id: 2, file_name: /lus/ckpt.pt",
+           " X_MPIIO       1  write       0       0     1048576      0.3000      0.4000"})
+    r.line(line);
+  r.finish();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].offset == 0);
+  CHECK(seen[0].start_ns == 100'000'000);
+  CHECK(seen[0].dur_ns == 500'000);
+  CHECK(seen[1].offset == 4096);
+  CHECK(seen[2].call == Call::write);
+  CHECK(seen[2].path == "/lus/ckpt.pt");
+  CHECK(seen[2].bytes == 1048576);
+}
+
+TEST_CASE("trace input: kinds by content, -ff pids from names, folders, refusals", "[capture]") {
+  test::TempDir dir("capture-input");
+  {
+    std::ofstream(dir / "job.4242") << "10:00:00.000001 openat(AT_FDCWD, \"/d/a\", O_RDONLY) = 3 <0.000001>\n"
+                                        "10:00:00.000002 read(3, \"x\", 4096) = 4096 <0.000001>\n";
+    std::ofstream(dir / "bin") << std::string("\x7f" "ELF\0\0\0", 7);
+  }
+  TraceInput in;
+  const Profile p = read_traces({dir / "job.4242"}, &in);
+  CHECK(p.tracer() == Tracer::strace);
+  CHECK(p.first_pid() == 4242);
+  REQUIRE(p.files().size() == 1);
+  CHECK(p.files()[0].read_bytes == 4096);
+  CHECK(in.bytes > 0);
+  CHECK_THROWS_AS(read_traces({dir / "bin"}), Error);
+  CHECK_THROWS_AS(read_traces({dir / "missing"}), Error);
+}
+
+TEST_CASE("pfw: events of the wrong types are counted as foreign, not thrown", "[capture]") {
+  PfwReader r("t.pfw", [](const Event&) {});
+  r.line("[");
+  REQUIRE_NOTHROW(r.line(R"({"name":"read","cat":"POSIX","pid":"zero","tid":1,"ts":"late","ph":"X","args":{"fname":7}})"));
+  REQUIRE_NOTHROW(r.line(R"({"name":"FH","ph":"M","args":{"name":3,"value":[1]}})"));
+  for (int i = 0; i < 40; ++i)
+    r.line(R"({"name":"read","cat":"POSIX","pid":0,"tid":1,"ts":1,"dur":1,"ph":"X","args":{"fname":"/d/a","size":1}})");
+  REQUIRE_NOTHROW(r.finish());
+}
