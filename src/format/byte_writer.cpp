@@ -8,6 +8,18 @@ std::uint64_t FileWriter::write_shared(const plan::DataFile&, const std::string&
   throw internal_error("this format cannot be written by several ranks at once");
 }
 
+std::uint64_t SampleReader::read_run_from_memory(const SampleRequest& r, std::uint64_t stride, std::uint64_t count,
+                                               std::uint64_t& bytes) {
+  SampleRequest one = r;
+  bytes = 0;
+  std::uint64_t served = 0;
+  for (std::uint64_t each = 0; served < count && read_from_memory(one, each); ++served) {
+    bytes += each;
+    one.sample += stride;
+  }
+  return served;
+}
+
 SampleRange share_of(std::uint64_t samples, int rank, int ranks) {
   const auto r = static_cast<std::uint64_t>(rank), n = static_cast<std::uint64_t>(ranks);
   return {samples * r / n, samples * (r + 1) / n};

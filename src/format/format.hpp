@@ -164,6 +164,12 @@ class SampleReader {
     (void)bytes;
     return false;
   }
+  // read_from_memory() for a run of `count` samples of r's file: r.sample, r.sample + stride, ...
+  // Serves the longest prefix of the run it can with no storage call, sets `bytes` to their
+  // bytes and returns how many it served (0 when the first needs read()). The loader asks once
+  // per run instead of once per sample: readers that know the range they hold override it.
+  virtual std::uint64_t read_run_from_memory(const SampleRequest& r, std::uint64_t stride, std::uint64_t count,
+                                             std::uint64_t& bytes);
   // Whether read_batch() overlaps the batch's reads (the loader then hands it whole batches).
   virtual bool reads_batches() const { return false; }
   // A new epoch (or evaluation phase) starts: readers that keep things per epoch, as the DLIO

@@ -123,6 +123,15 @@ void StreamWriter::append_content_overlapped(std::uint64_t total, ContentSource&
   }
 }
 
+char* StreamWriter::append_in_place(std::size_t n) {
+  grow_for(n);
+  if (n > 0 && base_ + used_ == buffer_.size()) flush();  // as append() would: a full buffer is written first
+  if (n > buffer_.size() - base_ - used_) return nullptr;
+  char* at = buffer_.data() + base_ + used_;
+  used_ += n;
+  return at;
+}
+
 bool StreamWriter::overwrite_buffered(std::uint64_t offset, std::string_view bytes) {
   if (offset < written_ || offset + bytes.size() > written_ + used_) return false;
   std::memcpy(buffer_.data() + base_ + (offset - written_), bytes.data(), bytes.size());

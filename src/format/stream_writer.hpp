@@ -35,6 +35,11 @@ class StreamWriter {
   void append(std::string_view bytes, Checksum* sum = nullptr);
   void append_zeros(std::uint64_t n, Checksum* sum = nullptr);
   void append_content(std::uint64_t n, ContentSource& content, Checksum* sum = nullptr);
+  // Appends `n` bytes in the buffer for the caller to fill before it appends or flushes again:
+  // bytes made where they will be written, with no copy. nullptr, with nothing appended, when
+  // they do not fit the buffer's room (append() them then): the file's writes stay as append()
+  // would make them.
+  char* append_in_place(std::size_t n);
   // Replaces appended bytes at `offset` (a header patched once its checksum is known) while they
   // are still in the buffer, so a small file reaches storage in one write; false when they have
   // gone to the file already (the caller then patches the file after the last flush).

@@ -1,5 +1,7 @@
 #include "plan/epoch_plan.hpp"
 
+#include <algorithm>
+
 #include "util/checked.hpp"
 #include "util/rng.hpp"
 
@@ -109,6 +111,21 @@ SampleRef EpochPlan::sample(std::uint64_t step, std::uint64_t slot) const { retu
 
 SampleRef EpochPlan::sample(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo& files) const {
   return sample_at(step, slot, &files);
+}
+
+SampleRun EpochPlan::run(std::uint64_t step, std::uint64_t slot, std::uint64_t end, util::Permutation::Memo& files) const {
+  SampleRun run{sample_at(step, slot, &files), 1, 1};
+  if (shuffle_samples_ || partition_ == Partition::file_streams) return run;
+  // Unshuffled, a rank's samples run through each file in order: strided every ranks-th of them.
+  const std::uint64_t left_in_file = samples_per_file_ - run.first.sample;
+  if (partition_ == Partition::strided) {
+    run.stride = static_cast<std::uint64_t>(ranks_);
+    run.count = (left_in_file - 1) / run.stride + 1;
+  } else {
+    run.count = left_in_file;
+  }
+  run.count = std::min(run.count, end - slot);
+  return run;
 }
 
 SampleRef EpochPlan::sample_at(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo* files) const {

@@ -29,6 +29,14 @@ struct SampleRef {
   bool operator==(const SampleRef&) const = default;
 };
 
+// Consecutive slots of a step that read samples of one file at a fixed stride: slot + i reads
+// sample first.sample + i * stride of first.file, for i < count. Readers that hold what several
+// samples need (a Parquet row group) serve a run in one go instead of sample by sample.
+struct SampleRun {
+  SampleRef first;
+  std::uint64_t stride = 1, count = 1;
+};
+
 // file_streams: TensorFlow's input pipeline: ranks take whole files (file i -> rank i % ranks
 // of the epoch's file order) and stream them; with fewer files than ranks every rank streams
 // every file and keeps every ranks-th record. Which records a step gets is decided as the
@@ -89,6 +97,10 @@ class EpochPlan {
   // The same, remembering the last file looked up in the file order in `files` (a reader's own):
   // consecutive samples of a file then cost no evaluation of that order.
   SampleRef sample(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo& files) const;
+  // The run of samples starting at `slot` of `step`, ending at slot `end` at the latest
+  // (end > slot): as long as the samples stay in one file and in order; one sample when they
+  // are shuffled.
+  SampleRun run(std::uint64_t step, std::uint64_t slot, std::uint64_t end, util::Permutation::Memo& files) const;
 
  private:
   SampleRef sample_at(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo* files) const;

@@ -66,19 +66,28 @@ Batch BatchReader::read_samples(const PhaseWork& work, std::uint64_t step, std::
     // plan lookup and request count in it, as in a framework's __getitem__, and one clock
     // reading per sample serves as the end of one and the start of the next. Samples the reader
     // serves from what it holds (a Parquet row group read already) take no clock reading, which
-    // would cost more than serving them: a run of them shares its measured time evenly.
+    // would cost more than serving them: a run of them shares its measured time evenly. Such
+    // samples are looked up and served a run at a time (plan::SampleRun), not one by one.
     const bool from_memory_allowed = !tier_ && work.preprocess.is_zero();
     std::uint64_t from_memory = 0;  // samples served since t0 without a storage call
     std::int64_t t0 = util::now_ns();
     for (std::uint64_t slot = first; slot < end; ++slot) {
-      const format::SampleRequest& request = request_for(work.split, work.sample(step, slot, file_order_));
-      std::uint64_t bytes = 0;
-      if (from_memory_allowed && reader_->read_from_memory(request, bytes)) {
-        out.bytes += bytes;
-        ++out.samples;
-        ++from_memory;
-        continue;
+      const format::SampleRequest* next = nullptr;
+      if (from_memory_allowed) {
+        const plan::SampleRun run = work.run(step, slot, end, file_order_);
+        next = &request_for(work.split, run.first);
+        std::uint64_t bytes = 0;
+        if (const std::uint64_t served = reader_->read_run_from_memory(*next, run.stride, run.count, bytes)) {
+          out.bytes += bytes;
+          out.samples += served;
+          from_memory += served;
+          slot += served - 1;
+          continue;
+        }
+      } else {
+        next = &request_for(work.split, work.sample(step, slot, file_order_));
       }
+      const format::SampleRequest& request = *next;
       if (from_memory > 0) {
         const std::int64_t t = util::now_ns();
         sample_ns_.record_even(static_cast<std::uint64_t>(t - t0), from_memory);

@@ -64,6 +64,12 @@ plan::SampleRef PhaseWork::sample(std::uint64_t step, std::uint64_t slot, util::
   return order != nullptr ? order->sample(step, slot) : plan->sample(step, slot, files);
 }
 
+plan::SampleRun PhaseWork::run(std::uint64_t step, std::uint64_t slot, std::uint64_t end,
+                               util::Permutation::Memo& files) const {
+  if (order != nullptr) return {order->sample(step, slot), 1, 1};
+  return plan->run(step, slot, end, files);
+}
+
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout, CacheTier* tier,
                                     std::size_t cores) {
   auto pipelined = [&](LoaderDesign d) {

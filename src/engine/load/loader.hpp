@@ -31,6 +31,9 @@ struct PhaseWork {
   // The sample read at `step`, position `slot` of its batch; `files` is the reading thread's
   // memory of the file order (plan::EpochPlan::sample).
   plan::SampleRef sample(std::uint64_t step, std::uint64_t slot, util::Permutation::Memo& files) const;
+  // The run of samples from `slot` up to slot `end` at most (plan::EpochPlan::run); a single
+  // sample in a cache-aware order.
+  plan::SampleRun run(std::uint64_t step, std::uint64_t slot, std::uint64_t end, util::Permutation::Memo& files) const;
 };
 
 struct Batch {

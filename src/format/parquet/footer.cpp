@@ -8,7 +8,8 @@
 
 namespace trainio::format::parquet {
 
-std::optional<std::string> read_footer(const ReadAt& read_at, std::uint64_t size, std::string& scratch, Footer& out) {
+std::optional<std::string> read_footer_bytes(const ReadAt& read_at, std::uint64_t size, std::string& scratch,
+                                             std::string_view& meta, Footer& out) {
   constexpr std::uint64_t kTail = 8;  // metadata length + magic
   if (size < kMagic.size() + kTail) return fmt::format("is {} bytes, too short for a Parquet file", size);
   const std::uint64_t first = std::min(size, kFooterReadSize);
@@ -21,7 +22,6 @@ std::optional<std::string> read_footer(const ReadAt& read_at, std::uint64_t size
     return fmt::format("has a footer length of {} bytes, more than the file holds ({} bytes)", len, size);
   out.file_size = size;
   out.metadata_offset = size - kTail - len;
-  std::string_view meta;
   if (len + kTail <= first) {
     meta = std::string_view(scratch).substr(first - kTail - len, len);
   } else {
@@ -30,12 +30,22 @@ std::optional<std::string> read_footer(const ReadAt& read_at, std::uint64_t size
     read_at(scratch.data(), len, out.metadata_offset);
     meta = scratch;
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> decode_footer(std::string_view meta, Footer& out) {
   try {
     out.meta = decode_file_meta(meta);
   } catch (const thrift::ThriftError& e) {
     return fmt::format("has a damaged footer (FileMetaData): {}", e.what());
   }
   return std::nullopt;
+}
+
+std::optional<std::string> read_footer(const ReadAt& read_at, std::uint64_t size, std::string& scratch, Footer& out) {
+  std::string_view meta;
+  if (auto wrong = read_footer_bytes(read_at, size, scratch, meta, out)) return wrong;
+  return decode_footer(meta, out);
 }
 
 std::optional<std::string> read_footer(storage::File& f, std::uint64_t size, std::string& scratch, Footer& out) {

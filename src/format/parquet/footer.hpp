@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/parquet/metadata.hpp"
@@ -33,6 +34,12 @@ using ReadAt = std::function<void(char* dest, std::uint64_t length, std::uint64_
 std::optional<std::string> read_footer(const ReadAt& read_at, std::uint64_t size, std::string& scratch, Footer& out);
 // The same through the open file `f`.
 std::optional<std::string> read_footer(storage::File& f, std::uint64_t size, std::string& scratch, Footer& out);
+
+// read_footer() in two halves: the reads, leaving `meta` viewing the FileMetaData's bytes in
+// `scratch` (and out's sizes set), then decoding them into out.meta.
+std::optional<std::string> read_footer_bytes(const ReadAt& read_at, std::uint64_t size, std::string& scratch,
+                                             std::string_view& meta, Footer& out);
+std::optional<std::string> decode_footer(std::string_view meta, Footer& out);
 
 // The names of the schema's top-level fields, in order.
 std::vector<std::string> top_level_names(const std::vector<SchemaNode>& schema);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "format/crc32c.hpp"
 #include "storage/s3/s3_client.hpp"
 #include "storage/s3/s3_endpoint.hpp"
 #include "util/error.hpp"
@@ -55,6 +56,7 @@ Reader::FileIndex& Reader::index_for(const SampleRequest& r) {
   const std::string& path = *r.path;
   FileIndex idx;
   Footer footer;
+  std::string_view meta;
   if (s3_) {
     // pyarrow's ParquetFile over the fork's range file: GetSize() seeks to the end, which asks
     // the object's size (HEAD); each ReadAt() is one read(n), one ranged GET.
@@ -68,11 +70,26 @@ Reader::FileIndex& Reader::index_for(const SampleRequest& r) {
       if (got != length)
         throw damaged(path, fmt::format("gave {} bytes of the {} asked at {} for its footer", got, length, offset));
     };
-    if (auto wrong = read_footer(get, *size, scratch_, footer)) throw damaged(path, *wrong);
+    if (auto wrong = read_footer_bytes(get, *size, scratch_, meta, footer)) throw damaged(path, *wrong);
   } else {
     idx.file = storage::File::open(path);
-    if (auto wrong = read_footer(idx.file, idx.file.size(), scratch_, footer)) throw damaged(path, *wrong);
+    const auto read_at = [&f = idx.file](char* dest, std::uint64_t length, std::uint64_t offset) {
+      f.pread_exact(dest, length, offset);
+    };
+    if (auto wrong = read_footer_bytes(read_at, idx.file.size(), scratch_, meta, footer)) throw damaged(path, *wrong);
   }
+  // The footer the thread decoded last epoch, byte for byte (length and CRC-32C): its checks
+  // passed and its row groups' reads stand, so only the reads above are made again.
+  const FooterKey key{footer.file_size, meta.size(), crc32c::value(meta.data(), meta.size()), r.shape.bytes(),
+                      r.samples_in_file};
+  if (kept && kept->footer == key) {
+    kept->file = pattern_ == ReadPattern::span ? storage::File() : std::move(idx.file);
+    kept->read.assign(kept->read.size(), false);
+    indexed_.insert(r.file);
+    return *kept;
+  }
+  idx.footer = key;
+  if (auto wrong = decode_footer(meta, footer)) throw damaged(path, *wrong);
   const std::vector<Column> columns = columns_of(workload_, r.shape.bytes());
   if (auto wrong = check_structure(footer, columns, r.samples_in_file)) throw damaged(path, *wrong);
   const auto& groups = footer.meta.row_groups;
@@ -155,6 +172,17 @@ bool Reader::read_from_memory(const SampleRequest& r, std::uint64_t& bytes) {
     return false;
   bytes = projected_bytes_;
   return true;
+}
+
+std::uint64_t Reader::read_run_from_memory(const SampleRequest& r, std::uint64_t stride, std::uint64_t count,
+                                           std::uint64_t& bytes) {
+  if (count == 0 || stride == 0 || r.file != held_.file || r.sample < held_.first || r.sample >= held_.end ||
+      r.shape.bytes() != projected_for_)
+    return 0;
+  // The run's samples up to the held row group's end.
+  const std::uint64_t served = std::min(count, (held_.end - 1 - r.sample) / stride + 1);
+  bytes = served * projected_bytes_;
+  return served;
 }
 
 }  // namespace trainio::format::parquet

@@ -40,10 +40,21 @@ class Reader final : public SampleReader {
   ~Reader() override;
   std::uint64_t read(const SampleRequest& r) override;
   bool read_from_memory(const SampleRequest& r, std::uint64_t& bytes) override;
+  std::uint64_t read_run_from_memory(const SampleRequest& r, std::uint64_t stride, std::uint64_t count,
+                                     std::uint64_t& bytes) override;
   void begin_epoch() override;
 
  private:
+  // What a file's index was derived from: its footer's bytes (by length and CRC-32C) and size,
+  // and the sample shape and count it was checked against.
+  struct FooterKey {
+    std::uint64_t file_size = 0, length = 0;
+    std::uint32_t crc = 0;
+    std::uint64_t sample_bytes = 0, samples = 0;
+    bool operator==(const FooterKey&) const = default;
+  };
   struct FileIndex {
+    FooterKey footer;
     storage::File file;                     // chunks: kept open, as pyarrow keeps its ParquetFile's
     std::vector<std::uint64_t> row_starts;  // first row of each row group, and the row count last
     std::vector<Range> ranges;              // each row group's reads, in order

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "format/parquet/compress.hpp"
+#include "format/parquet/statistics.hpp"
 #include "format/stream_writer.hpp"
 #include "util/error.hpp"
 
@@ -41,82 +42,6 @@ void widen(const char* in, char* out, std::uint64_t count, std::uint32_t from, b
 bool is_signed(config::ElementType t) {
   using config::ElementType;
   return t == ElementType::int8 || t == ElementType::int16 || t == ElementType::int32 || t == ElementType::int64;
-}
-
-// Min and max of a chunk's values in the column's sort order (unsigned for uint columns, NaN skipped).
-struct Extremes {
-  bool any = false;
-  std::string min, max;
-};
-
-// Widens `e` to take in [lo, hi] (the chunk's extremes so far are kept as the column's bytes).
-template <typename T>
-void widen(Extremes& e, T lo, T hi) {
-  if (e.any) {
-    T was_lo, was_hi;
-    std::memcpy(&was_lo, e.min.data(), sizeof(T));
-    std::memcpy(&was_hi, e.max.data(), sizeof(T));
-    lo = was_lo < lo ? was_lo : lo;
-    hi = was_hi > hi ? was_hi : hi;
-  }
-  e.any = true;
-  e.min.assign(reinterpret_cast<const char*>(&lo), sizeof(T));
-  e.max.assign(reinterpret_cast<const char*>(&hi), sizeof(T));
-}
-
-template <typename T>
-void fold(const char* data, std::uint64_t count, Extremes& e) {
-  T lo{}, hi{};
-  if (count == 0) return;
-  std::memcpy(&lo, data, sizeof(T));
-  hi = lo;
-  for (std::uint64_t i = 1; i < count; ++i) {
-    T v;
-    std::memcpy(&v, data + i * sizeof(T), sizeof(T));
-    lo = v < lo ? v : lo;
-    hi = v > hi ? v : hi;
-  }
-  widen(e, lo, hi);
-}
-
-// Floats compared through their bits mapped to unsigned keys in the same order (negative values
-// flipped, positive ones above them), NaN kept out: integer min/max vectorise, and denormals in
-// random content cost no floating-point assists.
-template <typename F, typename U>
-void fold_float(const char* data, std::uint64_t count, Extremes& e) {
-  constexpr U sign = U{1} << (8 * sizeof(U) - 1);
-  constexpr U inf = static_cast<U>(sizeof(U) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
-  U lo = ~U{0}, hi = 0;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    U u;
-    std::memcpy(&u, data + i * sizeof(U), sizeof(U));
-    const bool nan = (u & ~sign) > inf;
-    const U key = (u & sign) ? ~u : (u | sign);
-    const U for_min = nan ? ~U{0} : key, for_max = nan ? U{0} : key;
-    lo = for_min < lo ? for_min : lo;
-    hi = for_max > hi ? for_max : hi;
-  }
-  if (lo == ~U{0}) return;  // only NaNs (no value maps to the largest key)
-  auto bits = [&](U key) { return (key & sign) ? (key & ~sign) : ~key; };
-  const U min_bits = bits(lo), max_bits = bits(hi);
-  F lo_f, hi_f;
-  std::memcpy(&lo_f, &min_bits, sizeof(F));
-  std::memcpy(&hi_f, &max_bits, sizeof(F));
-  widen(e, lo_f, hi_f);
-}
-
-void fold_values(const Column& c, const char* data, std::uint64_t count, Extremes& e) {
-  using config::ElementType;
-  switch (c.dtype) {
-    case ElementType::uint32: fold<std::uint32_t>(data, count, e); break;
-    case ElementType::uint64: fold<std::uint64_t>(data, count, e); break;
-    case ElementType::int64: fold<std::int64_t>(data, count, e); break;
-    case ElementType::float32: fold_float<float, std::uint32_t>(data, count, e); break;
-    case ElementType::float64: fold_float<double, std::uint64_t>(data, count, e); break;
-    case ElementType::float16: break;
-    // Widened columns hold int32 values; uint8/uint16 ones are never negative, so signed order is theirs.
-    default: fold<std::int32_t>(data, count, e); break;
-  }
 }
 
 struct PageShape {
@@ -263,27 +188,39 @@ void Writer::write_bytes(const plan::DataFile& file, storage::Output& out, Conte
         }
         const std::size_t levels = page_.size();
         const std::uint64_t values_bytes = p.values * c.value_bytes;
+        if (s.codec == Codec::uncompressed) {
+          // Sizes are known before the values: header and levels go first, and the values are made
+          // in the write buffer where they fit there (in page_ where they would straddle a write).
+          header_.clear();
+          append_page_header(header_, header_of(s, p, values_bytes, levels + values_bytes));
+          w.append(header_);
+          w.append(page_);
+          char* values = w.append_in_place(values_bytes);
+          const bool in_place = values != nullptr;
+          if (!in_place) {
+            page_.resize(values_bytes);
+            values = page_.data();
+          }
+          make_values(c, values, p.values, content);
+          if (s.statistics) fold_values(c, values, p.values, extremes);
+          if (!in_place) w.append(page_);
+          m.total_uncompressed_size += static_cast<std::int64_t>(header_.size() + levels + values_bytes);
+          m.total_compressed_size += static_cast<std::int64_t>(header_.size() + levels + values_bytes);
+          continue;
+        }
         page_.resize(levels + values_bytes);
         char* values = page_.data() + levels;
-        if (c.element_bytes == c.value_bytes) {
-          content.fill(values, values_bytes);
-        } else {
-          packed_.resize(p.values * c.element_bytes);
-          content.fill(packed_.data(), packed_.size());
-          widen(packed_.data(), values, p.values, c.element_bytes, is_signed(c.dtype));
-        }
+        make_values(c, values, p.values, content);
         if (s.statistics) fold_values(c, values, p.values, extremes);
-        std::string_view stored(page_);
+        std::string_view stored;
         std::string_view levels_kept;  // v2: levels stay uncompressed, ahead of the compressed values
-        if (s.codec != Codec::uncompressed) {
-          if (s.page_version == 2) {
-            levels_kept = std::string_view(page_).substr(0, levels);
-            compress(s.codec, s.codec_level, std::string_view(page_).substr(levels), packed_);
-          } else {
-            compress(s.codec, s.codec_level, page_, packed_);
-          }
-          stored = packed_;
+        if (s.page_version == 2) {
+          levels_kept = std::string_view(page_).substr(0, levels);
+          compress(s.codec, s.codec_level, std::string_view(page_).substr(levels), packed_);
+        } else {
+          compress(s.codec, s.codec_level, page_, packed_);
         }
+        stored = packed_;
         header_.clear();
         append_page_header(header_, header_of(s, p, values_bytes, levels_kept.size() + stored.size()));
         w.append(header_);
@@ -304,6 +241,16 @@ void Writer::write_bytes(const plan::DataFile& file, storage::Output& out, Conte
   }
   w.append(footer_of(meta));
   w.flush();
+}
+
+void Writer::make_values(const Column& c, char* at, std::uint64_t count, ContentSource& content) {
+  if (c.element_bytes == c.value_bytes) {
+    content.fill(at, count * c.value_bytes);
+    return;
+  }
+  packed_.resize(count * c.element_bytes);
+  content.fill(packed_.data(), packed_.size());
+  widen(packed_.data(), at, count, c.element_bytes, is_signed(c.dtype));
 }
 
 }  // namespace trainio::format::parquet

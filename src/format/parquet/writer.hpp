@@ -27,6 +27,8 @@ class Writer final : public ByteWriter {
   void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
 
  private:
+  // `count` values of column `c` from the content stream, as Parquet stores them, at `at`.
+  void make_values(const Column& c, char* at, std::uint64_t count, ContentSource& content);
   config::Workload workload_;
   std::string page_, packed_, header_;  // reused across pages and files
 };

@@ -293,6 +293,34 @@ TEST_CASE("the reader refuses a file that is not the Parquet file the workload d
   }
 }
 
+TEST_CASE("a footer read again unchanged keeps its index; a changed one is decoded and checked again") {
+  test::TempDir dir("parquet-footer-again");
+  for (const std::string& storage : {std::string("local_fs"), std::string("parallel_fs")}) {
+    INFO(storage);
+    const auto w = workload(fmt::format("{}storage:\n  storage_type: {}\n", kColumns, storage));
+    const auto f = data_file(dir / fmt::format("{}.parquet", storage), 250);
+    write(w, f);
+    Reader reader(w);
+    Trace first, second;
+    for (Trace* trace : {&first, &second}) {
+      const storage::ScopedObserver observe(trace);
+      reader.begin_epoch();
+      for (const std::uint64_t sample : {0u, 120u, 249u}) reader.read({&f.path, f.sample, 250, sample, 0});
+    }
+    CHECK(second.reads == first.reads);  // the same calls every epoch
+    CHECK(second.opens == first.opens);
+    // The same file name now holding 150 rows: the new footer is decoded, and refused.
+    write(w, data_file(f.path, 150));
+    reader.begin_epoch();
+    try {
+      reader.read({&f.path, f.sample, 250, 0, 0});
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find("holds 150 rows, expected 250") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("Parquet configuration: the fork's keys load; impossible combinations are config errors") {
   const auto w = workload(fmt::format("{}storage:\n  storage_options: {{columns: [dense]}}\n", kColumns));
   REQUIRE(w.dataset.parquet.columns.size() == 5);

@@ -104,3 +104,47 @@ TEST_CASE("the write buffer grows with what is appended, up to its chunk: a smal
   CHECK(buffer.size() == 4u << 20);  // reused, not shrunk
   CHECK(std::filesystem::file_size(dir / "large") == 8 + (10u << 20) + 100);
 }
+
+TEST_CASE("bytes made in place in the write buffer reach the file in the writes append() makes") {
+  test::TempDir dir("stream-writer-in-place");
+  // Pieces of 5,000 bytes through a 64 KiB buffer: some straddle a write, and are appended then.
+  auto write = [&](const std::string& name, bool in_place) {
+    storage::NewFile out(dir / name);
+    util::Bytes buffer;
+    test::Calls calls;
+    std::size_t made_in_place = 0;
+    {
+      const storage::ScopedObserver observe(&calls);
+      format::StreamWriter w(out, buffer, nullptr, 64 * 1024);
+      test::RandomContent source(9);
+      std::string piece(5000, '\0');
+      for (int i = 0; i < 40; ++i) {
+        w.append("head");
+        char* at = in_place ? w.append_in_place(piece.size()) : nullptr;
+        if (at) {
+          source.fill(at, piece.size());
+          ++made_in_place;
+        } else {
+          source.fill(piece.data(), piece.size());
+          w.append(piece);
+        }
+      }
+      w.flush();
+      out.commit();
+    }
+    std::vector<std::uint64_t> writes;
+    for (const auto& e : calls.events)
+      if (e.op == storage::Op::write) writes.push_back(e.bytes);
+    std::ostringstream text;
+    text << std::ifstream(dir / name, std::ios::binary).rdbuf();
+    return std::tuple{text.str(), writes, made_in_place};
+  };
+  const auto [appended, appended_writes, none] = write("appended", false);
+  const auto [made, made_writes, in_place] = write("in-place", true);
+  CHECK(none == 0);
+  CHECK(in_place > 30);
+  CHECK(in_place < 40);  // some straddled a write
+  CHECK(made == appended);
+  CHECK(made_writes == appended_writes);
+  CHECK(appended_writes.size() == 4);  // three full 64 KiB buffers, then the rest
+}

@@ -284,3 +284,36 @@ TEST_CASE("a permutation's memo answers only for the index and permutation it ho
     CHECK(c(i, memo) == c(i));
   }
 }
+
+TEST_CASE("a run of samples lists the plan's own samples of its slots, as long as it can") {
+  for (const auto partition : {Partition::strided, Partition::local_files, Partition::contiguous}) {
+    for (const auto* shuffle : {"off", "seed"}) {
+      for (int ranks : {1, 2, 3}) {
+        const auto w = workload({"dataset.num_files_train=7", "dataset.num_samples_per_file=10", "reader.batch_size=4",
+                                 std::string("reader.sample_shuffle=") + shuffle, "reader.file_shuffle=seed"});
+        const DatasetLayout layout(w);
+        util::Permutation::Memo memo;
+        const EpochPlan p(layout, Split::train, w, 4, 1, ranks - 1, ranks, 0, -1, partition);
+        std::uint64_t longest = 0;
+        for (std::uint64_t s = 0; s < p.steps(); ++s)
+          for (std::uint64_t end = 1; end <= p.batch_size(); ++end)
+            for (std::uint64_t slot = 0; slot < end; ++slot) {
+              const SampleRun run = p.run(s, slot, end, memo);
+              REQUIRE(run.count >= 1);
+              REQUIRE(slot + run.count <= end);
+              for (std::uint64_t i = 0; i < run.count; ++i)
+                REQUIRE(p.sample(s, slot + i) == SampleRef{run.first.file, run.first.sample + i * run.stride});
+              // It stops only at `end`, at a file's end, or where samples are shuffled.
+              const std::uint64_t after = slot + run.count;
+              if (after < end && std::string(shuffle) == "off") {
+                const SampleRef next = p.sample(s, after);
+                CHECK((next.file != run.first.file || next.sample != run.first.sample + run.count * run.stride));
+              }
+              if (std::string(shuffle) != "off") CHECK(run.count == 1);
+              longest = std::max(longest, run.count);
+            }
+        if (std::string(shuffle) == "off") CHECK(longest > 1);
+      }
+    }
+  }
+}
