@@ -45,23 +45,10 @@ bool looks_like_time(std::string_view w) {
 
 // The matching ')' of a call whose arguments start at `from`: strings and brackets nest.
 std::size_t closing_paren(std::string_view s, std::size_t from) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = from; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '(' || c == '{' || c == '[') ++depth;
-    else if (c == ')' || c == '}' || c == ']') {
-      if (depth == 0) return c == ')' ? i : std::string_view::npos;
-      --depth;
-    }
-  }
-  return std::string_view::npos;
+  const std::size_t end = strace_syntax::scan_outside_strings(s, from, [](std::size_t, char c, int depth) {
+    return depth == 0 && (c == ')' || c == '}' || c == ']');
+  });
+  return end != std::string_view::npos && s[end] == ')' ? end : std::string_view::npos;
 }
 
 // A descriptor argument: "3", or "3</path>" (strace -y).

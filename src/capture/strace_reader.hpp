@@ -67,6 +67,27 @@ void read_strace(std::istream& in, const std::string& name, const EventSink& sin
 
 // The pieces of strace's syntax, for the reader and its tests.
 namespace strace_syntax {
+// Walks `s` from `from` outside quoted strings: `stop(i, c, depth)` sees each character with the
+// depth of brackets around it, before the character itself opens or closes one. Returns the index
+// where `stop` returned true, or npos.
+template <typename Stop>
+std::size_t scan_outside_strings(std::string_view s, std::size_t from, Stop stop) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = from; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (stop(i, c, depth)) return i;
+    else if (c == '(' || c == '{' || c == '[') ++depth;
+    else if (c == ')' || c == '}' || c == ']') --depth;
+  }
+  return std::string_view::npos;
+}
 // Splits the text inside a call's parentheses at its top-level commas (strings, braces, brackets
 // and parentheses nest). Returns the number of arguments written to `out` (at most `max`).
 int split_args(std::string_view args, std::string_view* out, int max);

@@ -9,24 +9,15 @@ namespace trainio::capture {
 namespace strace_syntax {
 
 int split_args(std::string_view args, std::string_view* out, int max) {
-  int n = 0, depth = 0;
-  bool in_string = false;
+  int n = 0;
   std::size_t start = 0;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const char c = args[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '(' || c == '{' || c == '[') ++depth;
-    else if (c == ')' || c == '}' || c == ']') --depth;
-    else if (c == ',' && depth == 0) {
+  scan_outside_strings(args, 0, [&](std::size_t i, char c, int depth) {
+    if (c == ',' && depth == 0) {
       if (n < max) out[n++] = args.substr(start, i - start);
       start = i + 1;
     }
-  }
+    return false;
+  });
   if (n < max && start < args.size()) out[n++] = args.substr(start);
   for (int i = 0; i < n; ++i) {
     while (!out[i].empty() && out[i].front() == ' ') out[i].remove_prefix(1);
