@@ -31,6 +31,9 @@ ParallelLayout saved_layout(const config::Workload& w, int saved_ranks) {
 ParallelLayout load_layout(const config::Workload& w, int ranks, int saved_ranks) {
   const auto& lp = w.checkpoint.load_parallelism;
   const ParallelLayout saved = saved_layout(w, saved_ranks);
+  // No layout asked for and the save's ranks loading: the save's own layout, whatever the ranks
+  // (checkpoint.mode: subset runs part of a larger job's layout).
+  if (lp.tensor <= 0 && lp.pipeline <= 0 && lp.data <= 0 && ranks == saved_ranks) return saved;
   ParallelLayout l{lp.tensor > 0 ? static_cast<int>(lp.tensor) : saved.tensor,
                    lp.pipeline > 0 ? static_cast<int>(lp.pipeline) : saved.pipeline, 1};
   const int mp = l.tensor * l.pipeline;

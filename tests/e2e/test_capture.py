@@ -105,7 +105,10 @@ class CaptureRealJobs(TrainioTest):
              "reader.read_threads": "2", "reader.batch_size": "4", "reader.file_shuffle": "seed", "train.epochs": "2",
              "workflow.checkpoint": "True", "checkpoint.epochs_between_checkpoints": "1"},
             ["reader.batch_size=8", "reader.file_shuffle=off", "reader.sample_shuffle=off",
-             "dataset.record_length_bytes=262144"])
+             "dataset.record_length_bytes=262144"],
+            # Measured drops 0.19-0.25 (the wrong workload 0.72-0.78: its checkpoints and file count
+            # still match): the 0.2 is not met in every run.
+            drop=0.15)
 
     def test_pytorch_dataloader_over_jpeg(self):
         self.check_job(
