@@ -81,10 +81,9 @@ int concurrent_readers(const Profile& p, std::uint32_t dir) {
   return most;
 }
 
-Cadence cadence(const Profile& p, std::uint32_t dir, int readers) {
+Cadence cadence(const Profile& p, std::uint32_t dir) {
   Cadence c;
-  std::vector<int> runs, first_runs;
-  std::vector<double> between;
+  std::vector<int> runs;
   for (const auto& [pid, proc] : p.processes()) {
     std::vector<std::int64_t> t;
     for (const auto& [d, ns] : proc.visits)
@@ -94,18 +93,13 @@ Cadence cadence(const Profile& p, std::uint32_t dir, int readers) {
     for (std::size_t i = 1; i < t.size(); ++i) gaps.push_back(t[i] - t[i - 1]);
     const std::int64_t pause = 3 * std::max<std::int64_t>(median(gaps), 1000);
     int run = 1;
-    bool first = true;
-    std::int64_t run_start = t[0];
+    bool first = true;  // a process's first run is prefetch filling its queue: not a batch
     for (std::size_t i = 1; i <= t.size(); ++i) {
       if (i < t.size() && t[i] - t[i - 1] <= pause) {
         ++run;
         continue;
       }
-      (first ? first_runs : runs).push_back(run);
-      if (i < t.size()) {
-        if (!first) between.push_back(static_cast<double>(t[i] - run_start) / 1e9);
-        run_start = t[i];
-      }
+      if (!first) runs.push_back(run);
       first = false;
       run = 1;
     }
@@ -117,8 +111,6 @@ Cadence cadence(const Profile& p, std::uint32_t dir, int readers) {
   for (int r : runs) ++times[r];
   for (const auto& [length, n] : times)
     if (runs.size() >= 2 && n >= times[c.batch]) c.batch = length;
-  if (!first_runs.empty()) c.first_run = median(first_runs);
-  if (!between.empty()) c.step_s = median(between) / std::max(1, readers);
   return c;
 }
 
@@ -168,7 +160,7 @@ Inference infer(const Profile& p, const InferOptions& o) {
                                          threads ? "threads" : "worker processes"),
               "high");
     }
-    const Cadence c = cadence(p, *ds, std::max(1, workers));
+    const Cadence c = cadence(p, *ds);
     int batch = c.batch > 0 ? c.batch : 1;
     std::uint64_t handed = 0, handed_opens = 0;
     for (const auto& [pid, proc] : p.processes())

@@ -41,12 +41,10 @@ std::vector<std::uint32_t> written_files(const Profile& p);
 // The job's batches, from when each reading process opens dataset files: the runs of opens
 // between pauses (a pause is a gap over 3x the process's median gap between opens).
 struct Cadence {
-  int batch = 0;              // median run length; 0 when not visible
-  int first_run = 0;          // median length of each process's first run (prefetch fills the queue)
-  double step_s = 0;          // median time from one run to the next, per process, over the readers
+  int batch = 0;              // the commonest run length; 0 when not visible
   std::size_t runs = 0;       // runs seen
 };
-Cadence cadence(const Profile& p, std::uint32_t dir, int readers);
+Cadence cadence(const Profile& p, std::uint32_t dir);
 
 // Processes reading `dir` at the same time, at most.
 int concurrent_readers(const Profile& p, std::uint32_t dir);
