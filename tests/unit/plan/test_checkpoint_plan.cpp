@@ -3,26 +3,15 @@
 #include "config/load.hpp"
 #include "plan/checkpoint_plan.hpp"
 #include "util/error.hpp"
+#include "unit/plan/tiny_model.hpp"
 
 using namespace trainio;
 using namespace trainio::plan;
 
 namespace {
 
-config::Workload workload(const std::vector<std::string>& overrides) {
-  return config::load_text("framework: pytorch\nworkflow:\n  train: false\n  checkpoint: true\ncheckpoint:\n  num_checkpoints_write: 1\n",
-                           "t.yaml", "t", overrides);
-}
-
-// A model small enough to check by hand: h 8, 2 heads with 1 kv head (kv = 4), ffn 16, vocab 10.
-// Per layer 8 + 8 x 16 + 64 + 8 + 3 x 16 x 8 = 592 parameters; in all 2 x 80 + 2 x 592 + 8 = 1352.
-std::vector<std::string> tiny(std::vector<std::string> more) {
-  std::vector<std::string> o = {"model.type=transformer", "model.num_layers=2", "model.transformer.hidden_size=8",
-                                "model.transformer.num_attention_heads=2", "model.transformer.num_kv_heads=1",
-                                "model.transformer.ffn_hidden_size=16", "model.transformer.vocab_size=10"};
-  o.insert(o.end(), more.begin(), more.end());
-  return o;
-}
+config::Workload workload(const std::vector<std::string>& overrides) { return test::checkpoint_workload(overrides); }
+using test::tiny;
 
 std::vector<std::pair<std::string, std::uint64_t>> names_and_bytes(const CheckpointPlan& p, int rank) {
   std::vector<std::pair<std::string, std::uint64_t>> out;

@@ -5,27 +5,15 @@
 #include "config/load.hpp"
 #include "plan/reshard.hpp"
 #include "util/error.hpp"
+#include "unit/plan/tiny_model.hpp"
 
 using namespace trainio;
 using namespace trainio::plan;
 
 namespace {
 
-config::Workload workload(const std::vector<std::string>& overrides) {
-  return config::load_text(
-      "framework: pytorch\nworkflow:\n  train: false\n  checkpoint: true\ncheckpoint:\n  num_checkpoints_write: 1\n"
-      "  num_checkpoints_read: 1\n",
-      "t.yaml", "t", overrides);
-}
-
-// h 8, 2 heads, 1 kv head (kv = 4), ffn 16, vocab 10, 2 layers: 1352 parameters (test_checkpoint_plan).
-std::vector<std::string> tiny(std::vector<std::string> more) {
-  std::vector<std::string> o = {"model.type=transformer", "model.num_layers=2", "model.transformer.hidden_size=8",
-                                "model.transformer.num_attention_heads=2", "model.transformer.num_kv_heads=1",
-                                "model.transformer.ffn_hidden_size=16", "model.transformer.vocab_size=10"};
-  o.insert(o.end(), more.begin(), more.end());
-  return o;
-}
+config::Workload workload(const std::vector<std::string>& overrides) { return test::checkpoint_workload(overrides, 1); }
+using test::tiny;
 
 std::uint64_t piece_bytes(const ReshardReads& r) {
   std::uint64_t n = 0;
