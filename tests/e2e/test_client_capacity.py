@@ -3,6 +3,7 @@ against what `trainio max-accelerators` measures, on one CPU-bound and one stora
 max-accelerators naming what set its stopping point (docs/metrics.md, "Client capacity")."""
 import os
 import shutil
+import tempfile
 import unittest
 
 from harness import TrainioTest
@@ -50,14 +51,17 @@ class ClientCapacityTest(TrainioTest):
 
     @unittest.skipUnless(os.path.exists(SLOW_IO), f"the fault-injection library is not built ({SLOW_IO})")
     def test_storage_bound_answer_is_below_the_estimate_and_named_storage(self):
-        # One slow device shared by every rank (each read 1 ms, one at a time): each rank added
-        # takes bandwidth from the others; the client's CPU is nowhere near its limit. Steps of
-        # 50 ms keep one rank well above the target on a machine busy with other tests.
-        env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": self.path("data") + "/",
-               "TRAINIO_FAULT_SLOW_SECONDS": "0.001", "TRAINIO_FAULT_SLOW_SERIAL": "1",
+        # One slow device shared by every rank (each read 4 ms, one at a time): each rank added
+        # takes bandwidth from the others; the client's CPU is nowhere near its limit. The data
+        # sits in memory (tmpfs) read with O_DIRECT, so the emulated device is the only storage:
+        # the machine's own disk, busy with other tests, adds nothing.
+        data = tempfile.mkdtemp(prefix="trainio-capacity-", dir="/dev/shm")
+        self.addCleanup(shutil.rmtree, data, True)
+        env = {"LD_PRELOAD": SLOW_IO, "TRAINIO_FAULT_SLOW_PATH": data + "/",
+               "TRAINIO_FAULT_SLOW_SECONDS": "0.004", "TRAINIO_FAULT_SLOW_SERIAL": "1",
                "TRAINIO_FAULT_SLOW_SHARED": self.path("device.lock")}
-        args = [*COMMON, "dataset.num_files_train=128", "dataset.record_length_bytes=65536", "reader.batch_size=2",
-                "reader.read_threads=4", "reader.evict=fadvise", "train.computation_time=0.05"]
+        args = [*COMMON, f"dataset.data_folder={data}", "dataset.num_files_train=128", "dataset.record_length_bytes=65536",
+                "reader.batch_size=2", "reader.read_threads=4", "reader.odirect=true", "train.computation_time=0.05"]
         self.ok("generate", "default", *args, "--no-progress")
         r = self.run_trainio("max-accelerators", "default", *args, "workflow.generate_data=False", "--ranks-to", "8",
                              "--launcher", LAUNCHER, "--output", "search", env=env)
