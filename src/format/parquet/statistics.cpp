@@ -5,6 +5,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "util/vector_clones.hpp"
+
 namespace trainio::format::parquet {
 
 namespace {
@@ -66,14 +68,12 @@ template <typename S>
 }
 
 // The loops, each built for AVX-512, AVX2 and the baseline (which has no 64-bit vector compare).
-#define TRAINIO_CLONED __attribute__((target_clones("avx512f", "avx2", "default")))
-TRAINIO_CLONED Range<std::int32_t> range_i32(const char* d, std::uint64_t n) { return int_range<std::int32_t>(d, n); }
-TRAINIO_CLONED Range<std::uint32_t> range_u32(const char* d, std::uint64_t n) { return int_range<std::uint32_t>(d, n); }
-TRAINIO_CLONED Range<std::int64_t> range_i64(const char* d, std::uint64_t n) { return int_range<std::int64_t>(d, n); }
-TRAINIO_CLONED Range<std::uint64_t> range_u64(const char* d, std::uint64_t n) { return int_range<std::uint64_t>(d, n); }
-TRAINIO_CLONED Range<std::int32_t> keys_f32(const char* d, std::uint64_t n) { return float_key_range<std::int32_t>(d, n); }
-TRAINIO_CLONED Range<std::int64_t> keys_f64(const char* d, std::uint64_t n) { return float_key_range<std::int64_t>(d, n); }
-#undef TRAINIO_CLONED
+TRAINIO_VECTOR_CLONES Range<std::int32_t> range_i32(const char* d, std::uint64_t n) { return int_range<std::int32_t>(d, n); }
+TRAINIO_VECTOR_CLONES Range<std::uint32_t> range_u32(const char* d, std::uint64_t n) { return int_range<std::uint32_t>(d, n); }
+TRAINIO_VECTOR_CLONES Range<std::int64_t> range_i64(const char* d, std::uint64_t n) { return int_range<std::int64_t>(d, n); }
+TRAINIO_VECTOR_CLONES Range<std::uint64_t> range_u64(const char* d, std::uint64_t n) { return int_range<std::uint64_t>(d, n); }
+TRAINIO_VECTOR_CLONES Range<std::int32_t> keys_f32(const char* d, std::uint64_t n) { return float_key_range<std::int32_t>(d, n); }
+TRAINIO_VECTOR_CLONES Range<std::int64_t> keys_f64(const char* d, std::uint64_t n) { return float_key_range<std::int64_t>(d, n); }
 
 template <typename T>
 void fold_ints(Range<T> (*range)(const char*, std::uint64_t), const char* data, std::uint64_t count, Extremes& e) {
