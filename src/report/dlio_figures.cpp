@@ -1,4 +1,5 @@
 #include "report/dlio_figures.hpp"
+#include "util/units.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +9,6 @@ namespace trainio::report {
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // Why a phase's AU has no value.
 std::string au_cause(const metrics::PhaseSummary& p, std::uint64_t epoch, const config::Workload& w) {
@@ -88,8 +88,8 @@ DlioFigures dlio_figures(const metrics::RunSummary& run, const std::string& pref
   f.au_stdev = au.stdev;
   f.throughput_mean = thr.mean;
   f.throughput_stdev = thr.stdev;
-  if (thr.mean) f.io_mean = *thr.mean * nominal_record_bytes / kMiB;
-  if (thr.stdev) f.io_stdev = *thr.stdev * nominal_record_bytes / kMiB;
+  if (thr.mean) f.io_mean = *thr.mean * nominal_record_bytes / util::kMiB;
+  if (thr.stdev) f.io_stdev = *thr.stdev * nominal_record_bytes / util::kMiB;
   note_list("_au_percentage", au_causes, au, {"_au_mean_percentage", "_au_stdev_percentage"});
   note_list("_throughput_samples_per_second", thr_causes, thr,
             {"_throughput_mean_samples_per_second", "_throughput_stdev_samples_per_second", "_io_mean_MB_per_second",

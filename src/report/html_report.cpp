@@ -18,8 +18,6 @@ namespace trainio::report {
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = kMiB * 1024.0;
 
 std::string page(const std::string& title, const std::string& body) {
   return fmt::format(R"(<!DOCTYPE html>
@@ -145,7 +143,7 @@ std::string run_section(const RunResult& run) {
       au_max.values.push_back(number_or_nan(e, "train.au_max_rank_percentage"));
       dlio.values.push_back(number_or_nan(e, "train.dlio_throughput_samples_per_second"));
       exact.values.push_back(number_or_nan(e, "train.throughput_samples_per_second"));
-      read.values.push_back(number_or_nan(e, "train.read_bytes_per_second") / kMiB);
+      read.values.push_back(number_or_nan(e, "train.read_bytes_per_second") / util::kMiB);
       wait.values.push_back(number_or_nan(e, "train.step_seconds_per_rank.batch_wait"));
       compute.values.push_back(number_or_nan(e, "train.step_seconds_per_rank.compute"));
       barrier.values.push_back(number_or_nan(e, "train.step_seconds_per_rank.barrier"));
@@ -227,8 +225,8 @@ std::string run_section(const RunResult& run) {
     ChartSeries all{"all ranks' bytes / duration", {}}, slowest{"slowest rank's bytes / duration", {}};
     for (const auto& k : *checkpoints) {
       c.categories.push_back(fmt::format("{} {:g}", text_at(k, "kind"), number_or_nan(k, "index")));
-      all.values.push_back(number_or_nan(k, "bytes_per_second") / kGiB);
-      slowest.values.push_back(number_or_nan(k, "slowest_rank_bytes_per_second") / kGiB);
+      all.values.push_back(number_or_nan(k, "bytes_per_second") / util::kGiB);
+      slowest.values.push_back(number_or_nan(k, "slowest_rank_bytes_per_second") / util::kGiB);
     }
     c.series = {all, slowest};
     out += svg_chart(c);

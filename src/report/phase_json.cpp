@@ -8,6 +8,7 @@
 #include "metrics/bottleneck.hpp"
 #include "storage/io_observer.hpp"
 #include "storage/page_residency.hpp"
+#include "util/units.hpp"
 
 namespace trainio::report {
 
@@ -15,7 +16,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 json profile_json(const metrics::AccessProfile& a) {
   json reads = json::object(), writes = json::object();
@@ -77,7 +77,7 @@ json stragglers_json(const metrics::PhaseSummary& p, const RunContext& context) 
 
 json client_cost_json(const metrics::PhaseSummary& p) {
   const double cpu = p.cpu_user + p.cpu_sys;
-  const double gib = static_cast<double>(p.bytes_read) / kGiB;
+  const double gib = static_cast<double>(p.bytes_read) / util::kGiB;
   // Reading's cost leaves out the training loop's polling for batches: CPU a training framework's
   // loop, which blocks, would not spend, and which only bounds how late a batch is noticed.
   return {{"cpu_user_seconds", p.cpu_user},

@@ -15,8 +15,6 @@ namespace trainio::report {
 
 namespace {
 
-using json = nlohmann::json;
-
 std::optional<RunResult> read_run(const std::string& folder) {
   const std::string path = util::join(folder, "summary.json");
   const auto text = storage::read_small_file(path);
@@ -24,8 +22,8 @@ std::optional<RunResult> read_run(const std::string& folder) {
   RunResult r;
   r.folder = folder;
   try {
-    r.summary = json::parse(*text);
-  } catch (const json::exception& e) {
+    r.summary = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::exception& e) {
     throw usage_error(fmt::format("'{}' is not valid JSON: {}", path, e.what()),
                       "the run did not finish writing its results, or the file was edited: rerun it or leave it out");
   }
@@ -40,7 +38,7 @@ std::optional<RunResult> read_run(const std::string& folder) {
 
 // The largest value of trainio.epochs[].train.<field>.<key> over the epochs.
 std::optional<double> worst_epoch(const RunResult& run, const char* field, const char* key) {
-  const json* epochs = node_at(run.summary, "trainio.epochs");
+  const nlohmann::json* epochs = node_at(run.summary, "trainio.epochs");
   if (!epochs || !epochs->is_array()) return std::nullopt;
   std::optional<double> worst;
   for (const auto& e : *epochs)
@@ -51,7 +49,7 @@ std::optional<double> worst_epoch(const RunResult& run, const char* field, const
 // Training's reads of the dataset's storage per epoch: the cache tier's backing reads (staging's
 // included), or every read when there is no tier.
 std::optional<double> backing_bytes_per_epoch(const RunResult& run) {
-  const json* epochs = node_at(run.summary, "trainio.epochs");
+  const nlohmann::json* epochs = node_at(run.summary, "trainio.epochs");
   if (!epochs || !epochs->is_array() || epochs->empty()) return std::nullopt;
   double total = number_at(run.summary, "trainio.cache.staged.backing_read_bytes").value_or(0);
   for (const auto& e : *epochs) {
@@ -65,8 +63,8 @@ std::optional<double> backing_bytes_per_epoch(const RunResult& run) {
 
 }  // namespace
 
-const json* node_at(const json& root, const std::string& dotted) {
-  const json* node = &root;
+const nlohmann::json* node_at(const nlohmann::json& root, const std::string& dotted) {
+  const nlohmann::json* node = &root;
   std::size_t start = 0;
   while (true) {
     const auto dot = dotted.find('.', start);
@@ -88,14 +86,14 @@ const json* node_at(const json& root, const std::string& dotted) {
   }
 }
 
-std::optional<double> number_at(const json& root, const std::string& dotted) {
-  const json* node = node_at(root, dotted);
+std::optional<double> number_at(const nlohmann::json& root, const std::string& dotted) {
+  const nlohmann::json* node = node_at(root, dotted);
   if (node && node->is_number()) return node->get<double>();
   return std::nullopt;
 }
 
-std::string text_at(const json& root, const std::string& dotted) {
-  const json* node = node_at(root, dotted);
+std::string text_at(const nlohmann::json& root, const std::string& dotted) {
+  const nlohmann::json* node = node_at(root, dotted);
   return node && node->is_string() ? node->get<std::string>() : std::string();
 }
 

@@ -17,6 +17,7 @@
 #include "util/clock.hpp"
 #include "util/proc_stats.hpp"
 #include "util/stop_request.hpp"
+#include "util/units.hpp"
 
 namespace trainio::report {
 
@@ -52,7 +53,6 @@ json client_capacity_json(const metrics::RunSummary& run, const config::Workload
             {"other_cores_busy", maybe(c.other_cores_busy)},
             {"available_cores", maybe(c.available_cores)}}}};
 }
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 json proc_json(const std::string& path) {
   json o = json::object();
@@ -134,7 +134,7 @@ Figures figures(const config::Workload& w, const plan::DatasetLayout& layout, co
   }
   if (w.workflow.checkpoint) {
     f.checkpoint_plan.emplace(w, saved_ranks);
-    checkpoint_metrics(f.metric, run, static_cast<double>(f.checkpoint_plan->total_bytes()) / kGiB);
+    checkpoint_metrics(f.metric, run, static_cast<double>(f.checkpoint_plan->total_bytes()) / util::kGiB);
   }
   return f;
 }
@@ -178,10 +178,10 @@ void dlio_part(JsonStream& out, const config::Workload& w, const plan::DatasetLa
   out.field("host_cpuinfo", proc_json("/proc/cpuinfo"));
   out.field("host_meminfo", proc_json("/proc/meminfo"));
   stream_list(out, "host_memory_GB", hosts,
-              [&](std::size_t h) { return json(static_cast<double>(context.hosts[h].memory_bytes) / kGiB); });
+              [&](std::size_t h) { return json(static_cast<double>(context.hosts[h].memory_bytes) / util::kGiB); });
   out.field("data_size_per_host_GB", context.hosts.empty()
                                          ? 0.0
-                                         : data_bytes_per_host(w, layout, context.ranks_per_host[0], context.ranks) / kGiB);
+                                         : data_bytes_per_host(w, layout, context.ranks_per_host[0], context.ranks) / util::kGiB);
   out.field("epochs", run.epochs.size());
   out.field("end", run.end);
 }

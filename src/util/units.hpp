@@ -8,6 +8,10 @@
 
 namespace trainio::util {
 
+// Binary units as floating point, for figures in MiB/s and GiB.
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kGiB = 1024.0 * kMiB;
+
 // Parses "4096", "4KiB", "4 KiB", "1.5GB", "2M" (binary when the unit has an i or is a bare
 // K/M/G/T letter, decimal for KB/MB/GB/TB). Returns nullopt when the text is not a size.
 std::optional<std::uint64_t> parse_bytes(std::string_view text);

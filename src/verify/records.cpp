@@ -16,28 +16,26 @@ namespace trainio::verify {
 
 namespace {
 
-using json = JsonValue;
+std::uint64_t count_of(const JsonValue& o, const char* key) { return o.at(key).u64(); }
 
-std::uint64_t count_of(const json& o, const char* key) { return o.at(key).u64(); }
-
-std::array<std::uint64_t, 10> ten_counts(const json& a) {
+std::array<std::uint64_t, 10> ten_counts(const JsonValue& a) {
   std::array<std::uint64_t, 10> out{};
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = a.at(i).u64();
   return out;
 }
 
-std::optional<std::uint64_t> maybe_count(const json& v) {
+std::optional<std::uint64_t> maybe_count(const JsonValue& v) {
   return v.is_null() ? std::nullopt : std::optional<std::uint64_t>(v.u64());
 }
 
-Latency latency_of(const json& h) {
+Latency latency_of(const JsonValue& h) {
   Latency l;
   for (const auto& b : h.at("buckets")) l.add_bucket(b.at(0).u64(), b.at(1).u64(), b.at(2).u64());
   l.add_totals(count_of(h, "count"), count_of(h, "sum"), count_of(h, "min"), count_of(h, "max"));
   return l;
 }
 
-Profile profile_of(const json& p) {
+Profile profile_of(const JsonValue& p) {
   Profile out;
   out.reads = count_of(p, "reads");
   out.writes = count_of(p, "writes");
@@ -58,7 +56,7 @@ Profile profile_of(const json& p) {
   return out;
 }
 
-PageCache page_cache_of(const json& c) {
+PageCache page_cache_of(const JsonValue& c) {
   PageCache out;
   out.read_bytes = count_of(c, "read_bytes");
   out.direct_bytes = count_of(c, "direct_bytes");
@@ -74,24 +72,24 @@ PageCache page_cache_of(const json& c) {
   return out;
 }
 
-Io io_of(const json& o) {
+Io io_of(const JsonValue& o) {
   Io io;
-  o.at("ops").members([&](std::string_view name, const json& op) {
+  o.at("ops").members([&](std::string_view name, const JsonValue& op) {
     io.ops[std::string(name)] = {count_of(op, "count"), count_of(op, "bytes"), count_of(op, "ns"), latency_of(op.at("latency_ns"))};
   });
   if (o.contains("data_files")) io.data = profile_of(o.at("data_files"));  // absent: no call on such files
   if (o.contains("other_files")) io.other = profile_of(o.at("other_files"));
   io.page_cache = page_cache_of(o.at("page_cache"));
   if (o.contains("requests")) {
-    const json& r = o.at("requests");
-    r.at("by_kind").members([&](std::string_view k, const json& v) { io.requests.by_kind[std::string(k)] = v.u64(); });
-    r.at("by_status").members([&](std::string_view k, const json& v) { io.requests.by_status[std::string(k)] = v.u64(); });
+    const JsonValue& r = o.at("requests");
+    r.at("by_kind").members([&](std::string_view k, const JsonValue& v) { io.requests.by_kind[std::string(k)] = v.u64(); });
+    r.at("by_status").members([&](std::string_view k, const JsonValue& v) { io.requests.by_status[std::string(k)] = v.u64(); });
     io.requests.retries = count_of(r, "retries");
     io.requests.bytes = count_of(r, "bytes");
     io.requests.first_byte = latency_of(r.at("first_byte_ns"));
     io.requests.total = latency_of(r.at("total_ns"));
     if (r.contains("retries_by_status"))
-      r.at("retries_by_status").members([&](std::string_view k, const json& v) { io.requests.retries_by_status[std::string(k)] = v.u64(); });
+      r.at("retries_by_status").members([&](std::string_view k, const JsonValue& v) { io.requests.retries_by_status[std::string(k)] = v.u64(); });
     if (r.contains("by_endpoint"))
       for (const auto& e : r.at("by_endpoint"))
         io.requests.by_endpoint.push_back({count_of(e, "count"), count_of(e, "retries"), count_of(e, "bytes"),
@@ -106,9 +104,9 @@ Io io_of(const json& o) {
   return io;
 }
 
-Tier tier_of(const json& t) {
+Tier tier_of(const JsonValue& t) {
   Tier out;
-  t.members([&](std::string_view k, const json& v) {
+  t.members([&](std::string_view k, const JsonValue& v) {
     if (v.is_unsigned()) out.counters[std::string(k)] = v.u64();
   });
   out.backing = page_cache_of(t.at("backing_page_cache"));
@@ -116,9 +114,9 @@ Tier tier_of(const json& t) {
   return out;
 }
 
-Cpu cpu_of(const json& c) { return {c.at("user").f64(), c.at("sys").f64()}; }
+Cpu cpu_of(const JsonValue& c) { return {c.at("user").f64(), c.at("sys").f64()}; }
 
-PhaseLine phase_of(const json& o) {
+PhaseLine phase_of(const JsonValue& o) {
   PhaseLine p;
   p.kind = o.at("kind").str();
   p.epoch = count_of(o, "epoch");
@@ -137,18 +135,18 @@ PhaseLine phase_of(const json& o) {
   p.sample_read = latency_of(o.at("sample_read_ns"));
   p.io = io_of(o.at("io"));
   if (!o.at("tier").is_null()) p.tier = tier_of(o.at("tier"));  // null: no cache tier
-  const json& k = o.at("kernel");
+  const JsonValue& k = o.at("kernel");
   p.process_read_before = maybe_count(k.at("process_read_bytes").at(0));
   p.process_read_after = maybe_count(k.at("process_read_bytes").at(1));
   p.device_read_before = maybe_count(k.at("device_read_bytes").at(0));
   p.device_read_after = maybe_count(k.at("device_read_bytes").at(1));
-  const json& c = o.at("cpu");
+  const JsonValue& c = o.at("cpu");
   p.cpu_before = cpu_of(c.at("before"));
   p.cpu_after = cpu_of(c.at("after"));
   p.cpu_in_checkpoints = cpu_of(c.at("in_checkpoints"));
   p.cpu_polling = c.at("polling").f64();
   if (o.contains("readers") && !o.at("readers").is_null()) {
-    const json& r = o.at("readers");
+    const JsonValue& r = o.at("readers");
     p.readers = true;
     p.reader_threads = count_of(r, "threads");
     p.max_in_flight = count_of(r, "max_in_flight");
@@ -158,14 +156,14 @@ PhaseLine phase_of(const json& o) {
     if (r.contains("run_delay_ns") && !r.at("run_delay_ns").is_null()) p.run_delay_ns = count_of(r, "run_delay_ns");
   }
   if (o.contains("host_cpu") && !o.at("host_cpu").is_null()) {
-    const json& h = o.at("host_cpu");
+    const JsonValue& h = o.at("host_cpu");
     p.host_before = std::pair{h.at("before").at(0).u64(), h.at("before").at(1).u64()};
     p.host_after = std::pair{h.at("after").at(0).u64(), h.at("after").at(1).u64()};
   }
   return p;
 }
 
-CheckpointLine checkpoint_of(const json& o) {
+CheckpointLine checkpoint_of(const JsonValue& o) {
   CheckpointLine c;
   c.kind = o.at("kind").str();
   c.index = count_of(o, "index");
@@ -181,7 +179,7 @@ CheckpointLine checkpoint_of(const json& o) {
   c.files = count_of(o, "files");
   c.tensor_bytes = count_of(o, "tensor_bytes");
   c.file_bytes = count_of(o, "file_bytes");
-  const json& k = o.at("kernel").at("process_read_bytes");
+  const JsonValue& k = o.at("kernel").at("process_read_bytes");
   c.process_read_before = maybe_count(k.at(0));
   c.process_read_after = maybe_count(k.at(1));
   c.first_read_end_ns = o.contains("first_read_end_ns") ? o.at("first_read_end_ns").i64() : 0;
@@ -336,7 +334,7 @@ bool RecordsReader::peek() {
   // Parsed first, handed over after: what the visitor throws is its own error, not the file's.
   try {
     st.doc.parse(st.text);
-    const json o = st.doc.root();
+    const JsonValue o = st.doc.root();
     const std::string kind = o.at("record").str();
     if (st.number == 1 && kind != "rank") throw st.damaged("the first line is not the rank's");
     if (kind == "rank") {
@@ -363,7 +361,7 @@ bool RecordsReader::peek() {
       st.ended = true;
       EndLine e{o.at("stopped_by_time_limit").boolean(), !o.contains("complete") || o.at("complete").boolean(),
                 o.contains("stop_signal") ? o.at("stop_signal").i32() : 0, {}, ""};
-      if (const json it = o.find("process_start_ns"); it.valid() && !it.is_null()) {
+      if (const JsonValue it = o.find("process_start_ns"); it.valid() && !it.is_null()) {
         e.process_start_ns = it.i64();
         e.process_start = o.at("process_start").str();
       }

@@ -6,14 +6,13 @@
 
 #include "verify/bottleneck.hpp"
 #include "verify/run_totals.hpp"
+#include "util/units.hpp"
 
 namespace trainio::verify {
 
 namespace {
 
 using json = nlohmann::json;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // Figures of one part of the summary, named by their path in it.
 class Part {
@@ -280,7 +279,7 @@ void phase(const Part& p, const PhaseTotals& t, int ranks, const std::vector<std
   }
   const Part c = p.sub("client_cost");
   const double cpu = t.cpu_user() + t.cpu_sys();
-  const double gib = static_cast<double>(t.bytes_read()) / kGiB;
+  const double gib = static_cast<double>(t.bytes_read()) / util::kGiB;
   c.number("cpu_user_seconds", t.cpu_user());
   c.number("cpu_sys_seconds", t.cpu_sys());
   c.number("cpu_polling_seconds", t.cpu_polling());
@@ -323,8 +322,8 @@ void dlio_metric(const Part& m, const std::string& prefix, const std::vector<std
   m.number(prefix + "_au_stdev_percentage", some(au, stdev(au)), {1e-9, 1e-9}, true);
   m.number(prefix + "_throughput_mean_samples_per_second", some(thr, mean(thr)), kRounding, true);
   m.number(prefix + "_throughput_stdev_samples_per_second", some(thr, stdev(thr)), {1e-9, 1e-9}, true);
-  m.number(prefix + "_io_mean_MB_per_second", some(thr, mean(thr) * nominal / kMiB), kRounding, true);
-  m.number(prefix + "_io_stdev_MB_per_second", some(thr, stdev(thr) * nominal / kMiB), {1e-9, 1e-9}, true);
+  m.number(prefix + "_io_mean_MB_per_second", some(thr, mean(thr) * nominal / util::kMiB), kRounding, true);
+  m.number(prefix + "_io_stdev_MB_per_second", some(thr, stdev(thr) * nominal / util::kMiB), {1e-9, 1e-9}, true);
   // The verdict: a result validated by its AU (training needs a throughput to validate too).
   if (!au.empty() && (prefix == "eval" || !thr.empty()))
     m.text(prefix + "_au_meet_expectation", mean(au) >= target ? "success" : "fail", true);
@@ -502,7 +501,7 @@ void check_summary(const std::string&, const JsonValue& summary, const RunTotals
     }
     // The checkpoint's size is every rank's tensor bytes of one save.
     for (const CheckpointTotals* k : by_kind["save"]) {
-      m.number("checkpoint_size_GB", static_cast<double>(k->tensor_bytes) / kGiB, kRounding, true);
+      m.number("checkpoint_size_GB", static_cast<double>(k->tensor_bytes) / util::kGiB, kRounding, true);
       break;
     }
   }

@@ -47,8 +47,6 @@ hid_t file_type(ElementType t, h5::Id& owned) {
   return H5T_STD_U8LE;
 }
 
-std::string dataset_name(int i) { return fmt::format("records_{}", i); }
-
 // Samples are written in slabs of whole chunks along the sample axis, about 8 MiB each.
 std::uint64_t slab_samples(const Hdf5Layout& l) {
   std::uint64_t slab = std::max<std::uint64_t>(1, (8u << 20) / std::max<std::uint64_t>(1, l.sample_bytes_per_dataset()));
@@ -71,6 +69,8 @@ std::int64_t wall_second() {
 }
 
 }  // namespace
+
+std::string dataset_name(int i) { return fmt::format("records_{}", i); }
 
 std::uint64_t Hdf5Layout::sample_bytes_per_dataset() const {
   std::uint64_t n = config::element_size(dtype);

@@ -23,6 +23,9 @@
 
 namespace trainio::format {
 
+// The name of dataset i of a file, as DLIO names them: "records_0", "records_1", ...
+std::string dataset_name(int i);
+
 struct Hdf5Layout {
   std::vector<std::uint64_t> shape;      // of each records_i dataset
   std::vector<std::uint64_t> max_shape;  // empty: fixed size

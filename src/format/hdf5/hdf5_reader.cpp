@@ -15,12 +15,6 @@
 
 namespace trainio::format {
 
-namespace {
-
-std::string dataset_name(int i) { return fmt::format("records_{}", i); }
-
-}  // namespace
-
 void hdf5_read_sample(hid_t file, const std::string& path, const Hdf5Layout& l, std::uint64_t sample, void* buffer) {
   // Fixed arrays, not vectors: trainio's part of a sample read through libhdf5 allocates nothing.
   std::array<hsize_t, H5S_MAX_RANK> dims{}, start{}, count{};

@@ -8,8 +8,8 @@ namespace trainio::format {
 
 namespace {
 
-inline unsigned is_digit(unsigned char c) { return static_cast<unsigned char>(c - '0') < 10; }
-inline unsigned is_separator(unsigned char c) { return (c == ',') | (c == '\n'); }
+inline unsigned digit_bit(unsigned char c) { return static_cast<unsigned char>(c - '0') < 10; }
+inline unsigned separator_bit(unsigned char c) { return (c == ',') | (c == '\n'); }
 
 // 16 bytes at a time through GCC/Clang vector extensions (SSE2, NEON, ...): the scalar form is
 // ~20 instructions a byte, far below the speed the file is read at.
@@ -52,8 +52,8 @@ bool fields_wrong(const unsigned char* p, std::size_t from, std::size_t n) {
   unsigned rest = 0;
   for (; i < n; ++i) {
     const unsigned char c = p[i], c1 = p[i - 1], c2 = p[i - 2], c3 = p[i - 3];
-    const unsigned d = is_digit(c), d1 = is_digit(c1), d2 = is_digit(c2), d3 = is_digit(c3);
-    const unsigned s = is_separator(c);
+    const unsigned d = digit_bit(c), d1 = digit_bit(c1), d2 = digit_bit(c2), d3 = digit_bit(c3);
+    const unsigned s = separator_bit(c);
     rest |= (d | s) ^ 1u;
     rest |= s & (d1 ^ 1u);
     rest |= d & d1 & d2 & d3;
@@ -109,7 +109,7 @@ bool CsvScan::feed(const unsigned char* p, std::size_t n) {
   }
   // The field the piece ends in (at most three digits, or fields_wrong would have said so).
   unsigned trailing = 0;
-  while (trailing < 3 && is_digit(p[n - 1 - trailing])) ++trailing;
+  while (trailing < 3 && digit_bit(p[n - 1 - trailing])) ++trailing;
   digits_ = trailing;
   value_ = 0;
   for (unsigned k = trailing; k > 0; --k) value_ = value_ * 10 + static_cast<unsigned>(p[n - k] - '0');
