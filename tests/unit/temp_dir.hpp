@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include <sys/vfs.h>
 #include <unistd.h>
 
 namespace trainio::test {
@@ -35,5 +36,11 @@ class TempDir {
   }
   std::filesystem::path path_;
 };
+
+// Whether `path` is on a tmpfs, whose pages are the data: never evicted, always resident.
+inline bool on_tmpfs(const std::string& path) {
+  struct statfs s;
+  return ::statfs(path.c_str(), &s) == 0 && s.f_type == 0x01021994;  // TMPFS_MAGIC
+}
 
 }  // namespace trainio::test

@@ -11,7 +11,7 @@ using namespace trainio::capture;
 
 namespace {
 
-struct Seen {
+struct Parsed {
   Call call;
   long pid;
   std::string path;
@@ -21,14 +21,14 @@ struct Seen {
   std::uint64_t file_size;
 };
 
-std::vector<Seen> parse(const std::string& text, long default_pid = 0) {
-  std::vector<Seen> out;
+std::vector<Parsed> parse(const std::string& text, long default_pid = 0) {
+  std::vector<Parsed> out;
   std::istringstream in(text);
   read_strace(in, "test.strace",
               [&](const Event& e) {
                 if (e.call == Call::mark) return;  // the trace's end: tested on its own
-                out.push_back(Seen{e.call, e.pid, std::string(e.path), e.bytes, e.offset, e.start_ns, e.dur_ns, e.failed,
-                                   e.for_write, e.file_size});
+                out.push_back(Parsed{e.call, e.pid, std::string(e.path), e.bytes, e.offset, e.start_ns, e.dur_ns,
+                                     e.failed, e.for_write, e.file_size});
               },
               default_pid);
   return out;
@@ -173,7 +173,7 @@ TEST_CASE("strace: hostile lines are counted, never a crash", "[capture]") {
                      "1 10:00:00.4 pread64(3, \"x\", 1, 99999999999999999999999999999) = 1 <0.1>\n"
                      "1 10:00:00.5 read(3, \"x\n";
   for (int i = 0; i < 40; ++i) text += "1 10:00:00.6 close(9) = 0 <0.000001>\n";
-  std::vector<Seen> ev;
+  std::vector<Parsed> ev;
   REQUIRE_NOTHROW(ev = parse(text));
   CHECK(ev.size() >= 1);
 }

@@ -6,9 +6,11 @@
 
 #include "cli/dlio_entry.hpp"
 #include "util/error.hpp"
+#include "unit/text.hpp"
 
 using namespace trainio;
 using namespace trainio::cli;
+using trainio::test::contains;
 
 namespace {
 
@@ -31,8 +33,6 @@ std::string usage_failure(const std::vector<std::string>& args) {
   FAIL("expected the command line to be rejected");
   return {};
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

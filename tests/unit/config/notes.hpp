@@ -4,10 +4,9 @@
 #include <string>
 
 #include "config/workload.hpp"
+#include "unit/text.hpp"
 
 namespace trainio::test {
-
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Whether loading the workload left a note on `key`.
 inline bool noted(const config::Workload& w, const std::string& key) {

@@ -5,9 +5,11 @@
 #include <string>
 
 #include "config/codecs.hpp"
+#include "unit/text.hpp"
 
 using namespace trainio::config;
 using namespace trainio::config::detail;
+using trainio::test::contains;
 
 namespace {
 
@@ -27,8 +29,6 @@ std::string refusal(const Codec<T>& c, const std::string& yaml) {
   FAIL("'" << yaml << "' was accepted");
   return {};
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -6,9 +6,11 @@
 #include "config/load.hpp"
 #include "config/shipped_workloads.hpp"
 #include "util/error.hpp"
+#include "unit/text.hpp"
 
 using namespace trainio;
 using namespace trainio::config;
+using trainio::test::contains;
 
 namespace {
 
@@ -26,8 +28,6 @@ Error failure(const std::string& yaml, const std::vector<std::string>& overrides
   FAIL("expected the workload to be rejected");
   return internal_error("unreachable");
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -4,13 +4,15 @@
 
 #include "config/load.hpp"
 #include "util/error.hpp"
+#include "unit/text.hpp"
 
 using namespace trainio;
 using namespace trainio::config;
+using trainio::test::contains;
 
 namespace {
 
-Workload from(const std::vector<std::string>& overrides) {
+Workload sized(const std::vector<std::string>& overrides) {
   return load_text("framework: pytorch\nreader:\n  data_loader: pytorch\ndataset:\n  format: npz\n", "t.yaml", "t",
                    overrides);
 }
@@ -18,15 +20,13 @@ Workload from(const std::vector<std::string>& overrides) {
 // The config error a load raises.
 Error refused(const std::vector<std::string>& overrides) {
   try {
-    from(overrides);
+    sized(overrides);
   } catch (const Error& e) {
     return e;
   }
   FAIL("expected the workload to be refused");
   return internal_error("unreachable");
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -56,7 +56,7 @@ TEST_CASE("a stdev that lets a file draw an unrepresentable sample is a config e
   const Error draw = refused({"dataset.record_length_bytes_stdev=1e17"});
   CHECK(contains(draw.what(), "dataset.record_length_bytes_stdev"));
   CHECK(contains(draw.what(), "stdev above d"));
-  CHECK_NOTHROW(from({"dataset.record_length_bytes=146600628", "dataset.record_length_bytes_stdev=68341808"}));
+  CHECK_NOTHROW(sized({"dataset.record_length_bytes=146600628", "dataset.record_length_bytes_stdev=68341808"}));
 }
 
 TEST_CASE("files x samples per file beyond 2^63 is a config error naming both keys") {
@@ -75,12 +75,12 @@ TEST_CASE("a dataset of more than 2^63 bytes is a config error naming the keys t
   CHECK(contains(e.what(), "dataset.num_files_train"));
   CHECK(contains(e.what(), "dataset.record_length_bytes"));
   // Large but representable datasets load (whether they fit the disk is checked when generating).
-  CHECK_NOTHROW(from({"dataset.num_files_train=1000000", "dataset.num_samples_per_file=1000",
-                      "dataset.record_length_bytes=1e9"}));
+  CHECK_NOTHROW(sized(
+      {"dataset.num_files_train=1000000", "dataset.num_samples_per_file=1000", "dataset.record_length_bytes=1e9"}));
 }
 
 TEST_CASE("integers written as floats become integers only when they are whole and fit") {
-  CHECK(from({"dataset.num_files_train=8.0"}).dataset.num_files_train == 8);
+  CHECK(sized({"dataset.num_files_train=8.0"}).dataset.num_files_train == 8);
   CHECK(refused({"dataset.num_files_train=1e300"}).kind() == ErrorKind::config);
   CHECK(refused({"dataset.num_files_train=2.5"}).kind() == ErrorKind::config);
   CHECK(refused({"dataset.num_files_train=9.3e18"}).kind() == ErrorKind::config);

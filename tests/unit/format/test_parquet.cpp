@@ -42,7 +42,7 @@ std::uint64_t write(const config::Workload& w, const plan::DataFile& f) {
   return storage::File::open(f.path).size();
 }
 
-class Trace : public storage::IoObserver {
+class RangeTrace : public storage::IoObserver {
  public:
   void on_op(const storage::OpEvent& e) override {
     if (e.op == storage::Op::read) reads.push_back({e.offset, e.bytes});
@@ -175,7 +175,7 @@ TEST_CASE("the footer of a written file decodes to the schema, row groups and ch
   const Schema s = schema_of(w, f);
   CHECK(check_structure(footer, s.columns, 250) == std::nullopt);
   CHECK(check_structure(footer, s.columns, 251) == std::string("holds 250 rows, expected 251"));
-  CHECK(validate_file(w, f) == std::nullopt);
+  CHECK(format::parquet::validate_file(w, f) == std::nullopt);
 }
 
 TEST_CASE("without compression or float statistics the file's size is known in advance") {
@@ -190,7 +190,7 @@ TEST_CASE("without compression or float statistics the file's size is known in a
       const auto expected = writer.expected_size(f);
       REQUIRE(expected.has_value());
       CHECK(write(w, f) == *expected);
-      CHECK(validate_file(w, f) == std::nullopt);
+      CHECK(format::parquet::validate_file(w, f) == std::nullopt);
       std::remove(f.path.c_str());
     }
   }
@@ -204,7 +204,7 @@ TEST_CASE("compressed files validate, with gzip and zstd, v1 and v2 pages") {
       const auto f = data_file(dir / fmt::format("{}{}.parquet", codec, version), 120);
       write(w, f);
       INFO(codec << " v" << version);
-      CHECK(validate_file(w, f) == std::nullopt);
+      CHECK(format::parquet::validate_file(w, f) == std::nullopt);
     }
   }
 }
@@ -222,16 +222,15 @@ TEST_CASE("validate names what is wrong with a truncated or damaged file") {
     out.pwrite_all(content.data(), content.size(), 0);
   };
   put(bytes.substr(0, size - 1));
-  CHECK(validate_file(w, f) == std::string("does not end with the Parquet magic PAR1"));
+  CHECK(format::parquet::validate_file(w, f) == std::string("does not end with the Parquet magic PAR1"));
   put(fmt::format("{}{}", bytes.substr(0, size / 2), bytes.substr(size - 8)));  // the tail kept, the footer gone
-  CHECK(validate_file(w, f).has_value());  // what the bytes now at the footer's place decode to varies
+  CHECK(format::parquet::validate_file(w, f).has_value());  // what the bytes now at the footer's place decode to varies
   std::string corrupt = bytes;
   corrupt[4] = '\x7f';  // the first page header's first byte
   put(corrupt);
-  CHECK(validate_file(w, f).value_or("").find("row group 0 column 'label'") != std::string::npos);
+  CHECK(format::parquet::validate_file(w, f).value_or("").find("row group 0 column 'label'") != std::string::npos);
   put(bytes);
-  CHECK(validate_file(w, data_file(f.path, 151)) ==
-        std::string("holds 150 rows, expected 151"));
+  CHECK(format::parquet::validate_file(w, data_file(f.path, 151)) == std::string("holds 150 rows, expected 151"));
 }
 
 TEST_CASE("the reader reads the footer once per epoch, then each row group's projected chunks once") {
@@ -247,7 +246,7 @@ TEST_CASE("the reader reads the footer once per epoch, then each row group's pro
     REQUIRE(read_footer(in, size, scratch, footer) == std::nullopt);
     const auto& rg1 = footer.meta.row_groups[1].columns;
     Reader reader(w);
-    Trace trace;
+    RangeTrace trace;
     std::uint64_t bytes = 0;
     {
       const storage::ScopedObserver observe(&trace);
@@ -301,8 +300,8 @@ TEST_CASE("a footer read again unchanged keeps its index; a changed one is decod
     const auto f = data_file(dir / fmt::format("{}.parquet", storage), 250);
     write(w, f);
     Reader reader(w);
-    Trace first, second;
-    for (Trace* trace : {&first, &second}) {
+    RangeTrace first, second;
+    for (RangeTrace* trace : {&first, &second}) {
       const storage::ScopedObserver observe(trace);
       reader.begin_epoch();
       for (const std::uint64_t sample : {0u, 120u, 249u}) reader.read({&f.path, f.sample, 250, sample, 0});
@@ -373,9 +372,9 @@ TEST_CASE("a footer longer than pyarrow's 64 KiB footer read costs one more read
   const std::uint64_t footer_bytes = size - footer.metadata_offset;
   REQUIRE(footer_bytes > kFooterReadSize);
   CHECK(footer.meta.row_groups.size() == 200);
-  CHECK(validate_file(w, f) == std::nullopt);
+  CHECK(format::parquet::validate_file(w, f) == std::nullopt);
   Reader reader(w);
-  Trace trace;
+  RangeTrace trace;
   {
     const storage::ScopedObserver observe(&trace);
     reader.read({&f.path, f.sample, 200, 150, 0});

@@ -10,7 +10,9 @@ using namespace trainio::plan;
 
 namespace {
 
-config::Workload workload(const std::vector<std::string>& overrides) { return test::checkpoint_workload(overrides); }
+config::Workload checkpointing(const std::vector<std::string>& overrides) {
+  return test::checkpoint_workload(overrides);
+}
 using test::tiny;
 
 std::vector<std::pair<std::string, std::uint64_t>> names_and_bytes(const CheckpointPlan& p, int rank) {
@@ -22,15 +24,16 @@ std::vector<std::pair<std::string, std::uint64_t>> names_and_bytes(const Checkpo
 }  // namespace
 
 TEST_CASE("transformer parameters follow DLIO's count") {
-  CHECK(transformer_parameters(workload(tiny({})).model) == 1352);
-  const auto llama8b = workload({"model.type=transformer", "model.num_layers=32", "model.transformer.vocab_size=128256",
-                                 "model.transformer.hidden_size=4096", "model.transformer.ffn_hidden_size=14336",
-                                 "model.transformer.num_attention_heads=32", "model.transformer.num_kv_heads=8"});
+  CHECK(transformer_parameters(checkpointing(tiny({})).model) == 1352);
+  const auto llama8b =
+      checkpointing({"model.type=transformer", "model.num_layers=32", "model.transformer.vocab_size=128256",
+                     "model.transformer.hidden_size=4096", "model.transformer.ffn_hidden_size=14336",
+                     "model.transformer.num_attention_heads=32", "model.transformer.num_kv_heads=8"});
   CHECK(transformer_parameters(llama8b.model) == 8030261248ull);
 }
 
 TEST_CASE("ZeRO 1 with two pipeline stages: layer files on dp 0, optimizer shards everywhere") {
-  const auto w = workload(tiny({"model.parallelism.pipeline=2", "model.parallelism.zero_stage=1"}));
+  const auto w = checkpointing(tiny({"model.parallelism.pipeline=2", "model.parallelism.zero_stage=1"}));
   const CheckpointPlan p(w, 4);  // DP 2
   using V = std::vector<std::pair<std::string, std::uint64_t>>;
   // Optimizer: 3 x 1352 / 4 + 3 x 5 x 8 = 1134 fp32 elements.
@@ -46,7 +49,7 @@ TEST_CASE("ZeRO 1 with two pipeline stages: layer files on dp 0, optimizer shard
 }
 
 TEST_CASE("ZeRO 1 without pipeline parallelism: one model file per tensor-parallel rank") {
-  const auto w = workload(tiny({"model.parallelism.tensor=2", "model.parallelism.zero_stage=1"}));
+  const auto w = checkpointing(tiny({"model.parallelism.tensor=2", "model.parallelism.zero_stage=1"}));
   const CheckpointPlan p(w, 4);
   const auto f = p.files_of(1);  // tp 1, dp 0
   REQUIRE(f.size() == 2);
@@ -59,14 +62,14 @@ TEST_CASE("ZeRO 1 without pipeline parallelism: one model file per tensor-parall
 }
 
 TEST_CASE("ZeRO 3 shards every tensor by data parallelism, ZeRO 0 leaves replicas idle") {
-  const CheckpointPlan z3(workload(tiny({"model.parallelism.zero_stage=3"})), 2);
+  const CheckpointPlan z3(checkpointing(tiny({"model.parallelism.zero_stage=3"})), 2);
   const auto f = z3.files_of(1);
   REQUIRE(f.size() == 2);
   CHECK(f[0].name == "zero_pp_rank_1_mp_rank_0_model_states.pt");
   CHECK(f[0].tensor_bytes == 2 * (40 + 2 * (4 + 64 + 32 + 4 + 128 + 64) + 40 + 4));
   CHECK(f[1].name == "zero_pp_rank_1_mp_rank_0_optim_states.pt");
 
-  const CheckpointPlan z0(workload(tiny({"model.parallelism.tensor=2"})), 4);
+  const CheckpointPlan z0(checkpointing(tiny({"model.parallelism.tensor=2"})), 4);
   CHECK(z0.files_of(0).size() == 2);
   CHECK(z0.files_of(1).size() == 2);
   CHECK(z0.files_of(2).empty());
@@ -74,16 +77,16 @@ TEST_CASE("ZeRO 3 shards every tensor by data parallelism, ZeRO 0 leaves replica
   CHECK(z0.writing_ranks() == 2);
   // The optimizer is not sharded by data parallelism: 3 x 1352 / 2 + 120 elements.
   CHECK(z0.files_of(0)[1].tensor_bytes == 4 * (3 * 676 + 120));
-  const CheckpointPlan all(workload(tiny({"model.parallelism.tensor=2", "checkpoint.type=all_ranks"})), 4);
+  const CheckpointPlan all(checkpointing(tiny({"model.parallelism.tensor=2", "checkpoint.type=all_ranks"})), 4);
   CHECK(all.writing_ranks() == 4);
   CHECK(all.files_of(3)[0].name == "zero_pp_rank_1_mp_rank_1_model_states.pt");
 }
 
 TEST_CASE("llama3-8B on 8 ranks: DLIO's 105 GB") {
-  const auto w = workload({"model.type=transformer", "model.num_layers=32", "model.transformer.vocab_size=128256",
-                           "model.transformer.hidden_size=4096", "model.transformer.ffn_hidden_size=14336",
-                           "model.transformer.num_attention_heads=32", "model.transformer.num_kv_heads=8",
-                           "model.parallelism.zero_stage=3"});
+  const auto w = checkpointing({"model.type=transformer", "model.num_layers=32", "model.transformer.vocab_size=128256",
+                                "model.transformer.hidden_size=4096", "model.transformer.ffn_hidden_size=14336",
+                                "model.transformer.num_attention_heads=32", "model.transformer.num_kv_heads=8",
+                                "model.parallelism.zero_stage=3"});
   const CheckpointPlan p(w, 8);
   for (int r = 0; r < 8; ++r) {
     const auto f = p.files_of(r);
@@ -95,12 +98,12 @@ TEST_CASE("llama3-8B on 8 ranks: DLIO's 105 GB") {
 }
 
 TEST_CASE("the legacy model: rank 0 writes model_size_bytes, or every rank with all_ranks") {
-  const CheckpointPlan p(workload({}), 3);
+  const CheckpointPlan p(checkpointing({}), 3);
   REQUIRE(p.files_of(0).size() == 1);
   CHECK(p.files_of(0)[0].name == "model_states-0.pt");
   CHECK(p.files_of(0)[0].tensor_bytes == 10240);
   CHECK(p.files_of(1).empty());
-  const CheckpointPlan all(workload({"checkpoint.type=all_ranks", "model.optimization_groups=[100,0,50]"}), 3);
+  const CheckpointPlan all(checkpointing({"checkpoint.type=all_ranks", "model.optimization_groups=[100,0,50]"}), 3);
   const auto f = all.files_of(2);
   REQUIRE(f.size() == 2);
   CHECK(f[0].name == "model_states-2.pt");
@@ -108,8 +111,8 @@ TEST_CASE("the legacy model: rank 0 writes model_size_bytes, or every rank with 
 }
 
 TEST_CASE("legacy layer_parameters share one dict per stage, stored once in a single file") {
-  const auto w = workload({"model.num_layers=4", "model.layer_parameters=[100,20]", "model.parallelism.zero_stage=1",
-                           "model.model_size_bytes=0"});
+  const auto w = checkpointing({"model.num_layers=4", "model.layer_parameters=[100,20]",
+                                "model.parallelism.zero_stage=1", "model.model_size_bytes=0"});
   const CheckpointPlan p(w, 1);
   const auto f = p.files_of(0);
   REQUIRE(f.size() == 1);  // no optimizer groups: model only
@@ -119,13 +122,12 @@ TEST_CASE("legacy layer_parameters share one dict per stage, stored once in a si
 }
 
 TEST_CASE("a rank count that does not fit the layout is a config error naming the fix") {
-  CHECK_THROWS_WITH(CheckpointPlan(workload(tiny({"model.parallelism.tensor=4"})), 6),
+  CHECK_THROWS_WITH(CheckpointPlan(checkpointing(tiny({"model.parallelism.tensor=4"})), 6),
                     Catch::Contains("6 ranks are not a multiple of tensor x pipeline"));
-  CHECK_THROWS_WITH(CheckpointPlan(workload(tiny({"model.parallelism.data=4"})), 2),
+  CHECK_THROWS_WITH(CheckpointPlan(checkpointing(tiny({"model.parallelism.data=4"})), 2),
                     Catch::Contains("needs 4 ranks and the run has 2"));
-  const CheckpointPlan subset(workload(tiny({"model.parallelism.data=4", "checkpoint.mode=subset",
-                                             "model.parallelism.zero_stage=3"})),
-                              2);
+  const CheckpointPlan subset(
+      checkpointing(tiny({"model.parallelism.data=4", "checkpoint.mode=subset", "model.parallelism.zero_stage=3"})), 2);
   CHECK(subset.subset());
   CHECK(subset.data_parallelism() == 4);
 }

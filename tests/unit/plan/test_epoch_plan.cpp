@@ -14,8 +14,6 @@ using namespace trainio::plan;
 
 namespace {
 
-config::Workload workload(const std::vector<std::string>& overrides) { return test::npz_workload(overrides); }
-
 // Every (file, sample) each rank reads in an epoch, with how often.
 std::map<std::pair<std::uint64_t, std::uint64_t>, int> reads(const config::Workload& w, int ranks, std::uint64_t epoch,
                                                               std::uint64_t* steps_out = nullptr,
@@ -55,8 +53,9 @@ TEST_CASE("every sample is read at most once per epoch, all but the remainder ex
   for (const auto partition : {Partition::strided, Partition::local_files, Partition::contiguous}) {
     for (const auto* shuffle : {"off", "seed", "random"}) {
       for (int ranks : {1, 2, 3, 4, 7}) {
-        const auto w = workload({"dataset.num_files_train=37", "dataset.num_samples_per_file=3", "reader.batch_size=2",
-                                 std::string("reader.sample_shuffle=") + shuffle, std::string("reader.file_shuffle=") + shuffle});
+        const auto w = test::npz_workload({"dataset.num_files_train=37", "dataset.num_samples_per_file=3",
+                                           "reader.batch_size=2", std::string("reader.sample_shuffle=") + shuffle,
+                                           std::string("reader.file_shuffle=") + shuffle});
         std::uint64_t steps = 0;
         const auto seen = reads(w, ranks, 2, &steps, partition);
         for (const auto& [ref, n] : seen) {
@@ -73,8 +72,8 @@ TEST_CASE("every sample is read at most once per epoch, all but the remainder ex
 }
 
 TEST_CASE("local scope: a rank reads only its own files, every epoch, in a new order") {
-  const auto w = workload({"dataset.num_files_train=12", "dataset.num_samples_per_file=2", "reader.batch_size=2",
-                           "reader.sample_shuffle=seed", "reader.file_shuffle=seed"});
+  const auto w = test::npz_workload({"dataset.num_files_train=12", "dataset.num_samples_per_file=2",
+                                     "reader.batch_size=2", "reader.sample_shuffle=seed", "reader.file_shuffle=seed"});
   for (int r = 0; r < 3; ++r) {
     const auto e1 = order(w, 1, r, 3, Partition::local_files);
     const auto e2 = order(w, 2, r, 3, Partition::local_files);
@@ -88,8 +87,8 @@ TEST_CASE("local scope: a rank reads only its own files, every epoch, in a new o
 }
 
 TEST_CASE("contiguous shards: a rank keeps its slice across epochs, shuffled within it") {
-  const auto w = workload({"dataset.num_files_train=10", "dataset.num_samples_per_file=4", "reader.batch_size=4",
-                           "reader.sample_shuffle=seed"});
+  const auto w = test::npz_workload({"dataset.num_files_train=10", "dataset.num_samples_per_file=4",
+                                     "reader.batch_size=4", "reader.sample_shuffle=seed"});
   const auto e1 = order(w, 1, 1, 2, Partition::contiguous);
   const auto e2 = order(w, 2, 1, 2, Partition::contiguous);
   CHECK(e1 != e2);
@@ -107,8 +106,8 @@ TEST_CASE("DLIO's deadlock cases give every rank the same steps") {
   };
   for (const Case c : {Case{13, 4, 3, 1}, Case{24, 4, 3, 2}, Case{25, 4, 3, 2}, Case{145, 16, 3, 3}}) {
     INFO(c.files << " files, batch " << c.batch << ", " << c.ranks << " ranks");
-    const auto w = workload({"dataset.num_files_train=" + std::to_string(c.files),
-                             "reader.batch_size=" + std::to_string(c.batch), "reader.sample_shuffle=seed"});
+    const auto w = test::npz_workload({"dataset.num_files_train=" + std::to_string(c.files),
+                                       "reader.batch_size=" + std::to_string(c.batch), "reader.sample_shuffle=seed"});
     std::uint64_t steps = 0;
     const auto seen = reads(w, c.ranks, 1, &steps);
     CHECK(steps == c.steps);
@@ -120,20 +119,21 @@ TEST_CASE("DLIO's deadlock cases give every rank the same steps") {
 }
 
 TEST_CASE("with seed shuffling each epoch has a new order, and the same seed the same order") {
-  const auto w = workload({"dataset.num_files_train=64", "reader.batch_size=4", "reader.sample_shuffle=seed",
-                           "reader.file_shuffle=seed"});
+  const auto w = test::npz_workload(
+      {"dataset.num_files_train=64", "reader.batch_size=4", "reader.sample_shuffle=seed", "reader.file_shuffle=seed"});
   CHECK(order(w, 1) == order(w, 1));
   CHECK(order(w, 1) != order(w, 2));
-  const auto other_seed = workload({"dataset.num_files_train=64", "reader.batch_size=4", "reader.sample_shuffle=seed",
-                                    "reader.file_shuffle=seed", "train.seed=7"});
+  const auto other_seed =
+      test::npz_workload({"dataset.num_files_train=64", "reader.batch_size=4", "reader.sample_shuffle=seed",
+                          "reader.file_shuffle=seed", "train.seed=7"});
   CHECK(order(w, 1) != order(other_seed, 1));
-  const auto fixed = workload({"dataset.num_files_train=64", "reader.batch_size=4", "reader.sample_shuffle=seed",
-                               "train.seed_change_epoch=false"});
+  const auto fixed = test::npz_workload({"dataset.num_files_train=64", "reader.batch_size=4",
+                                         "reader.sample_shuffle=seed", "train.seed_change_epoch=false"});
   CHECK(order(fixed, 1) == order(fixed, 2));
 }
 
 TEST_CASE("without shuffling ranks take turns through the files in order") {
-  const auto w = workload({"dataset.num_files_train=8", "reader.batch_size=2"});
+  const auto w = test::npz_workload({"dataset.num_files_train=8", "reader.batch_size=2"});
   const auto r0 = order(w, 1, 0, 2);
   const auto r1 = order(w, 1, 1, 2);
   CHECK(r0 == std::vector<SampleRef>{{0, 0}, {2, 0}, {4, 0}, {6, 0}});
@@ -142,8 +142,8 @@ TEST_CASE("without shuffling ranks take turns through the files in order") {
 }
 
 TEST_CASE("file shuffle alone keeps each file's samples together and in order") {
-  const auto w = workload({"dataset.num_files_train=10", "dataset.num_samples_per_file=4", "reader.batch_size=4",
-                           "reader.file_shuffle=seed"});
+  const auto w = test::npz_workload({"dataset.num_files_train=10", "dataset.num_samples_per_file=4",
+                                     "reader.batch_size=4", "reader.file_shuffle=seed"});
   const auto o = order(w, 1);
   REQUIRE(o.size() == 40);
   std::set<std::uint64_t> files;
@@ -156,7 +156,7 @@ TEST_CASE("file shuffle alone keeps each file's samples together and in order") 
 }
 
 TEST_CASE("a dataset too small for one step on every rank is a config error") {
-  const auto w = workload({"dataset.num_files_train=5", "reader.batch_size=4"});
+  const auto w = test::npz_workload({"dataset.num_files_train=5", "reader.batch_size=4"});
   const DatasetLayout layout(w);
   CHECK_NOTHROW(shape_run(w, layout, 1));
   CHECK_THROWS_AS(shape_run(w, layout, 2), Error);
@@ -169,8 +169,8 @@ TEST_CASE("a dataset too small for one step on every rank is a config error") {
 }
 
 TEST_CASE("total_training_steps caps the whole run, not each epoch") {
-  const auto w = workload({"dataset.num_files_train=40", "reader.batch_size=4", "train.epochs=5",
-                           "train.total_training_steps=25"});
+  const auto w = test::npz_workload(
+      {"dataset.num_files_train=40", "reader.batch_size=4", "train.epochs=5", "train.total_training_steps=25"});
   const DatasetLayout layout(w);
   const auto shape = shape_run(w, layout, 1);
   CHECK(shape.train_steps_per_epoch == 10);
@@ -181,8 +181,9 @@ TEST_CASE("total_training_steps caps the whole run, not each epoch") {
 }
 
 TEST_CASE("evaluation follows DLIO's schedule") {
-  const auto w = workload({"workflow.evaluation=true", "dataset.num_files_eval=4", "evaluation.eval_after_epoch=2",
-                           "evaluation.epochs_between_evals=3", "train.epochs=10"});
+  const auto w =
+      test::npz_workload({"workflow.evaluation=true", "dataset.num_files_eval=4", "evaluation.eval_after_epoch=2",
+                          "evaluation.epochs_between_evals=3", "train.epochs=10"});
   std::vector<std::uint64_t> evals;
   for (std::uint64_t e = 1; e <= 10; ++e)
     if (evaluates_after(w, e)) evals.push_back(e);
@@ -203,8 +204,8 @@ std::vector<std::uint64_t> streamed(const DatasetLayout& layout, const config::W
 }  // namespace
 
 TEST_CASE("tensorflow file streams: ranks take every ranks-th file of the epoch's order") {
-  const auto w = workload({"dataset.num_files_train=11", "dataset.num_samples_per_file=5", "reader.batch_size=2",
-                           "reader.file_shuffle=seed"});
+  const auto w = test::npz_workload({"dataset.num_files_train=11", "dataset.num_samples_per_file=5",
+                                     "reader.batch_size=2", "reader.file_shuffle=seed"});
   const DatasetLayout layout(w);
   std::multiset<std::uint64_t> all;
   for (int r = 0; r < 3; ++r) {
@@ -219,12 +220,13 @@ TEST_CASE("tensorflow file streams: ranks take every ranks-th file of the epoch'
   // Steps: the rank with fewest files (3 files x 5 records / batch 2).
   CHECK(steps_per_epoch(Partition::file_streams, 11, 5, 2, 3) == 7);
 
-  const auto unshuffled = workload({"dataset.num_files_train=4"});
+  const auto unshuffled = test::npz_workload({"dataset.num_files_train=4"});
   CHECK(streamed(DatasetLayout(unshuffled), unshuffled, 1, 1, 2) == std::vector<std::uint64_t>{1, 3});
 }
 
 TEST_CASE("tensorflow file streams with fewer files than ranks: every rank streams every file") {
-  const auto w = workload({"dataset.num_files_train=2", "dataset.num_samples_per_file=9", "reader.batch_size=2"});
+  const auto w =
+      test::npz_workload({"dataset.num_files_train=2", "dataset.num_samples_per_file=9", "reader.batch_size=2"});
   const DatasetLayout layout(w);
   for (int r = 0; r < 4; ++r) {
     CHECK(FileStreams(layout, Split::train, w, 1, r, 4, 0).record_sharded());
@@ -234,7 +236,8 @@ TEST_CASE("tensorflow file streams with fewer files than ranks: every rank strea
 }
 
 TEST_CASE("tensorflow file streams hold no list: a rank's stream of millions of files is computed file by file") {
-  const auto w = workload({"dataset.num_files_train=50000000", "dataset.num_samples_per_file=1", "reader.file_shuffle=seed"});
+  const auto w = test::npz_workload(
+      {"dataset.num_files_train=50000000", "dataset.num_samples_per_file=1", "reader.file_shuffle=seed"});
   const FileStreams streams(DatasetLayout(w), Split::train, w, 1, 0, 1, 0);
   CHECK(streams.size() == 50000000u);
   std::set<std::uint64_t> seen;
@@ -259,8 +262,9 @@ TEST_CASE("tensorflow generator threads: each walks a contiguous run of steps, i
 TEST_CASE("a reader's memo of the file order gives the plan's own samples, across epochs and plans") {
   for (const auto partition : {Partition::strided, Partition::local_files, Partition::contiguous}) {
     for (const auto* shuffle : {"off", "seed"}) {
-      const auto w = workload({"dataset.num_files_train=13", "dataset.num_samples_per_file=5", "reader.batch_size=3",
-                               std::string("reader.sample_shuffle=") + shuffle, "reader.file_shuffle=seed"});
+      const auto w =
+          test::npz_workload({"dataset.num_files_train=13", "dataset.num_samples_per_file=5", "reader.batch_size=3",
+                              std::string("reader.sample_shuffle=") + shuffle, "reader.file_shuffle=seed"});
       const DatasetLayout layout(w);
       // One memo carried from epoch to epoch and between two ranks' plans, as a reader thread
       // carries it: it must never answer for a plan it was not filled by.
@@ -289,8 +293,9 @@ TEST_CASE("a run of samples lists the plan's own samples of its slots, as long a
   for (const auto partition : {Partition::strided, Partition::local_files, Partition::contiguous}) {
     for (const auto* shuffle : {"off", "seed"}) {
       for (int ranks : {1, 2, 3}) {
-        const auto w = workload({"dataset.num_files_train=7", "dataset.num_samples_per_file=10", "reader.batch_size=4",
-                                 std::string("reader.sample_shuffle=") + shuffle, "reader.file_shuffle=seed"});
+        const auto w =
+            test::npz_workload({"dataset.num_files_train=7", "dataset.num_samples_per_file=10", "reader.batch_size=4",
+                                std::string("reader.sample_shuffle=") + shuffle, "reader.file_shuffle=seed"});
         const DatasetLayout layout(w);
         util::Permutation::Memo memo;
         const EpochPlan p(layout, Split::train, w, 4, 1, ranks - 1, ranks, 0, -1, partition);

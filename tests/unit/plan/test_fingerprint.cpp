@@ -8,7 +8,6 @@ using namespace trainio;
 using namespace trainio::plan;
 
 namespace {
-config::Workload workload(const std::vector<std::string>& overrides) { return test::npz_workload(overrides); }
 std::string value_of(const Fingerprint& fp, const std::string& key) {
   for (const auto& [k, v] : fp)
     if (k == key) return v;
@@ -17,14 +16,16 @@ std::string value_of(const Fingerprint& fp, const std::string& key) {
 }  // namespace
 
 TEST_CASE("the fingerprint keys on the sample size the dataset has, not on an ignored record_length_bytes") {
-  const auto a = dataset_fingerprint(workload({"dataset.record_dims=[10,20]"}));
-  const auto b = dataset_fingerprint(workload({"dataset.record_dims=[10,20]", "dataset.record_length_bytes=4096"}));
+  const auto a = dataset_fingerprint(test::npz_workload({"dataset.record_dims=[10,20]"}));
+  const auto b =
+      dataset_fingerprint(test::npz_workload({"dataset.record_dims=[10,20]", "dataset.record_length_bytes=4096"}));
   CHECK(value_of(a, "dataset.record_length_bytes") == "200");
   CHECK_FALSE(first_difference(a, b));  // the same files: the same dataset
-  const auto c = dataset_fingerprint(workload({"dataset.record_dims=[10,20]", "dataset.record_element_type=float32"}));
+  const auto c =
+      dataset_fingerprint(test::npz_workload({"dataset.record_dims=[10,20]", "dataset.record_element_type=float32"}));
   CHECK(value_of(c, "dataset.record_length_bytes") == "800");
   CHECK(first_difference(a, c));
   // Without record_dims the given length is the size, as before (datasets on disk still match).
-  CHECK(value_of(dataset_fingerprint(workload({"dataset.record_length_bytes=4096"})), "dataset.record_length_bytes") ==
-        "4096");
+  CHECK(value_of(dataset_fingerprint(test::npz_workload({"dataset.record_length_bytes=4096"})),
+                 "dataset.record_length_bytes") == "4096");
 }

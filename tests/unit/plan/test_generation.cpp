@@ -10,8 +10,6 @@
 using namespace trainio;
 
 namespace {
-config::Workload workload(const std::vector<std::string>& overrides) { return test::npz_workload(overrides); }
-
 std::vector<std::uint64_t> files_to_generate(const plan::DatasetLayout& layout, int rank, int ranks) {
   const plan::FileShare share(layout, rank, ranks);
   std::vector<std::uint64_t> files;
@@ -21,14 +19,15 @@ std::vector<std::uint64_t> files_to_generate(const plan::DatasetLayout& layout, 
 }  // namespace
 
 TEST_CASE("equal files are dealt round robin, as DLIO does") {
-  const plan::DatasetLayout l(workload({"dataset.num_files_train=10", "dataset.num_files_eval=3"}));
+  const plan::DatasetLayout l(test::npz_workload({"dataset.num_files_train=10", "dataset.num_files_eval=3"}));
   CHECK(files_to_generate(l, 1, 3) == std::vector<std::uint64_t>{1, 4, 7, 10});
   CHECK(files_to_generate(l, 0, 1).size() == 13);
 }
 
 TEST_CASE("files of varying size are dealt by bytes: every file once, loads nearly even") {
-  const plan::DatasetLayout l(workload({"dataset.num_files_train=168", "dataset.record_length_bytes=146600628",
-                                        "dataset.record_length_bytes_stdev=68341808"}));
+  const plan::DatasetLayout l(
+      test::npz_workload({"dataset.num_files_train=168", "dataset.record_length_bytes=146600628",
+                          "dataset.record_length_bytes_stdev=68341808"}));
   for (int ranks : {2, 3, 8}) {
     std::vector<int> owner(l.total_files(), -1);
     std::vector<double> load(ranks, 0);
@@ -49,8 +48,9 @@ TEST_CASE("files of varying size are dealt by bytes: every file once, loads near
 
 TEST_CASE("more files of varying size than are dealt by bytes go round robin, computed file by file") {
   const auto many = std::to_string(plan::kMaxFilesDealtByBytes + 5);
-  const plan::DatasetLayout l(workload({"dataset.num_files_train=" + many, "dataset.num_files_eval=0",
-                                        "dataset.record_length_bytes=4096", "dataset.record_length_bytes_stdev=1000"}));
+  const plan::DatasetLayout l(
+      test::npz_workload({"dataset.num_files_train=" + many, "dataset.num_files_eval=0",
+                          "dataset.record_length_bytes=4096", "dataset.record_length_bytes_stdev=1000"}));
   REQUIRE(l.sizes_vary());
   const plan::FileShare share(l, 2, 3);
   CHECK(share.size() == (plan::kMaxFilesDealtByBytes + 5 - 2 + 2) / 3);

@@ -7,9 +7,11 @@
 #include <string>
 
 #include "report/dlio_figures.hpp"
+#include "unit/text.hpp"
 
 using namespace trainio;
 using report::DlioFigures;
+using trainio::test::contains;
 
 namespace {
 
@@ -29,8 +31,6 @@ std::string note(const DlioFigures& f, const std::string& figure) {
     if (n.figure == figure) return n.cause;
   return "";
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 constexpr double kMiB = 1024.0 * 1024.0;
 

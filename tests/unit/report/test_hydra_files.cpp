@@ -14,7 +14,7 @@
 using namespace trainio;
 
 namespace {
-config::Workload workload(const std::vector<std::string>& overrides) {
+config::Workload pytorch_npz(const std::vector<std::string>& overrides) {
   return config::load_text("framework: pytorch\nreader:\n  data_loader: pytorch\ndataset:\n  format: npz\n"
                            "  record_length_bytes: 4096\n",
                            "t.yaml", "mine", overrides);
@@ -30,7 +30,7 @@ TEST_CASE("overrides in Hydra's spelling: under workload., with their sigils") {
 }
 
 TEST_CASE("config.yaml: the resolved workload under `workload:`, with DLIO 1.0's record_length") {
-  const auto w = workload({"train.epochs=3"});
+  const auto w = pytorch_npz({"train.epochs=3"});
   const std::string text = report::hydra_config_yaml(w);
   CHECK(text.rfind("# written by trainio ", 0) == 0);
   const YAML::Node doc = YAML::Load(text);
@@ -41,18 +41,18 @@ TEST_CASE("config.yaml: the resolved workload under `workload:`, with DLIO 1.0's
 }
 
 TEST_CASE("overrides.yaml: workload=NAME, then each override as Hydra spells it") {
-  const auto w = workload({"train.epochs=3", "reader.batch_size=2"});
+  const auto w = pytorch_npz({"train.epochs=3", "reader.batch_size=2"});
   const YAML::Node doc = YAML::Load(report::hydra_overrides_yaml(w));
   REQUIRE(doc.IsSequence());
   REQUIRE(doc.size() == 3);
   CHECK(doc[0].as<std::string>() == "workload=mine");
   CHECK(doc[1].as<std::string>() == "++workload.train.epochs=3");
   CHECK(doc[2].as<std::string>() == "++workload.reader.batch_size=2");
-  CHECK(YAML::Load(report::hydra_overrides_yaml(workload({}))).size() == 1);
+  CHECK(YAML::Load(report::hydra_overrides_yaml(pytorch_npz({}))).size() == 1);
 }
 
 TEST_CASE("hydra.yaml: the run's folder, its overrides sorted into the dirname, and the job") {
-  const auto w = workload({"train.epochs=3", "reader.batch_size=2"});
+  const auto w = pytorch_npz({"train.epochs=3", "reader.batch_size=2"});
   report::HydraRun run{"results/run1", "/abs/results/run1", "/abs", ".hydra", "dlio_benchmark"};
   const YAML::Node h = YAML::Load(report::hydra_yaml(w, run))["hydra"];
   CHECK(h["run"]["dir"].as<std::string>() == "results/run1");

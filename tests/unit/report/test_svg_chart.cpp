@@ -7,8 +7,10 @@
 #include <string>
 
 #include "report/svg_chart.hpp"
+#include "unit/text.hpp"
 
 using namespace trainio::report;
+using trainio::test::contains;
 
 namespace {
 
@@ -17,8 +19,6 @@ std::size_t count(const std::string& text, const std::string& part) {
   for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
   return n;
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The tick labels of the y axis, bottom to top.
 std::vector<std::string> ticks(const std::string& svg) {

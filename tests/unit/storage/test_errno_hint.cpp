@@ -6,11 +6,12 @@
 #include <string>
 
 #include "storage/errno_hint.hpp"
+#include "unit/text.hpp"
 
 using namespace trainio::storage;
+using trainio::test::contains;
 
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Names folders for one test and forgets them after it, whatever it asserts.
 struct Named {

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,11 +69,6 @@ int probe_in_user_namespace(const std::string& path) {
   return code >= 10 ? code - 10 : 1000 + code;
 }
 
-bool on_tmpfs(const std::string& path) {
-  struct statfs s;
-  return ::statfs(path.c_str(), &s) == 0 && s.f_type == 0x01021994;
-}
-
 }  // namespace
 
 TEST_CASE("root in a user namespace: mincore's answer for a file whose owner the namespace does not map is not "
@@ -85,7 +79,7 @@ TEST_CASE("root in a user namespace: mincore's answer for a file whose owner the
   }
   test::TempDir dir("mincore-userns");
   const std::string foreign = evicted_file(dir, "foreign.bin", 12345, 12345);
-  if (on_tmpfs(foreign)) {
+  if (test::on_tmpfs(foreign)) {
     WARN("the test folder is on tmpfs, where nothing can be evicted: set TRAINIO_TEST_TMP to a disk folder");
     return;
   }

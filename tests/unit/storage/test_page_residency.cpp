@@ -1,7 +1,6 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <string>
@@ -18,7 +17,7 @@ using storage::File;
 
 namespace {
 
-constexpr std::uint64_t kBytes = 1 << 20;
+constexpr std::uint64_t kFileBytes = 1 << 20;
 
 std::string write_file(const test::TempDir& dir, const std::string& name, std::uint64_t bytes) {
   const std::string path = dir / name;
@@ -35,45 +34,40 @@ void evict(const std::string& path) {
   f.drop_from_cache();
 }
 
-bool on_tmpfs(const std::string& path) {
-  struct statfs s;
-  return ::statfs(path.c_str(), &s) == 0 && s.f_type == 0x01021994;  // TMPFS_MAGIC: its pages are the data
-}
-
 }  // namespace
 
 TEST_CASE("a file evicted with fadvise is not resident; once read, it is") {
   test::TempDir dir("residency");
-  const std::string path = write_file(dir, "data.bin", kBytes);
-  if (on_tmpfs(path)) {
+  const std::string path = write_file(dir, "data.bin", kFileBytes);
+  if (test::on_tmpfs(path)) {
     WARN("the test folder is on tmpfs, where nothing can be evicted: set TRAINIO_TEST_TMP to a disk folder");
     return;
   }
-  const std::uint64_t pages = storage::pages_spanned(0, kBytes);
-  REQUIRE(pages == kBytes / storage::page_bytes());
+  const std::uint64_t pages = storage::pages_spanned(0, kFileBytes);
+  REQUIRE(pages == kFileBytes / storage::page_bytes());
   evict(path);
   File f = File::open(path);
-  const storage::Residency cold = storage::probe_residency(f.fd(), 0, kBytes);
+  const storage::Residency cold = storage::probe_residency(f.fd(), 0, kFileBytes);
   CHECK(cold.error == 0);
   CHECK(cold.resident_pages == 0);
-  std::vector<unsigned char> buffer(kBytes);
-  f.pread_exact(buffer.data(), kBytes, 0);
-  const storage::Residency hot = storage::probe_residency(f.fd(), 0, kBytes);
+  std::vector<unsigned char> buffer(kFileBytes);
+  f.pread_exact(buffer.data(), kFileBytes, 0);
+  const storage::Residency hot = storage::probe_residency(f.fd(), 0, kFileBytes);
   CHECK(hot.error == 0);
   CHECK(hot.resident_pages == pages);
   // Part of a range: the first quarter read after another eviction (readahead off, so that the
   // kernel fetches only what is read).
   f.drop_from_cache();
   REQUIRE(::posix_fadvise(f.fd(), 0, 0, POSIX_FADV_RANDOM) == 0);
-  f.pread_exact(buffer.data(), kBytes / 4, 0);
-  CHECK(storage::probe_residency(f.fd(), 0, kBytes).resident_pages == pages / 4);
-  CHECK(storage::probe_residency(f.fd(), 3 * kBytes / 4, kBytes / 4).resident_pages == 0);
+  f.pread_exact(buffer.data(), kFileBytes / 4, 0);
+  CHECK(storage::probe_residency(f.fd(), 0, kFileBytes).resident_pages == pages / 4);
+  CHECK(storage::probe_residency(f.fd(), 3 * kFileBytes / 4, kFileBytes / 4).resident_pages == 0);
   CHECK(storage::residency_method() == storage::ResidencyMethod::cachestat);  // Linux 6.5+ on these machines
   // The fallback for older kernels tells the same.
-  CHECK(storage::probe_residency_by_mincore(f.fd(), 0, kBytes).resident_pages == pages / 4);
-  CHECK(storage::probe_residency_by_mincore(f.fd(), 3 * kBytes / 4, kBytes / 4).resident_pages == 0);
-  f.pread_exact(buffer.data(), kBytes, 0);
-  CHECK(storage::probe_residency_by_mincore(f.fd(), 0, kBytes).resident_pages == pages);
+  CHECK(storage::probe_residency_by_mincore(f.fd(), 0, kFileBytes).resident_pages == pages / 4);
+  CHECK(storage::probe_residency_by_mincore(f.fd(), 3 * kFileBytes / 4, kFileBytes / 4).resident_pages == 0);
+  f.pread_exact(buffer.data(), kFileBytes, 0);
+  CHECK(storage::probe_residency_by_mincore(f.fd(), 0, kFileBytes).resident_pages == pages);
   CHECK(storage::probe_residency_by_mincore(f.fd(), 100, 10).resident_pages == 1);
 }
 
@@ -109,8 +103,8 @@ TEST_CASE("sampling: a phase's first read, then one in kProbeEveryReads, never a
 
 TEST_CASE("reads through File carry the probe to the recorder; O_DIRECT reads are marked, not probed") {
   test::TempDir dir("residency-file");
-  const std::string path = write_file(dir, "data.bin", kBytes);
-  if (on_tmpfs(path)) {
+  const std::string path = write_file(dir, "data.bin", kFileBytes);
+  if (test::on_tmpfs(path)) {
     WARN("the test folder is on tmpfs: no eviction, no O_DIRECT");
     return;
   }
@@ -119,19 +113,19 @@ TEST_CASE("reads through File carry the probe to the recorder; O_DIRECT reads ar
   {
     storage::ScopedObserver observe(&rec);
     storage::begin_probe_phase();
-    std::vector<unsigned char> buffer(kBytes);
+    std::vector<unsigned char> buffer(kFileBytes);
     File f = File::open(path);
-    f.pread_exact(buffer.data(), kBytes, 0);  // probed: nothing resident; the read brings it in
+    f.pread_exact(buffer.data(), kFileBytes, 0);  // probed: nothing resident; the read brings it in
     storage::begin_probe_phase();
-    f.pread_exact(buffer.data(), kBytes, 0);  // probed: all resident
+    f.pread_exact(buffer.data(), kFileBytes, 0);  // probed: all resident
   }
   const metrics::PageCacheStats& c = rec.page_cache();
-  const std::uint64_t pages = kBytes / storage::page_bytes();
+  const std::uint64_t pages = kFileBytes / storage::page_bytes();
   CHECK(c.probes == 2);
   CHECK(c.probed_pages == 2 * pages);
   CHECK(c.resident_pages == pages);
   CHECK(c.stayed_out_pages == 0);  // ext4 keeps what it read
-  CHECK(c.read_bytes == 2 * kBytes);
+  CHECK(c.read_bytes == 2 * kFileBytes);
   CHECK(c.direct_bytes == 0);
 
   metrics::IoRecorder direct;
@@ -139,14 +133,14 @@ TEST_CASE("reads through File carry the probe to the recorder; O_DIRECT reads ar
     storage::ScopedObserver observe(&direct);
     storage::begin_probe_phase();
     void* buffer = nullptr;
-    REQUIRE(::posix_memalign(&buffer, 4096, kBytes) == 0);
+    REQUIRE(::posix_memalign(&buffer, 4096, kFileBytes) == 0);
     File f = File::open(path, {.direct = true});
-    f.pread_exact(buffer, kBytes, 0);
+    f.pread_exact(buffer, kFileBytes, 0);
     File copy = f.duplicate();  // one open file description: O_DIRECT too
     copy.pread_exact(buffer, 4096, 0);
     ::free(buffer);
   }
   CHECK(direct.page_cache().probes == 0);
-  CHECK(direct.page_cache().direct_bytes == kBytes + 4096);
-  CHECK(direct.page_cache().read_bytes == kBytes + 4096);
+  CHECK(direct.page_cache().direct_bytes == kFileBytes + 4096);
+  CHECK(direct.page_cache().read_bytes == kFileBytes + 4096);
 }

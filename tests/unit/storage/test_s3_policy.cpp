@@ -17,7 +17,7 @@ namespace {
 
 std::string content_type(const Policy& p) { return p.content_type ? p.content_type : "-"; }
 
-struct Requests : IoObserver {
+struct RequestCount : IoObserver {
   int seen = 0;
   void on_op(const OpEvent&) override {}
   void on_request(const RequestEvent&) override { ++seen; }
@@ -195,7 +195,7 @@ TEST_CASE("S3 policy: an upload takes its part size from the object's size, and 
   Endpoint e;
   e.url = "http://127.0.0.1:9";  // nothing listens: no request may be sent
   Client client(e);
-  Requests requests;
+  RequestCount requests;
   const ScopedObserver observing(&requests);
   constexpr std::uint64_t gib = 1ull << 30;
   const Upload big(client, "b", "k", kPartBytes, Upload::Parts::put_when_small, 8, 100 * gib);
