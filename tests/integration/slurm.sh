@@ -30,6 +30,13 @@ for c in slurmctld slurmd srun sbatch sinfo scontrol unshare; do
   command -v "$c" >/dev/null || fail "$c is missing: install slurmd slurmctld slurm-client (scripts/lib/deps.sh does)"
 done
 
+# hosta's and hostb's slurmd see a /tmp of their own, which hides everything under the real one.
+for path in "$trainio" "$parent"; do
+  case "$path/" in
+    /tmp/*) fail "$path is under /tmp, which the test's hosts hosta and hostb do not see (each has a /tmp of its own): build outside /tmp" ;;
+  esac
+done
+
 # One test cluster at a time on this machine.
 mkdir -p /run/lock
 exec 9>/run/lock/trainio-slurm-test.lock
