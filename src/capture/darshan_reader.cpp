@@ -29,8 +29,12 @@ void DarshanReader::line(std::string_view s) {
   long rank = 0;
   std::uint64_t segment = 0, offset = 0, length = 0;
   double start = 0, end = 0;
+  // Seconds since the job's start: beyond 10^9 s (or negative) no clock gave them, and they would
+  // not fit nanoseconds in 64 bits.
+  constexpr double kLatest = 1e9;
+  const auto a_time = [&](double t) { return t >= 0 && t <= kLatest; };  // false for NaN too
   if (!(in >> module >> rank >> op >> segment >> offset >> length >> start >> end) || !module.starts_with("X_") ||
-      (op != "read" && op != "write") || paths_.empty()) {
+      (op != "read" && op != "write") || paths_.empty() || !a_time(start) || !a_time(end)) {
     ++foreign_;
     return;
   }

@@ -31,6 +31,28 @@ bool pfw_call(std::string_view n, Call* call) {
   return true;
 }
 
+namespace {
+
+// A field no tracer writes (a time beyond 10^9 s, a pid past 2^31): the line is foreign content,
+// never converted to an integer it does not fit.
+struct OutOfRange {};
+
+// args' counts, pid and tid: integers of JSON, or numbers that fit 64 bits.
+std::int64_t whole(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  const double d = v.get<double>();  // a type error for anything but a number
+  if (!(d >= -9.0e18 && d <= 9.0e18)) throw OutOfRange{};
+  return static_cast<std::int64_t>(d);
+}
+
+// Microseconds of a trace (ts, dur) in nanoseconds.
+std::int64_t ns_of_us(double us) {
+  if (!(us >= 0 && us <= 1e15)) throw OutOfRange{};
+  return static_cast<std::int64_t>(us * 1000.0);
+}
+
+}  // namespace
+
 PfwReader::PfwReader(std::string name, EventSink sink) : name_(std::move(name)), sink_(std::move(sink)) {}
 
 void PfwReader::line(std::string_view s) {
@@ -38,8 +60,14 @@ void PfwReader::line(std::string_view s) {
   try {
     event(s);
   } catch (const nlohmann::json::exception&) {  // a field of the wrong type: foreign content
-    if (foreign_++ == 0) first_foreign_line_ = lines_, first_foreign_ = std::string(s.substr(0, 80));
+    foreign(s);
+  } catch (const OutOfRange&) {
+    foreign(s);
   }
+}
+
+void PfwReader::foreign(std::string_view s) {
+  if (foreign_++ == 0) first_foreign_line_ = lines_, first_foreign_ = std::string(s.substr(0, 80));
 }
 
 void PfwReader::event(std::string_view s) {
@@ -48,7 +76,7 @@ void PfwReader::event(std::string_view s) {
   if (s.empty() || s == "[" || s == "]") return;
   const nlohmann::json j = nlohmann::json::parse(s, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    if (foreign_++ == 0) first_foreign_line_ = lines_, first_foreign_ = std::string(s.substr(0, 80));
+    foreign(s);
     return;
   }
   const std::string name = j.value("name", "");
@@ -64,16 +92,17 @@ void PfwReader::event(std::string_view s) {
   ++events_;
   if (j.contains("ts")) {  // any event moves the trace's end: a replay's last steps read nothing
     const double end_us = j.value("ts", 0.0) + (j.contains("dur") ? j.value("dur", 0.0) : 0.0);
-    last_ns_ = std::max(last_ns_, static_cast<std::int64_t>(end_us * 1000.0));
+    last_ns_ = std::max(last_ns_, ns_of_us(end_us));
   }
   Call call;
   if (j.value("cat", "") != "POSIX" || !pfw_call(name, &call)) return;
   Event e;
   e.call = call;
-  const long pid = j.value("pid", 0L), tid = j.value("tid", 0L);
+  const std::int64_t pid = j.contains("pid") ? whole(j["pid"]) : 0, tid = j.contains("tid") ? whole(j["tid"]) : 0;
+  if (pid < 0 || pid >= (1LL << 31) || tid < 0 || tid >= (1LL << 31)) throw OutOfRange{};
   e.pid = pid * 1'000'000 + tid;  // threads are the loaders' workers
-  e.start_ns = static_cast<std::int64_t>(j.value("ts", 0.0) * 1000.0);
-  e.dur_ns = j.contains("dur") ? static_cast<std::int64_t>(j.value("dur", 0.0) * 1000.0) : -1;
+  e.start_ns = ns_of_us(j.value("ts", 0.0));
+  e.dur_ns = j.contains("dur") ? ns_of_us(j.value("dur", 0.0)) : -1;
   std::string path;
   if (args != j.end() && args->is_object()) {
     if (args->contains("fname")) path = (*args)["fname"].get<std::string>();
@@ -85,7 +114,7 @@ void PfwReader::event(std::string_view s) {
     auto count = [&](const char* key, std::int64_t* out) {
       auto it = args->find(key);
       if (it == args->end() || !it->is_number()) return false;
-      *out = it->get<std::int64_t>();
+      *out = whole(*it);
       return true;
     };
     std::int64_t v = 0;

@@ -22,6 +22,7 @@ class PfwReader {
 
  private:
   void event(std::string_view text);
+  void foreign(std::string_view text);  // counts a line that is no trace event, keeping the first
 
   std::string name_;
   EventSink sink_;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -36,11 +37,25 @@ std::string_view next_word(std::string_view& s) {
   return w;
 }
 
+// Whole seconds whose nanoseconds fit 64 bits with room for days added: a time strace writes
+// (-ttt since 1970 is ~1.7 x 10^9 s) or a call's duration.
+constexpr long long kMostSeconds = 4'000'000'000;
+
 bool looks_like_time(std::string_view w) {
   if (w.empty() || !std::isdigit(static_cast<unsigned char>(w.front()))) return false;
   for (char c : w)
     if (!(std::isdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.')) return false;
-  return w.find(':') != std::string_view::npos || w.find('.') != std::string_view::npos;
+  const std::string_view whole = w.substr(0, w.find('.'));
+  const auto colons = std::count(whole.begin(), whole.end(), ':');
+  if (colons > 2 || (colons == 0 && (whole.size() > 10 || number(whole) > kMostSeconds))) return false;
+  for (std::size_t start = 0; colons > 0 && start <= whole.size();) {  // HH:MM:SS, each of 1-2 digits
+    const std::size_t colon = whole.find(':', start);
+    const std::size_t digits = (colon == std::string_view::npos ? whole.size() : colon) - start;
+    if (digits == 0 || digits > 2) return false;
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  return colons > 0 || w.find('.') != std::string_view::npos;
 }
 
 // The matching ')' of a call whose arguments start at `from`: strings and brackets nest.
@@ -118,8 +133,14 @@ std::int64_t StraceReader::parse_time(std::string_view t) {
   std::int64_t scale = 100'000'000;
   for (char c : frac.substr(0, 9)) ns += (c - '0') * scale, scale /= 10;
   ns += day_ns_;
-  // -tt restarts at midnight: a jump back of more than 12 hours is the next day.
-  if (ns + 43'200'000'000'000 < last_time_ns_) day_ns_ += 86'400'000'000'000, ns += 86'400'000'000'000;
+  // -tt restarts at midnight: a jump back of more than 12 hours is the next day. No job runs for
+  // years: a trace whose clock went round that often is not a trace (and its time would overflow).
+  if (ns + 43'200'000'000'000 < last_time_ns_) {
+    day_ns_ += 86'400'000'000'000, ns += 86'400'000'000'000;
+    if (day_ns_ > 3660 * 86'400'000'000'000LL)
+      throw usage_error(fmt::format("{}: its times go back past midnight more than 3,660 times", name_),
+                        "give a trace strace wrote (strace -f -tt -T -o FILE)");
+  }
   last_time_ns_ = ns;
   return ns;
 }
@@ -167,10 +188,13 @@ void StraceReader::line(std::string_view s) {
     if (lt != std::string_view::npos && lt + 1 < body.size() && std::isdigit(static_cast<unsigned char>(body[lt + 1]))) {
       const std::string_view d = body.substr(lt + 1, body.size() - lt - 2);
       const std::size_t dot = d.find('.');
-      std::int64_t ns = number(d.substr(0, dot)) * 1'000'000'000, scale = 100'000'000;
-      if (dot != std::string_view::npos)
-        for (char c : d.substr(dot + 1, 9)) ns += (c - '0') * scale, scale /= 10;
-      dur_ns = ns;
+      bool ok = false;
+      if (const long long secs = number(d.substr(0, dot), &ok); ok && secs <= kMostSeconds) {  // else: no duration
+        std::int64_t ns = secs * 1'000'000'000, scale = 100'000'000;
+        if (dot != std::string_view::npos)
+          for (char c : d.substr(dot + 1, 9)) ns += std::isdigit(static_cast<unsigned char>(c)) ? (c - '0') * scale : 0, scale /= 10;
+        dur_ns = ns;
+      }
       body = body.substr(0, lt);
       while (!body.empty() && body.back() == ' ') body.remove_suffix(1);
     }

@@ -87,6 +87,26 @@ TEST_CASE("darshan DXT text: segments in time order, MPI-IO left out", "[capture
   CHECK(seen[2].bytes == 1048576);
 }
 
+TEST_CASE("darshan DXT text: other text is refused naming it, and impossible times are not segments", "[capture]") {
+  DarshanReader prose("notes.txt", [](const Event&) {});
+  for (const char* line : {"# DXT, file_id: 1, file_name: /lus/a.npz", "shopping list", "eggs", "milk"}) prose.line(line);
+  try {
+    prose.finish();
+    FAIL("other text was read as a trace");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("notes.txt") != std::string::npos);
+  }
+  // Times no clock gives (beyond 10^9 s, negative, not numbers) are foreign lines, never converted.
+  int sent = 0;
+  DarshanReader odd("d.txt", [&](const Event& e) { sent += e.call != Call::mark; });
+  odd.line("# DXT, file_id: 1, file_name: /lus/a.npz");
+  for (int i = 0; i < 40; ++i) odd.line(" X_POSIX 0 read 0 0 4096 0.1000 0.1005");
+  odd.line(" X_POSIX 0 read 1 0 4096 1e300 1e301");
+  odd.line(" X_POSIX 0 read 2 0 4096 -5 0.1");
+  odd.finish();
+  CHECK(sent == 40);
+}
+
 TEST_CASE("trace input: kinds by content, -ff pids from names, folders, refusals", "[capture]") {
   test::TempDir dir("capture-input");
   {
@@ -113,4 +133,24 @@ TEST_CASE("pfw: events of the wrong types are counted as foreign, not thrown", "
   for (int i = 0; i < 40; ++i)
     r.line(R"({"name":"read","cat":"POSIX","pid":0,"tid":1,"ts":1,"dur":1,"ph":"X","args":{"fname":"/d/a","size":1}})");
   REQUIRE_NOTHROW(r.finish());
+}
+
+TEST_CASE("pfw: numbers no tracer writes are foreign lines, never converted", "[capture]") {
+  std::vector<Event> seen;
+  PfwReader r("t.pfw", [&](const Event& e) {
+    if (e.call != Call::mark) seen.push_back(e);
+  });
+  r.line("[");
+  for (int i = 0; i < 100; ++i)
+    r.line(R"({"name":"read","cat":"POSIX","pid":3,"tid":1,"ts":10,"dur":2,"ph":"X","args":{"fname":"/d/a","size":4096}})");
+  for (const char* odd : {
+           R"({"name":"read","cat":"POSIX","pid":3,"tid":1,"ts":1e300,"dur":2,"ph":"X","args":{"fname":"/d/a","size":1}})",
+           R"({"name":"read","cat":"POSIX","pid":3,"tid":1,"ts":10,"dur":-1e300,"ph":"X","args":{"fname":"/d/a","size":1}})",
+           R"({"name":"read","cat":"POSIX","pid":1e300,"tid":1,"ts":10,"ph":"X","args":{"fname":"/d/a","size":1}})",
+           R"({"name":"read","cat":"POSIX","pid":3,"tid":1,"ts":10,"ph":"X","args":{"fname":"/d/a","size":1e300}})"})
+    r.line(odd);
+  r.finish();
+  REQUIRE(seen.size() == 100);
+  CHECK(seen.back().bytes == 4096);
+  CHECK(seen.back().start_ns == 10'000);
 }

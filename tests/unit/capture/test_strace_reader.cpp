@@ -178,6 +178,25 @@ TEST_CASE("strace: hostile lines are counted, never a crash", "[capture]") {
   CHECK(ev.size() >= 1);
 }
 
+TEST_CASE("strace: times and durations no clock gives are not converted", "[capture]") {
+  // A -ttt time past 2096, a clock field of 9 digits, a duration of 10^25 s: none fits
+  // nanoseconds in 64 bits. The lines are foreign (the times) or keep no duration.
+  std::string text = "1 10:00:00.1 openat(AT_FDCWD, \"/d/a\", O_RDONLY) = 3 <0.000001>\n"
+                     "1 99999999999999999.5 read(3, \"x\", 1) = 1 <0.1>\n"
+                     "1 10:00:999999999.5 read(3, \"x\", 1) = 1 <0.1>\n"
+                     "1 10:00:00.7 read(3, \"x\", 1) = 1 <10000000000000000000000000.5>\n";
+  for (int i = 0; i < 40; ++i) text += "1 10:00:00.8 read(3, \"x\", 1) = 1 <0.000001>\n";
+  const auto ev = parse(text);
+  REQUIRE(ev.size() == 42);  // the open, the read of no duration, the 40 reads
+  CHECK(ev[1].start_ns == 36'000'700'000'000LL);
+  CHECK(ev[1].dur_ns == -1);
+  CHECK(ev[2].dur_ns == 1'000);
+  // A clock that goes round midnight every other line for years is not a trace.
+  std::string spin;
+  for (int i = 0; i < 8000; ++i) spin += i % 2 ? "1 23:00:00.0 close(9) = 0 <0.000001>\n" : "1 00:00:00.0 close(9) = 0 <0.000001>\n";
+  CHECK_THROWS_AS(parse(spin), Error);
+}
+
 TEST_CASE("strace: the trace's end is marked with its last time", "[capture]") {
   std::int64_t end = 0;
   std::istringstream in("1 10:00:00.1 openat(AT_FDCWD, \"/d/a\", O_RDONLY) = 3 <0.000001>\n"
