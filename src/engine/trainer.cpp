@@ -15,6 +15,7 @@
 #include "plan/time_draws.hpp"
 #include "storage/page_residency.hpp"
 #include "util/clock.hpp"
+#include "util/precise_sleep.hpp"
 #include "util/proc_stats.hpp"
 #include "util/stop_request.hpp"
 
@@ -46,6 +47,8 @@ struct PhaseSpec {
   // checkpoint.async: its writer, whose failure fails the step's vote and whose flushes mark the
   // steps they overlapped (null: synchronous saves).
   const AsyncCheckpointer* async;
+  // Sleeps out each step's compute (one for the run: it learns the wake-up latency).
+  util::PreciseSleeper* compute_sleep;
 };
 
 // Runs the steps of one phase and fills `out`. Every step ends with an agreement among the ranks
@@ -169,7 +172,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
       out.sample_bytes += batch.bytes;
       t_batch = util::now_ns();
       if (!spec.compute.is_zero())
-        util::sleep_until_ns(t_batch + static_cast<std::int64_t>(spec.compute.at(step) * 1e9));
+        spec.compute_sleep->until(t_batch + static_cast<std::int64_t>(spec.compute.at(step) * 1e9));
       t_computed = util::now_ns();
     } catch (...) {
       failure = std::current_exception();
@@ -238,6 +241,7 @@ bool run_phase(Loader& loader, const plan::EpochPlan& plan, const PhaseSpec& spe
   progress.finish();
   loader.finish();
   loader.collect(out);
+  out.cpu_polling += util::ns_to_s(spec.compute_sleep->take_spin_cpu_ns());  // the compute's spin, as the waits' polling
   if (order) order->account(out.tier);
   metrics::trace::span(spec.split == plan::Split::train ? "train" : "eval", "epoch", phase_start, util::now_ns(),
                        fmt::format(R"("epoch":{})", spec.epoch));
@@ -268,8 +272,9 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
   // The cache tier first (collective): the loader's reader threads read through it.
   const std::unique_ptr<CacheTier> tier = CacheTier::make(w, layout, comm);
   std::unique_ptr<Loader> loader;
-  const std::size_t cores = cores_of_rank(comm);
-  together(comm, [&] { loader = make_loader(w, layout, tier.get(), cores); });
+  const RankCores rank_share = rank_cores(comm);
+  together(comm, [&] { loader = make_loader(w, layout, tier.get(), cores_of_rank(rank_share)); });
+  util::PreciseSleeper compute_sleep(loop_has_a_core(w, rank_share.share()));
   if (tier && w.cache.staging == config::CacheStaging::before_first_epoch) {
     CacheTier::Staged staged = tier->stage(comm);
     record.staging = staged.stats;
@@ -344,7 +349,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           save(epoch, epoch_step, ++blocks_ended);
           next_step += static_cast<std::uint64_t>(cw.steps_between_checkpoints);
         },
-        async.get()};
+        async.get(), &compute_sleep};
     evict_dataset(w, layout, comm, plan::Split::train);
     if (tier) tier->evict_copies(w.reader.evict, comm);
     stopped_in(run_phase(*loader, train_plan, train_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.train),
@@ -361,7 +366,7 @@ void train(const config::Workload& w, const plan::DatasetLayout& layout, const p
           plan::TimeDraws(w.evaluation.eval_time, plan::time_seed(options.run_seed, plan::TimePhase::eval, epoch, comm.rank())),
           plan::TimeDraws(w.reader.preprocess_time, plan::time_seed(options.run_seed, plan::TimePhase::preprocess, epoch + (1ULL << 32), comm.rank())),
           metrics::BlockAccumulator::DlioFormula::eval, fmt::format("evaluation {}/{}", epoch, shape.epochs),
-          options.progress, nullptr, nullptr, async.get()};
+          options.progress, nullptr, nullptr, async.get(), &compute_sleep};
       evict_dataset(w, layout, comm, plan::Split::eval);
       if (tier) tier->evict_copies(w.reader.evict, comm);
       stopped_in(run_phase(*loader, eval_plan, eval_spec, w, comm, deadline, device, *record.steps, tier.get(), layout, er.eval),

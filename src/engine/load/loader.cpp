@@ -70,6 +70,24 @@ plan::SampleRun PhaseWork::run(std::uint64_t step, std::uint64_t slot, std::uint
   return plan->run(step, slot, end, files);
 }
 
+std::size_t busy_reader_threads(const config::Workload& w) {
+  switch (w.reader.data_loader) {
+    case config::DataLoader::tensorflow:
+      // TFRecord: a reader per interleave slot and the pipeline thread that batches.
+      if (w.dataset.format == config::Format::tfrecord) return std::max<std::size_t>(1, count(w.reader.read_threads)) + 1;
+      return tensorflow_generator(w).workers;
+    case config::DataLoader::dali:
+    case config::DataLoader::native_dali: return dali(w).workers;
+    case config::DataLoader::pytorch:
+    case config::DataLoader::synthetic: break;
+  }
+  return pytorch(w, count(w.reader.read_threads)).workers;
+}
+
+bool loop_has_a_core(const config::Workload& w, double cores) {
+  return !w.reader.odirect && static_cast<double>(busy_reader_threads(w) + 1) <= cores;
+}
+
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout, CacheTier* tier,
                                     std::size_t cores) {
   auto pipelined = [&](LoaderDesign d) {
@@ -78,11 +96,9 @@ std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::Datas
   };
   switch (w.reader.data_loader) {
     case config::DataLoader::tensorflow:
-      if (w.dataset.format == config::Format::tfrecord) {
-        // Its busy threads: a reader per interleave slot and the pipeline thread that batches.
-        const std::size_t busy = std::max<std::size_t>(1, count(w.reader.read_threads)) + 1;
-        return std::make_unique<TensorflowLoader>(w, layout, BatchWait::polling_budget_ns(busy, cores, w.reader.odirect));
-      }
+      if (w.dataset.format == config::Format::tfrecord)
+        return std::make_unique<TensorflowLoader>(
+            w, layout, BatchWait::polling_budget_ns(busy_reader_threads(w), cores, w.reader.odirect));
       return pipelined(tensorflow_generator(w));
     case config::DataLoader::dali:
     case config::DataLoader::native_dali:
@@ -104,9 +120,6 @@ RankCores rank_cores(const mpi::Comm& comm) {
   return {.cpus = std::max(1, mine > 0 ? mine : util::host_info().cpu_count), .sharing = std::max(1, sharing)};
 }
 
-std::size_t cores_of_rank(const mpi::Comm& comm) {
-  const RankCores c = rank_cores(comm);
-  return static_cast<std::size_t>(std::max(1, c.cpus / c.sharing));
-}
+std::size_t cores_of_rank(const RankCores& c) { return static_cast<std::size_t>(std::max(1, c.cpus / c.sharing)); }
 
 }  // namespace trainio::engine

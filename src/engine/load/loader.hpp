@@ -60,6 +60,12 @@ class Loader {
 std::unique_ptr<Loader> make_loader(const config::Workload& w, const plan::DatasetLayout& layout,
                                     CacheTier* tier = nullptr, std::size_t cores = 1);
 
+// The threads a rank's loader keeps busy reading (0 when the training thread reads itself).
+std::size_t busy_reader_threads(const config::Workload& w);
+// Whether the training loop has a core of its own beside them on `cores` (RankCores::share()),
+// so that spinning costs the readers nothing; never with O_DIRECT reads (batch_wait.hpp says why).
+bool loop_has_a_core(const config::Workload& w, double cores);
+
 // The CPUs a rank may run on (its affinity; the machine's when the kernel does not say) and the
 // ranks of its host that have the same set, itself included (all of them when no launcher bound
 // them: the machine's cores shared; several per set when bound by socket). Ranks whose sets
@@ -71,7 +77,9 @@ struct RankCores {
 };
 RankCores rank_cores(const mpi::Comm& comm);
 
-// The cores this rank's threads can count on: its share of its CPUs, at least 1. Collective.
-std::size_t cores_of_rank(const mpi::Comm& comm);
+// The cores this rank's threads can count on: its share of its CPUs, at least 1 (the second
+// form is collective).
+std::size_t cores_of_rank(const RankCores& c);
+inline std::size_t cores_of_rank(const mpi::Comm& comm) { return cores_of_rank(rank_cores(comm)); }
 
 }  // namespace trainio::engine
