@@ -156,9 +156,6 @@ void validate(Workload& w) {
 
   // A checkpoint-only workflow reads no data: the dataset and loader rules do not apply.
   const bool uses_data = w.workflow.train || w.workflow.generate_data;
-  require(!uses_data || !(d.format == Format::tfrecord && r.data_loader == DataLoader::pytorch),
-          "dataset.format 'tfrecord' cannot be read by reader.data_loader 'pytorch' (DLIO has no such reader either)",
-          "use reader.data_loader=tensorflow (or dali) for tfrecord, or another format with pytorch");
   require(!(w.framework == Framework::tensorflow && r.data_loader == DataLoader::pytorch) &&
               !(w.framework == Framework::pytorch && r.data_loader == DataLoader::tensorflow),
           fmt::format("framework '{}' and reader.data_loader '{}' do not go together", to_string(w.framework),

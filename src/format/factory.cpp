@@ -19,6 +19,7 @@
 #include "storage/s3/s3_endpoint.hpp"
 #include "format/archive/tar.hpp"
 #include "format/tfrecord/tfrecord.hpp"
+#include "format/tfrecord/tfrecord_python.hpp"
 #include "util/error.hpp"
 
 namespace trainio::format {
@@ -95,7 +96,10 @@ std::unique_ptr<SampleReader> make_reader(const config::Workload& w, ReaderUse u
   switch (w.dataset.format) {
     case Format::npz: return loaded_once(std::make_unique<NpzReader>(buffer));
     case Format::npy: return loaded_once(std::make_unique<NpyReader>(buffer));
-    case Format::tfrecord: return std::make_unique<DaliTfRecordReader>();
+    // PyTorch reads TFRecord through Python's file object; DALI (and native_dali) by the index.
+    case Format::tfrecord:
+      if (w.reader.data_loader == config::DataLoader::pytorch) return std::make_unique<PythonTfRecordReader>(buffer, memory);
+      return std::make_unique<DaliTfRecordReader>();
     case Format::tar: return std::make_unique<TarSampleReader>();
     case Format::synthetic: return std::make_unique<SyntheticReader>();
     case Format::hdf5: return std::make_unique<Hdf5Reader>(Hdf5Settings(w), memory, w.reader.read_threads);

@@ -114,9 +114,9 @@ class CliTest(TrainioTest):
         self.assertEqual(r.code, 2, r)
 
     def test_impossible_combination(self):
-        r = self.run_trainio("config", "default", "dataset.format=tfrecord")
+        r = self.run_trainio("config", "default", "framework=tensorflow", "reader.data_loader=pytorch")
         self.assertEqual(r.code, 2, r)
-        self.assertIn("tfrecord", r.err)
+        self.assertIn("do not go together", r.err)
 
     def test_unknown_workload(self):
         r = self.run_trainio("config", "unet3d_h1000")

@@ -28,10 +28,10 @@ load(sys.argv[1])
 """
 
 
-def calls_on(trace_file, path):
+def calls_on(trace_file, path, every=False):
     """The calls made on `path` from its open to the close of its last descriptor, normalised:
     descriptors are numbered in order of appearance (fd0, fd1 for a dup), buffers and stat
-    structures are elided, pids dropped."""
+    structures are elided, pids dropped. `every`: each open of it to its close, one after another."""
     with open(trace_file) as f:
         lines = [re.sub(r"^\d+\s+", "", line.rstrip("\n")) for line in f]
     name = os.path.basename(path)
@@ -62,7 +62,7 @@ def calls_on(trace_file, path):
         out.append(f"{call}({fds[fd]}{rest}) = {result}")
         if call == "close":
             del fds[fd]
-            if not fds:
+            if not fds and not every:
                 break
     return out
 
@@ -157,6 +157,37 @@ stream(sys.argv[1], B)
 # DLIO's PyTorch checkpointing: with open(name, "rb") as f: torch.load(f) (argv: target, warm-up
 # file), and with open(name, "wb") as f: torch.save(state, f) of the state read from argv[3],
 # with DLIO's keys (str(i) makes a new string object each time).
+# A PyTorch Dataset over TFRecord files: a plain Python loop on Python's file object (the
+# `tfrecord` package's iterator reads the same way, and calls tell() per record besides).
+# argv: target, warm-up file (of the target's record size), records, read type: "memory" reads
+# the file through, "on_demand" opens, seeks and closes per record.
+PYTHON_TFRECORD = r"""
+import struct, sys
+def through(path):
+    with open(path, "rb") as f:
+        while True:
+            head = f.read(12)
+            if len(head) < 12:
+                break
+            f.read(struct.unpack("<Q", head[:8])[0])
+            f.read(4)
+def each(path, records, sized_by):
+    with open(sized_by, "rb") as f:
+        head = f.read(12)
+    size = 12 + struct.unpack("<Q", head[:8])[0] + 4
+    for i in range(records):
+        with open(path, "rb") as f:
+            f.seek(i * size)
+            f.read(12)
+            f.read(size - 16)
+            f.read(4)
+through(sys.argv[2])
+if sys.argv[4] == "memory":
+    through(sys.argv[1])
+else:
+    each(sys.argv[1], int(sys.argv[3]), sys.argv[2])
+"""
+
 TORCH_LOAD = r"""
 import os, sys, torch
 def load(path):
@@ -188,7 +219,7 @@ class IoPatternTest(TrainioTest):
                         *args], check=True, cwd=self.dir, capture_output=True, env=dict(os.environ, **(env or {})))
         return calls_on(trace, args[0])
 
-    def trace_trainio(self, data_folder, target, args):
+    def trace_trainio(self, data_folder, target, args, every=False):
         trace = self.path("trainio.trace")
         r = self.run_trainio("run", "default", f"dataset.data_folder={data_folder}", *args,
                              "workflow.generate_data=false", "reader.read_threads=0", "reader.batch_size=1",
@@ -197,7 +228,7 @@ class IoPatternTest(TrainioTest):
                              self.path("out-" + os.path.basename(data_folder)),
                              wrapper=[STRACE, "-f", "-e", f"trace={CALLS}", "-o", trace])
         self.assertEqual(r.code, 0, r)
-        return calls_on(trace, target)
+        return calls_on(trace, target, every)
 
     def compare(self, data_folder, args, ext="npz", sample_bytes=0):
         r = self.ok("generate", "default", f"dataset.data_folder={data_folder}", "dataset.num_files_eval=0",
@@ -320,6 +351,32 @@ class IoPatternTest(TrainioTest):
         # The whole file comes in the first read; the second returns 0.
         calls = self.compare_tfrecord(["dataset.record_length_bytes=2500", "dataset.num_samples_per_file=8"], 262144)
         self.assertEqual(len(calls), 4)  # open, pread, pread = 0, close
+
+    def compare_python_tfrecord(self, read_type, records):
+        data = self.path("data")
+        args = ["framework=pytorch", "reader.data_loader=pytorch", "dataset.format=tfrecord",
+                "dataset.num_subfolders_train=0", "dataset.num_files_train=2", "dataset.record_length_bytes=10000",
+                f"dataset.num_samples_per_file={records}", f"reader.read_type={read_type}"]
+        self.ok("generate", "default", f"dataset.data_folder={data}", "dataset.num_files_eval=0",
+                "workflow.evaluation=false", *args)
+        target = os.path.join(data, "train", "img_1_of_2.tfrecord")
+        warmup = os.path.join(data, "train", "img_0_of_2.tfrecord")
+        ours = self.trace_trainio(data, target, args, every=True)
+        self.trace_python(PYTHON_TFRECORD, target, warmup, str(records), read_type)
+        reference = calls_on(self.path("python.trace"), target, every=True)
+        self.maxDiff = None
+        self.assertEqual(ours, reference)
+        return ours
+
+    def test_python_tfrecord_loop(self):
+        calls = self.compare_python_tfrecord("memory", 5)
+        self.assertEqual(sum(c.startswith("openat") for c in calls), 1)
+        self.assertEqual(calls[-2], "read(fd0, BUF, 4096) = 0")  # the loop's read that finds the end
+
+    def test_python_tfrecord_map_style(self):
+        calls = self.compare_python_tfrecord("on_demand", 3)
+        self.assertEqual(sum(c.startswith("openat") for c in calls), 3)
+        self.assertEqual(sum(c.endswith("SEEK_SET) = 0") for c in calls), 1)  # a seek to every record, the first too
 
     def trace_checkpoint(self, folder, atomic):
         # No eviction: its open and close of every file would come first in the trace.

@@ -175,19 +175,8 @@ void TfRecordWriter::write(const plan::DataFile& f, storage::NewObject& out, Con
   index_file.commit();
 }
 
-std::uint64_t DaliTfRecordReader::read(const SampleRequest& request) {
-  const std::string& path = *request.path;
-  const plan::SampleShape& shape = request.shape;
-  const std::uint64_t sample = request.sample;
-  const auto frame = tfrecord::example_frame(shape.bytes(), shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0);
-  const std::uint64_t record = frame.record_bytes();
-  if (buffer_.size() < record) buffer_.resize(record);
-  file_.reopen(path);
-  file_.pread_exact(buffer_.data(), record, sample * record);
-  file_.close();
-  // The record read must be the one the plan puts there: its length and framing, and both CRCs
-  // (CRC-32C runs at several GB/s; DALI skips them, TensorFlow checks them).
-  const char* r = buffer_.data();
+void tfrecord::check_record(const char* r, const ExampleFrame& frame, const std::string& path, std::uint64_t sample,
+                            std::uint64_t offset) {
   auto le32 = [](const char* p) {
     std::uint32_t v = 0;
     for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
@@ -203,8 +192,23 @@ std::uint64_t DaliTfRecordReader::read(const SampleRequest& request) {
   else if (crc32c::mask(crc32c::value(r + tfrecord::kHeaderBytes, length)) != le32(r + tfrecord::kHeaderBytes + length))
     problem = "bad data CRC";
   if (problem)
-    throw data_error(fmt::format("'{}': corrupted record {} at offset {}: {}", path, sample, sample * record, problem),
+    throw data_error(fmt::format("'{}': corrupted record {} at offset {}: {}", path, sample, offset, problem),
                      "regenerate the dataset with 'trainio generate' (trainio validate shows every bad file)");
+}
+
+std::uint64_t DaliTfRecordReader::read(const SampleRequest& request) {
+  const std::string& path = *request.path;
+  const plan::SampleShape& shape = request.shape;
+  const std::uint64_t sample = request.sample;
+  const auto frame = tfrecord::example_frame(shape.bytes(), shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0);
+  const std::uint64_t record = frame.record_bytes();
+  if (buffer_.size() < record) buffer_.resize(record);
+  file_.reopen(path);
+  file_.pread_exact(buffer_.data(), record, sample * record);
+  file_.close();
+  // The record read must be the one the plan puts there: its length and framing, and both CRCs
+  // (CRC-32C runs at several GB/s; DALI skips them, TensorFlow checks them).
+  tfrecord::check_record(buffer_.data(), frame, path, sample, sample * record);
   return frame.image_bytes;
 }
 

@@ -32,6 +32,11 @@ std::string record_header(std::uint64_t length);
 // Where DALI's index of a data file lives: <root>/index/<train|valid>/<file name>.idx.
 std::string index_path(const plan::DataFile& f);
 
+// Checks a whole record read from `path` (sample `sample`, at `offset`): both CRCs, and the length
+// and Example framing `frame` gives. Throws a data error naming the file and the record.
+void check_record(const char* record, const ExampleFrame& frame, const std::string& path, std::uint64_t sample,
+                  std::uint64_t offset);
+
 // Decodes a serialized Example into its "image" length and "size" value; false when malformed.
 bool parse_example(std::string_view data, std::uint64_t& image_bytes, std::int64_t& size_value);
 

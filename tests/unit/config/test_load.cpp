@@ -159,8 +159,6 @@ TEST_CASE("a wrong type or range names the key and what it expects") {
 
 TEST_CASE("impossible combinations are refused") {
   const auto combo = [](const std::string& yaml) { return failure(yaml); };
-  CHECK(contains(combo("framework: pytorch\nreader:\n  data_loader: pytorch\ndataset:\n  format: tfrecord\n").what(),
-                 "tfrecord"));
   CHECK(contains(combo("framework: tensorflow\nreader:\n  data_loader: pytorch\ndataset:\n  format: npz\n").what(),
                  "do not go together"));
   CHECK(contains(combo("dataset:\n  record_dims: [4, 4]\n  record_length_bytes_stdev: 10\n").what(), "both set"));
