@@ -136,11 +136,18 @@ Inference infer(const Profile& p, const InferOptions& o) {
         if (pid == main_pid) main_reads = true;
         if (proc.thread) threads = true;
       }
-    const bool tf = format == "tfrecord";
+    // TFRecord is TensorFlow's unless the files were opened by Python's open(), which fstat()s
+    // every file it opens (TensorFlow's reader never does): then a Python loop read them.
+    const std::uint64_t opens = d.calls[static_cast<int>(Call::open)];
+    const bool python_open = opens > 0 && d.calls[static_cast<int>(Call::stat)] >= opens;
+    const bool tf = format == "tfrecord" && !python_open;
     const int workers = main_reads && readers <= 1 ? 0 : readers;
     out.set("framework", tf ? "tensorflow" : "pytorch",
-            tf ? "TFRecord files read front to back: TensorFlow's access pattern" : "files read one sample at a time, as a "
-                                                                                    "PyTorch Dataset does",
+            tf                      ? "TFRecord files opened with no stat and read front to back: TensorFlow's reader"
+            : format == "tfrecord" ? fmt::format("TFRecord files opened by Python's open() ({} opens, {} stats): a Python "
+                                                 "Dataset's reader, not TensorFlow's (which never stats)",
+                                                 opens, d.calls[static_cast<int>(Call::stat)])
+                                   : "files read one sample at a time, as a PyTorch Dataset does",
             "medium");
     out.set("workflow.generate_data", "True", "the replay needs files of the traced sizes", "high");
     out.set("workflow.train", "True", fmt::format("the job read {}", d.path), "high");
@@ -211,10 +218,10 @@ Inference infer(const Profile& p, const InferOptions& o) {
     out.unknown.push_back("reader.file_shuffle/sample_shuffle seed: a trace shows an order, not the seed that made it");
     const std::uint32_t epochs = std::max<std::uint32_t>(1, facts.passes);
     // Files opened fewer times than their samples were read stay open (h5py keeps its files open).
-    const double opens = static_cast<double>(d.calls[static_cast<int>(Call::open)]) / static_cast<double>(facts.files);
-    if (facts.samples_per_file > 1 && opens < static_cast<double>(epochs * facts.samples_per_file) / 2)
+    const double opens_per_file = static_cast<double>(opens) / static_cast<double>(facts.files);
+    if (facts.samples_per_file > 1 && opens_per_file < static_cast<double>(epochs * facts.samples_per_file) / 2)
       out.set("reader.read_type", "memory",
-              fmt::format("a file was opened {:.3g} times for {} samples over {} epoch(s): the job keeps its files open", opens,
+              fmt::format("a file was opened {:.3g} times for {} samples over {} epoch(s): the job keeps its files open", opens_per_file,
                           facts.samples_per_file, epochs),
               "high");
     out.set("train.epochs", std::to_string(epochs),
