@@ -264,8 +264,31 @@ Inference infer(const Profile& p, const InferOptions& o) {
     out.set("workflow.checkpoint", "True", fmt::format("the job wrote {} file(s), {} bytes in all", written.size(), bytes), "high");
     out.set("checkpoint.checkpoint_folder", o.checkpoint_folder,
             fmt::format("the job wrote to {}; the replay writes here", p.dirs()[p.files()[written.front()].dir].path), "high");
-    out.set("model.model_size_bytes", fmt::format("{:.0f}", per_file),
-            "bytes written per file (a checkpoint written as one torch.save file)", "medium");
+    // torch.save writes each tensor larger than Python's buffer in one write: when every file
+    // shows the same such writes, they are the state's tensors, replayed as one layer of them.
+    const std::vector<std::uint64_t>& tensors = p.files()[written.front()].large_writes;
+    const bool same_tensors =
+        !tensors.empty() && tensors.size() < FileStats::kLargeWritesKept &&
+        std::all_of(written.begin(), written.end(), [&](std::uint32_t i) { return p.files()[i].large_writes == tensors; });
+    if (same_tensors) {
+      std::string list;
+      std::uint64_t tensor_bytes = 0;
+      for (const std::uint64_t t : tensors) {
+        list += fmt::format("{}{}", list.empty() ? "" : ", ", t);
+        tensor_bytes += t;
+      }
+      out.set("model.model_size_bytes", "0", "the state's tensors are given below instead", "high");
+      out.set("model.num_layers", "1", "the tensors replayed as one layer's", "medium");
+      out.set("model.layer_parameters", "[" + list + "]",
+              fmt::format("every file's writes larger than Python's 4 KiB buffer, in order: torch.save writes each tensor "
+                          "that size in one write ({} of the {:.0f} bytes a file; smaller tensors and the file's own "
+                          "records go out in buffered writes)",
+                          tensor_bytes, per_file),
+              "medium");
+    } else {
+      out.set("model.model_size_bytes", fmt::format("{:.0f}", per_file),
+              "bytes written per file (a checkpoint written as one torch.save file)", "medium");
+    }
     if (!ds) {
       double gap = 0;
       std::vector<double> gaps;

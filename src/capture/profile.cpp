@@ -157,6 +157,8 @@ void Profile::add(const Event& e) {
     case Call::write:
       if (e.failed) break;
       f.write_bytes += e.bytes;
+      if (e.bytes > FileStats::kLargeWrite && f.large_writes.size() < FileStats::kLargeWritesKept)
+        f.large_writes.push_back(e.bytes);
       d.write_bytes += e.bytes;
       if (e.has_offset) f.extent = std::max(f.extent, e.offset + e.bytes);
       if (e.bytes) d.write_sizes.add(e.bytes, e.bytes);  // by bytes: where a checkpoint's bytes go

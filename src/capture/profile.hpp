@@ -37,6 +37,11 @@ struct FileStats {
     std::uint32_t bytes;
   };
   std::vector<Offset> offsets;
+  // The sizes of its writes larger than Python's 4 KiB buffer, in order (the first
+  // kLargeWritesKept): torch.save writes each such tensor's bytes in one write.
+  static constexpr std::size_t kLargeWritesKept = 64;
+  static constexpr std::uint64_t kLargeWrite = 4096;
+  std::vector<std::uint64_t> large_writes;
   // How many times the file was read through: the median of those counts (0 if never read).
   std::uint32_t passes() const;
   std::uint64_t known_size() const { return size ? size : extent; }

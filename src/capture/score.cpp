@@ -38,6 +38,7 @@ struct Side {
   LogHistogram file_sizes;
   std::uint64_t written_bytes = 0, written_files = 0;
   LogHistogram write_sizes;
+  double save_gap_s = -1;  // the median time from one written file's first write to the next's
   double up = -1;  // fraction of consecutive accesses in order
   bool up_from_files = false;
 };
@@ -62,10 +63,19 @@ Side side_of(const Profile& p) {
       s.up = static_cast<double>(s.data->read_up) / static_cast<double>(s.data->read_pairs);
     }
   }
+  std::vector<std::int64_t> starts;
   for (std::uint32_t i : written_files(p)) {
     s.written_bytes += p.files()[i].write_bytes;
     ++s.written_files;
     s.write_sizes.merge(p.dirs()[p.files()[i].dir].write_sizes);
+    starts.push_back(p.files()[i].first_ns);
+  }
+  std::sort(starts.begin(), starts.end());
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < starts.size(); ++i) gaps.push_back(static_cast<double>(starts[i] - starts[i - 1]) / 1e9);
+  if (!gaps.empty()) {
+    std::nth_element(gaps.begin(), gaps.begin() + static_cast<long>(gaps.size() / 2), gaps.end());
+    s.save_gap_s = gaps[gaps.size() / 2];
   }
   return s;
 }
@@ -144,6 +154,9 @@ Score score(const Profile& real, const Profile& replay) {
                      3;
     add("checkpoints", s, fmt::format("{} files, {} bytes", a.written_files, a.written_bytes),
         fmt::format("{} files, {} bytes", b.written_files, b.written_bytes), "files and bytes written, write sizes");
+    if (a.save_gap_s >= 0 || b.save_gap_s >= 0)
+      add("checkpoint_cadence", a.save_gap_s >= 0 && b.save_gap_s >= 0 ? std::optional(ratio(a.save_gap_s, b.save_gap_s)) : 0.0,
+          num(a.save_gap_s), num(b.save_gap_s), "median seconds from one written file's first write to the next's");
   }
   double sum = 0;
   int n = 0;

@@ -1,9 +1,7 @@
 """A PyTorch DataLoader over NPZ files read with np.load: the real job `trainio capture` tests trace.
 
 python3 torch_npz.py make DIR   writes the dataset (not traced)
-python3 torch_npz.py run DIR    trains: 2 workers, batch 4, shuffled, 2 epochs, 5 ms compute a batch, and
-                                saves a checkpoint (a ~1 MiB state dict, with torch.save) after each epoch
-                                in DIR_checkpoints
+python3 torch_npz.py run DIR    trains: 2 workers, batch 4, shuffled, 2 epochs, 5 ms compute a batch
 """
 import os
 import sys
@@ -38,15 +36,9 @@ def run(folder):
             return torch.from_numpy(np.load(self.files[i])["x"])
 
     loader = DataLoader(Npz(), batch_size=BATCH, shuffle=True, num_workers=WORKERS, prefetch_factor=2)
-    model = torch.nn.Linear(512, 512)
-    checkpoints = folder.rstrip("/") + "_checkpoints"
-    os.makedirs(checkpoints, exist_ok=True)
-    for epoch in range(EPOCHS):
+    for _epoch in range(EPOCHS):
         for _batch in loader:
             time.sleep(COMPUTE)
-        with open(os.path.join(checkpoints, f"epoch{epoch}.pt"), "wb") as f:  # as DLIO saves
-            torch.save(model.state_dict(), f)
-
 
 if __name__ == "__main__":
     {"make": make, "run": run}[sys.argv[1]](sys.argv[2])

@@ -75,6 +75,31 @@ TEST_CASE("infer: a job that only writes checkpoints is a checkpoint-only worklo
   CHECK(value("workflow.train") == "False");
   CHECK(value("workflow.checkpoint") == "True");
   CHECK(value("checkpoint.num_checkpoints_write") == "3");
-  CHECK(value("model.model_size_bytes") == "4194304");
+  // Every file written in the same four 1 MiB writes: torch.save's four tensors.
+  CHECK(value("model.model_size_bytes") == "0");
+  CHECK(value("model.layer_parameters") == "[1048576, 1048576, 1048576, 1048576]");
   CHECK(std::stod(value("checkpoint.time_between_checkpoints")) == Approx(0.2).margin(0.01));
+}
+
+TEST_CASE("infer: checkpoints whose large writes differ are replayed by their size alone", "[capture]") {
+  Profile p;
+  std::int64_t now = 0;
+  for (int i = 0; i < 2; ++i) {
+    const std::string f = "/ckpt/model_" + std::to_string(i) + ".pt";
+    Event open;
+    open.call = Call::open;
+    open.pid = 1;
+    open.path = f;
+    open.for_write = true;
+    open.start_ns = now += 200'000'000;
+    p.add(open);
+    // The same 4 MiB and 1 KiB of records, cut into other tensors in the second file.
+    const std::uint64_t pieces = i == 0 ? 1 : 2;
+    for (std::uint64_t w = 0; w < pieces; ++w) add(p, Call::write, 1, f, now += 1'000'000, (4 << 20) / pieces, w * ((4 << 20) / pieces));
+    add(p, Call::write, 1, f, now += 1'000'000, 1024, 4 << 20);
+  }
+  const Inference inf = infer(p, InferOptions{});
+  auto value = [&](const char* key) { return inf.find(key) ? inf.find(key)->value : std::string("(none)"); };
+  CHECK(value("model.model_size_bytes") == "4195328");
+  CHECK(value("model.layer_parameters") == "(none)");
 }

@@ -89,3 +89,34 @@ TEST_CASE("capture score: identical profiles score 1, a shuffled one against a s
     }
   CHECK(order_seen);
 }
+
+TEST_CASE("capture score: checkpoints saved at another cadence score lower", "[capture]") {
+  // Three 1 MiB saves, every `gap_ms`.
+  auto saves = [](std::int64_t gap_ms) {
+    Profile p;
+    for (int i = 0; i < 3; ++i) {
+      const std::string f = "/ckpt/s" + std::to_string(i) + ".pt";
+      Event e;
+      e.call = Call::open;
+      e.pid = 1;
+      e.path = f;
+      e.for_write = true;
+      e.start_ns = i * gap_ms * 1'000'000;
+      p.add(e);
+      e.call = Call::write;
+      e.for_write = false;
+      e.bytes = 1 << 20;
+      e.has_offset = true;
+      e.start_ns += 1'000'000;
+      p.add(e);
+    }
+    return p;
+  };
+  auto cadence = [](const Score& s) {
+    for (const auto& part : s.parts)
+      if (part.name == "checkpoint_cadence") return *part.score;
+    return -1.0;
+  };
+  CHECK(cadence(score(saves(100), saves(100))) == Approx(1));
+  CHECK(cadence(score(saves(100), saves(400))) == Approx(0.25));
+}
