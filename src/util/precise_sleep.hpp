@@ -4,9 +4,9 @@
 // default) and the kernel's wake-up latency (114 us in all on the development VM: 30% of DLRM's
 // 375 us step), which would lengthen every step and raise AU. So the thread's timer slack is set
 // to 1 ns, and where the thread has a core of its own (`spin`) it sleeps until the deadline less
-// the lateness its recent wake-ups showed (at most kMaxSpinNs) and spins the rest, yielding the
-// core to any thread that wants it. The spin's CPU time is kept apart, as the batch wait's
-// polling is (docs/metrics.md).
+// the lateness its recent wake-ups showed (at most kMaxSpinNs) and spins the rest (a yield there
+// hands the core to any other process, and the step waits for the end of its slice). The spin's CPU
+// time is kept apart, as the batch wait's polling is (docs/metrics.md).
 
 #include <cstdint>
 
