@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "capture/infer.hpp"
+#include "saves.hpp"
 
 using namespace trainio::capture;
 
@@ -58,17 +59,8 @@ TEST_CASE("infer: two forked workers reading shuffled batches of 4 files over 2 
 TEST_CASE("infer: a job that only writes checkpoints is a checkpoint-only workload", "[capture]") {
   Profile p;
   std::int64_t now = 0;
-  for (int i = 0; i < 3; ++i) {
-    const std::string f = "/ckpt/model_" + std::to_string(i) + ".pt";
-    Event open;
-    open.call = Call::open;
-    open.pid = 1;
-    open.path = f;
-    open.for_write = true;
-    open.start_ns = now += 200'000'000;
-    p.add(open);
-    for (int w = 0; w < 4; ++w) add(p, Call::write, 1, f, now += 1'000'000, 1 << 20, static_cast<std::uint64_t>(w) << 20);
-  }
+  for (int i = 0; i < 3; ++i)
+    now = test::add_save(p, "/ckpt/model_" + std::to_string(i) + ".pt", now + 200'000'000, {1 << 20, 1 << 20, 1 << 20, 1 << 20});
   add(p, Call::write, 1, "/tmp/abc123", now, 4, 0);  // Python's tempfile probe: no checkpoint
   const Inference inf = infer(p, InferOptions{});
   auto value = [&](const char* key) { return inf.find(key) ? inf.find(key)->value : std::string("(none)"); };
@@ -84,20 +76,9 @@ TEST_CASE("infer: a job that only writes checkpoints is a checkpoint-only worklo
 TEST_CASE("infer: checkpoints whose large writes differ are replayed by their size alone", "[capture]") {
   Profile p;
   std::int64_t now = 0;
-  for (int i = 0; i < 2; ++i) {
-    const std::string f = "/ckpt/model_" + std::to_string(i) + ".pt";
-    Event open;
-    open.call = Call::open;
-    open.pid = 1;
-    open.path = f;
-    open.for_write = true;
-    open.start_ns = now += 200'000'000;
-    p.add(open);
-    // The same 4 MiB and 1 KiB of records, cut into other tensors in the second file.
-    const std::uint64_t pieces = i == 0 ? 1 : 2;
-    for (std::uint64_t w = 0; w < pieces; ++w) add(p, Call::write, 1, f, now += 1'000'000, (4 << 20) / pieces, w * ((4 << 20) / pieces));
-    add(p, Call::write, 1, f, now += 1'000'000, 1024, 4 << 20);
-  }
+  // The same 4 MiB and 1 KiB of records, cut into other tensors in the second file.
+  now = test::add_save(p, "/ckpt/model_0.pt", now, {4 << 20, 1024});
+  test::add_save(p, "/ckpt/model_1.pt", now + 200'000'000, {2 << 20, 2 << 20, 1024});
   const Inference inf = infer(p, InferOptions{});
   auto value = [&](const char* key) { return inf.find(key) ? inf.find(key)->value : std::string("(none)"); };
   CHECK(value("model.model_size_bytes") == "4195328");

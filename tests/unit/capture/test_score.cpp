@@ -4,6 +4,7 @@
 #include "capture/histogram.hpp"
 #include "capture/profile.hpp"
 #include "capture/score.hpp"
+#include "saves.hpp"
 
 using namespace trainio::capture;
 
@@ -94,22 +95,7 @@ TEST_CASE("capture score: checkpoints saved at another cadence score lower", "[c
   // Three 1 MiB saves, every `gap_ms`.
   auto saves = [](std::int64_t gap_ms) {
     Profile p;
-    for (int i = 0; i < 3; ++i) {
-      const std::string f = "/ckpt/s" + std::to_string(i) + ".pt";
-      Event e;
-      e.call = Call::open;
-      e.pid = 1;
-      e.path = f;
-      e.for_write = true;
-      e.start_ns = i * gap_ms * 1'000'000;
-      p.add(e);
-      e.call = Call::write;
-      e.for_write = false;
-      e.bytes = 1 << 20;
-      e.has_offset = true;
-      e.start_ns += 1'000'000;
-      p.add(e);
-    }
+    for (int i = 0; i < 3; ++i) test::add_save(p, "/ckpt/s" + std::to_string(i) + ".pt", i * gap_ms * 1'000'000, {1 << 20});
     return p;
   };
   auto cadence = [](const Score& s) {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <initializer_list>
 #include <string>
 
 #include "../temp_dir.hpp"
@@ -39,6 +40,14 @@ struct PythonTfRecordFile {
     r.sample = sample;
     return r;
   }
+  // The calls a reader (keeping the file open or not) makes for these samples, in this order.
+  metrics::IoRecorder calls(bool keep_open, std::initializer_list<std::uint64_t> samples) const {
+    metrics::IoRecorder io;
+    storage::ScopedObserver observe(&io);
+    format::PythonTfRecordReader reader(4096, keep_open);
+    for (const std::uint64_t s : samples) CHECK(reader.read(request(s)) == kImage);
+    return io;
+  }
 };
 
 }  // namespace
@@ -46,12 +55,7 @@ struct PythonTfRecordFile {
 TEST_CASE("a Python loop reads a TFRecord file through its buffer and ends with a read of nothing") {
   const std::string one = python_test_record();
   PythonTfRecordFile f(one + one + one);
-  metrics::IoRecorder io;
-  {
-    storage::ScopedObserver observe(&io);
-    format::PythonTfRecordReader reader(4096, true);
-    for (std::uint64_t s = 0; s < 3; ++s) CHECK(reader.read(f.request(s)) == kImage);
-  }
+  const metrics::IoRecorder io = f.calls(true, {0, 1, 2});
   CHECK(io.op(storage::Op::open).count == 1);
   CHECK(io.op(storage::Op::stat).count == 1);   // io.open's fstat
   CHECK(io.op(storage::Op::seek).count == 1);   // BufferedReader's lseek(0, SEEK_CUR) at open: no other
@@ -65,22 +69,10 @@ TEST_CASE("a Python loop reads a TFRecord file through its buffer and ends with 
 TEST_CASE("records asked out of order are sought; on_demand opens and closes per sample") {
   const std::string one = python_test_record();
   PythonTfRecordFile f(one + one + one);
-  metrics::IoRecorder io;
-  {
-    storage::ScopedObserver observe(&io);
-    format::PythonTfRecordReader kept(4096, true);
-    kept.read(f.request(2));
-    kept.read(f.request(0));
-  }
+  const metrics::IoRecorder io = f.calls(true, {2, 0});
   CHECK(io.op(storage::Op::open).count == 1);
   CHECK(io.op(storage::Op::seek).count == 3);  // the open's, then one per record out of order
-  metrics::IoRecorder each;
-  {
-    storage::ScopedObserver observe(&each);
-    format::PythonTfRecordReader on_demand(4096, false);
-    on_demand.read(f.request(0));
-    on_demand.read(f.request(1));
-  }
+  const metrics::IoRecorder each = f.calls(false, {0, 1});
   CHECK(each.op(storage::Op::open).count == 2);
   CHECK(each.op(storage::Op::close).count == 2);
   CHECK(each.op(storage::Op::seek).count == 4);  // each open's, and a seek to each record
