@@ -7,11 +7,12 @@
 
 #include "capture/profile.hpp"
 
-namespace trainio::capture::test {
+namespace trainio::test {
 
 // File `path` opened for writing at `t_ns` by process 1, then one write per size, 1 ms apart, in
 // order from offset 0; returns the time of the last write.
-inline std::int64_t add_save(Profile& p, const std::string& path, std::int64_t t_ns, const std::vector<std::uint64_t>& writes) {
+inline std::int64_t add_save(capture::Profile& p, const std::string& path, std::int64_t t_ns, const std::vector<std::uint64_t>& writes) {
+  using namespace capture;
   Event e;
   e.call = Call::open;
   e.pid = 1;
@@ -32,4 +33,4 @@ inline std::int64_t add_save(Profile& p, const std::string& path, std::int64_t t
   return e.start_ns;
 }
 
-}  // namespace trainio::capture::test
+}  // namespace trainio::test

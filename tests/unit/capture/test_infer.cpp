@@ -60,7 +60,7 @@ TEST_CASE("infer: a job that only writes checkpoints is a checkpoint-only worklo
   Profile p;
   std::int64_t now = 0;
   for (int i = 0; i < 3; ++i)
-    now = test::add_save(p, "/ckpt/model_" + std::to_string(i) + ".pt", now + 200'000'000, {1 << 20, 1 << 20, 1 << 20, 1 << 20});
+    now = trainio::test::add_save(p, "/ckpt/model_" + std::to_string(i) + ".pt", now + 200'000'000, {1 << 20, 1 << 20, 1 << 20, 1 << 20});
   add(p, Call::write, 1, "/tmp/abc123", now, 4, 0);  // Python's tempfile probe: no checkpoint
   const Inference inf = infer(p, InferOptions{});
   auto value = [&](const char* key) { return inf.find(key) ? inf.find(key)->value : std::string("(none)"); };
@@ -77,8 +77,8 @@ TEST_CASE("infer: checkpoints whose large writes differ are replayed by their si
   Profile p;
   std::int64_t now = 0;
   // The same 4 MiB and 1 KiB of records, cut into other tensors in the second file.
-  now = test::add_save(p, "/ckpt/model_0.pt", now, {4 << 20, 1024});
-  test::add_save(p, "/ckpt/model_1.pt", now + 200'000'000, {2 << 20, 2 << 20, 1024});
+  now = trainio::test::add_save(p, "/ckpt/model_0.pt", now, {4 << 20, 1024});
+  trainio::test::add_save(p, "/ckpt/model_1.pt", now + 200'000'000, {2 << 20, 2 << 20, 1024});
   const Inference inf = infer(p, InferOptions{});
   auto value = [&](const char* key) { return inf.find(key) ? inf.find(key)->value : std::string("(none)"); };
   CHECK(value("model.model_size_bytes") == "4195328");

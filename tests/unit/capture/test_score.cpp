@@ -95,7 +95,7 @@ TEST_CASE("capture score: checkpoints saved at another cadence score lower", "[c
   // Three 1 MiB saves, every `gap_ms`.
   auto saves = [](std::int64_t gap_ms) {
     Profile p;
-    for (int i = 0; i < 3; ++i) test::add_save(p, "/ckpt/s" + std::to_string(i) + ".pt", i * gap_ms * 1'000'000, {1 << 20});
+    for (int i = 0; i < 3; ++i) trainio::test::add_save(p, "/ckpt/s" + std::to_string(i) + ".pt", i * gap_ms * 1'000'000, {1 << 20});
     return p;
   };
   auto cadence = [](const Score& s) {
