@@ -8,9 +8,11 @@
 
 namespace trainio::capture {
 
-// mark: no call, only a time the trace reached (its end), for how long the job ran.
-enum class Call : std::uint8_t { open, close, read, write, stat, seek, mmap, fsync, spawn, mark };
-inline constexpr int kCallCount = 10;
+// mark: no call, only a time the trace reached (its end), for how long the job ran. step: no
+// call either, a training step's compute as the application's own spans give it (DLIO's
+// TorchFramework.compute in its dftracer traces), with its duration.
+enum class Call : std::uint8_t { open, close, read, write, stat, seek, mmap, fsync, spawn, mark, step };
+inline constexpr int kCallCount = 11;
 const char* call_name(Call c);
 
 struct Event {

@@ -173,7 +173,15 @@ Inference infer(const Profile& p, const InferOptions& o) {
     for (const auto& [pid, proc] : p.processes())
       if (std::find(proc.read_dirs.begin(), proc.read_dirs.end(), *ds) != proc.read_dirs.end())
         handed += proc.batches_handed, handed_opens += proc.opens_handed;
-    if (handed > 0) {
+    const std::uint64_t samples_read = facts.files * facts.samples_per_file * std::max<std::uint32_t>(1, facts.passes);
+    if (p.steps() > 0) {
+      batch = static_cast<int>(std::max<std::uint64_t>(1, (samples_read + p.steps() / 2) / p.steps()));
+      out.set("reader.batch_size", std::to_string(batch),
+              fmt::format("{} samples read over the {} training steps the application's spans name (DLIO's "
+                          "*Framework.compute)",
+                          samples_read, p.steps()),
+              "high");
+    } else if (handed > 0) {
       batch = static_cast<int>(std::max<std::uint64_t>(1, (handed_opens + handed / 2) / handed));
       out.set("reader.batch_size", std::to_string(batch),
               fmt::format("the workers handed {} batches to the main process (PyTorch's /dev/shm/torch_* segments) for "
@@ -246,8 +254,15 @@ Inference infer(const Profile& p, const InferOptions& o) {
             : fmt::format("the {:.4g} s from the first dataset read to the trace's end, less the {:.4g} s spent in reads, over "
                           "{:.0f} steps",
                           span_s, reads_s, steps);
-    out.set("train.computation_time", seconds_text(compute), how, "low");
-    out.unknown.push_back("train.computation_time: from the trace's timing, which the tracer itself slows (strace most)");
+    if (p.steps() > 0) {
+      out.set("train.computation_time", seconds_text(static_cast<double>(p.step_ns()) / 1e9 / static_cast<double>(p.steps())),
+              fmt::format("the mean of the {} compute spans the application's trace gives (DLIO's *Framework.compute)",
+                          p.steps()),
+              "high");
+    } else {
+      out.set("train.computation_time", seconds_text(compute), how, "low");
+      out.unknown.push_back("train.computation_time: from the trace's timing, which the tracer itself slows (strace most)");
+    }
     out.set("train.seed", "123", "not in a trace: DLIO's default", "low");
   }
 

@@ -14,6 +14,10 @@ namespace trainio::capture {
 
 namespace {
 
+// ZIP and NPY headers of numpy.savez(x=uint8 array, y=label), for arrays under 4 GiB.
+constexpr double kNpzOverhead = 498;
+
+
 std::string head_of(const std::string& path, std::size_t n) {
   std::ifstream in(path, std::ios::binary);
   std::string out(n, '\0');
@@ -122,8 +126,13 @@ DatasetFacts infer_dataset(const Profile& p, std::uint32_t dir, const InferOptio
                                first, data, overhead);
       confidence = "high";
     } else {
-      record = std::max(1.0, mean - 512);
-      record_how += ", less about 512 bytes of headers (the file could not be read)";
+      // The 498 bytes numpy.savez puts around DLIO's arrays (x uint8, y a label: ZIP and NPY
+      // headers), and a d x d sample as DLIO's generator makes it: the nearest square.
+      const double side = std::round(std::sqrt(std::max(1.0, mean - kNpzOverhead)));
+      record = side * side;
+      record_how += fmt::format(", less the {:.0f} bytes of ZIP and NPY headers numpy.savez adds to DLIO's arrays, as the "
+                                "nearest {:.0f} x {:.0f} sample (the file could not be read)",
+                                kNpzOverhead, side, side);
     }
     out.set("dataset.num_samples_per_file", "1", "np.load reads the whole array: one sample per file to storage", "medium");
   } else if (facts.format == "tfrecord") {

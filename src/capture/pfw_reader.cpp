@@ -1,5 +1,7 @@
 #include "capture/pfw_reader.hpp"
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -33,8 +35,8 @@ bool pfw_call(std::string_view n, Call* call) {
 
 namespace {
 
-// A field no tracer writes (a time beyond 10^9 s, a pid past 2^31): the line is foreign content,
-// never converted to an integer it does not fit.
+// A field no tracer writes (a time past the year 2100: dftracer counts microseconds from 1970; a
+// pid past 2^31): the line is foreign content, never converted to an integer it does not fit.
 struct OutOfRange {};
 
 // args' counts, pid and tid: integers of JSON, or numbers that fit 64 bits.
@@ -45,9 +47,20 @@ std::int64_t whole(const nlohmann::json& v) {
   return static_cast<std::int64_t>(d);
 }
 
-// Microseconds of a trace (ts, dur) in nanoseconds.
-std::int64_t ns_of_us(double us) {
-  if (!(us >= 0 && us <= 1e15)) throw OutOfRange{};
+// 2100-01-01 in microseconds of the Unix epoch: a time and a duration below it sum to less than
+// 2^63 nanoseconds.
+constexpr double kLatestUs = 4102444800e6;
+
+// Microseconds of a trace (ts, dur) in nanoseconds: exactly when given as an integer (dftracer's
+// 16-digit times do not fit a double's 53 bits once made nanoseconds).
+std::int64_t ns_of_us(const nlohmann::json& v) {
+  if (v.is_number_integer()) {
+    const std::int64_t us = v.get<std::int64_t>();
+    if (us < 0 || static_cast<double>(us) > kLatestUs) throw OutOfRange{};
+    return us * 1000;
+  }
+  const double us = v.get<double>();  // a type error for anything but a number
+  if (!(us >= 0 && us <= kLatestUs)) throw OutOfRange{};
   return static_cast<std::int64_t>(us * 1000.0);
 }
 
@@ -80,6 +93,7 @@ void PfwReader::event(std::string_view s) {
     return;
   }
   const std::string name = j.value("name", "");
+  if (j.value("cat", "") == "dftracer") dftracer_ = true;
   const auto args = j.find("args");
   const std::string ph = j.value("ph", "");
   if (ph == "M") {
@@ -90,19 +104,27 @@ void PfwReader::event(std::string_view s) {
     return;
   }
   ++events_;
-  if (j.contains("ts")) {  // any event moves the trace's end: a replay's last steps read nothing
-    const double end_us = j.value("ts", 0.0) + (j.contains("dur") ? j.value("dur", 0.0) : 0.0);
-    last_ns_ = std::max(last_ns_, ns_of_us(end_us));
+  if (j.contains("ts"))  // any event moves the trace's end: a replay's last steps read nothing
+    last_ns_ = std::max(last_ns_, ns_of_us(j["ts"]) + (j.contains("dur") ? ns_of_us(j["dur"]) : 0));
+  // DLIO's frameworks span each step's emulated compute (TorchFramework.compute, TFFramework.compute).
+  if (j.value("cat", "") == "ai_framework" && name.ends_with("Framework.compute") && j.contains("dur")) {
+    Event step;
+    step.call = Call::step;
+    step.start_ns = ns_of_us(j["ts"]);
+    step.dur_ns = ns_of_us(j["dur"]);
+    sink_(step);
+    return;
   }
   Call call;
   if (j.value("cat", "") != "POSIX" || !pfw_call(name, &call)) return;
+  if (call == Call::stat) ++stats_;
   Event e;
   e.call = call;
   const std::int64_t pid = j.contains("pid") ? whole(j["pid"]) : 0, tid = j.contains("tid") ? whole(j["tid"]) : 0;
   if (pid < 0 || pid >= (1LL << 31) || tid < 0 || tid >= (1LL << 31)) throw OutOfRange{};
   e.pid = pid * 1'000'000 + tid;  // threads are the loaders' workers
-  e.start_ns = ns_of_us(j.value("ts", 0.0));
-  e.dur_ns = j.contains("dur") ? ns_of_us(j.value("dur", 0.0)) : -1;
+  e.start_ns = j.contains("ts") ? ns_of_us(j["ts"]) : 0;
+  e.dur_ns = j.contains("dur") ? ns_of_us(j["dur"]) : -1;
   std::string path;
   if (args != j.end() && args->is_object()) {
     if (args->contains("fname")) path = (*args)["fname"].get<std::string>();
@@ -125,6 +147,15 @@ void PfwReader::event(std::string_view s) {
       e.bytes = static_cast<std::uint64_t>(v);
     }
     if (count("offset", &v) && v >= 0) e.offset = static_cast<std::uint64_t>(v), e.has_offset = true;
+    // A seek moves the position to its result (dftracer's lseek64: args offset, whence, ret); an
+    // offset alone is where it went only from the start (whence 0, or none given).
+    std::int64_t whence = 0;
+    if (call == Call::seek && count("ret", &v)) {
+      e.has_offset = v >= 0;
+      e.offset = v >= 0 ? static_cast<std::uint64_t>(v) : 0;
+    } else if (call == Call::seek && count("whence", &whence) && whence != SEEK_SET) {
+      e.has_offset = false;
+    }
     if (call == Call::open) {
       std::int64_t flags = 0;
       const std::string mode = args->value("mode", "");
@@ -132,7 +163,7 @@ void PfwReader::event(std::string_view s) {
     }
   }
   // Calls without an offset (buffered reads) continue where the same thread's last call on the
-  // file ended, as the descriptor's position does.
+  // file ended or its last seek went, as the descriptor's position does.
   if (!path.empty() && call == Call::close) positions_.erase(std::to_string(e.pid) + '\n' + path);
   if (!path.empty() && (call == Call::open || call == Call::read || call == Call::write || call == Call::seek)) {
     std::uint64_t& pos = positions_[std::to_string(e.pid) + '\n' + path];

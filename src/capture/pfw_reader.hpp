@@ -19,6 +19,9 @@ class PfwReader {
   PfwReader(std::string name, EventSink sink);
   void line(std::string_view text);
   void finish();  // throws a usage error naming the input when it held no trace events
+  // Whether dftracer wrote the trace and it holds no stat call: dftracer 1.0.8 under glibc 2.36
+  // records none of Python's fstat calls (DLIO's traces show none), so its stats are unknown.
+  bool stats_unrecorded() const { return dftracer_ && stats_ == 0; }
 
  private:
   void event(std::string_view text);
@@ -29,6 +32,8 @@ class PfwReader {
   std::unordered_map<std::string, std::string> paths_;  // fhash -> path
   std::unordered_map<std::string, std::uint64_t> positions_;  // (thread, path) -> where the next call starts
   std::int64_t last_ns_ = 0;
+  bool dftracer_ = false;   // an event of dftracer's own category was seen
+  std::uint64_t stats_ = 0;  // stat calls seen
   std::uint64_t lines_ = 0, events_ = 0, foreign_ = 0, first_foreign_line_ = 0;
   std::string first_foreign_;
 };

@@ -72,6 +72,11 @@ void Profile::add(const Event& e) {
   ++events_;
   end_ns_ = std::max(end_ns_, e.start_ns + std::max<std::int64_t>(e.dur_ns, 0));
   if (e.call == Call::mark) return;
+  if (e.call == Call::step) {
+    ++steps_;
+    step_ns_ += std::max<std::int64_t>(e.dur_ns, 0);
+    return;
+  }
   if (first_pid_ == 0) first_pid_ = e.pid;
   ProcessStats& proc = processes_[e.pid];
   proc.pid = e.pid;

@@ -90,6 +90,9 @@ class Profile {
   void add(const Event& e);
 
   Tracer tracer() const { return tracer_; }
+  // Whether the tracer recorded stat calls (dftracer's traces may hold none: pfw_reader.hpp).
+  bool records_stats() const { return records_stats_; }
+  void set_stats_unrecorded() { records_stats_ = false; }
   void set_tracer(Tracer t) { tracer_ = t; }
   const std::vector<FileStats>& files() const { return files_; }
   const std::vector<DirStats>& dirs() const { return dirs_; }
@@ -100,6 +103,9 @@ class Profile {
   std::int64_t last_ns() const { return last_ns_; }
   // The latest time the trace reached, with or without a file (its end).
   std::int64_t end_ns() const { return end_ns_; }
+  // Training steps the application's own spans named (0 when the trace has none), and their time.
+  std::uint64_t steps() const { return steps_; }
+  std::int64_t step_ns() const { return step_ns_; }
 
   // Whether a path can be the job's data: not the system's or Python's own files.
   static bool is_data_path(std::string_view path);
@@ -113,6 +119,7 @@ class Profile {
   std::uint32_t dir(std::string_view path);
 
   Tracer tracer_;
+  bool records_stats_ = true;
   std::vector<FileStats> files_;
   std::vector<DirStats> dirs_;
   std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> file_index_, dir_index_;
@@ -120,6 +127,8 @@ class Profile {
   long first_pid_ = 0;
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = -1, last_ns_ = 0, end_ns_ = 0;
+  std::uint64_t steps_ = 0;
+  std::int64_t step_ns_ = 0;
 };
 
 }  // namespace trainio::capture

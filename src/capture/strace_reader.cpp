@@ -11,7 +11,7 @@
 namespace trainio::capture {
 
 const char* call_name(Call c) {
-  static const char* const names[] = {"open", "close", "read", "write", "stat", "seek", "mmap", "fsync", "spawn", "mark"};
+  static const char* const names[] = {"open", "close", "read", "write", "stat", "seek", "mmap", "fsync", "spawn", "mark", "step"};
   return names[static_cast<int>(c)];
 }
 

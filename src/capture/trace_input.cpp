@@ -110,6 +110,7 @@ void read_one(const std::string& path, Profile& profile, bool first, TraceInput&
   } else if (kind == Kind::pfw) {
     PfwReader r(path, sink);
     drive(r);
+    if (r.stats_unrecorded()) profile.set_stats_unrecorded();
   } else {
     DarshanReader r(path, sink);
     drive(r);

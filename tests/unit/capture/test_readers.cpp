@@ -1,6 +1,8 @@
 // The .pfw and Darshan DXT readers, and the recognition of trace files.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <fstream>
 
 #include "capture/darshan_reader.hpp"
@@ -96,7 +98,7 @@ TEST_CASE("darshan DXT text: other text is refused naming it, and impossible tim
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("notes.txt") != std::string::npos);
   }
-  // Times no clock gives (beyond 10^9 s, negative, not numbers) are foreign lines, never converted.
+  // Times no clock gives (past the year 2100, negative, not numbers) are foreign lines, never converted.
   int sent = 0;
   DarshanReader odd("d.txt", [&](const Event& e) { sent += e.call != Call::mark; });
   odd.line("# DXT, file_id: 1, file_name: /lus/a.npz");
@@ -153,4 +155,42 @@ TEST_CASE("pfw: numbers no tracer writes are foreign lines, never converted", "[
   REQUIRE(seen.size() == 100);
   CHECK(seen.back().bytes == 4096);
   CHECK(seen.back().start_ns == 10'000);
+}
+
+TEST_CASE("pfw: dftracer's times, microseconds since 1970, are read", "[capture]") {
+  // As DLIO's dftracer (1.0.8) writes a read: ts in microseconds of the Unix epoch (2026 here).
+  std::vector<Event> seen;
+  PfwReader r("t.pfw", [&](const Event& e) {
+    if (e.call != Call::mark) seen.push_back(e);
+  });
+  r.line("[");
+  r.line(R"({"id":11,"name":"FH","cat":"dftracer","pid":7,"tid":7,"ph":"M","args":{"name":"/d/a.npz","value":42}})");
+  for (int i = 0; i < 3; ++i)
+    r.line(R"({"id":12,"name":"read","cat":"POSIX","pid":7,"tid":8,"ts":1795844560525060,"dur":9,"ph":"X","args":{"fd":3,"count":4096,"ret":4096,"fhash":42}})");
+  r.line("]");
+  r.finish();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].start_ns == 1795844560525060LL * 1000);
+  CHECK(seen[0].bytes == 4096);
+}
+
+TEST_CASE("pfw: a read without an offset starts where dftracer's lseek64 went", "[capture]") {
+  std::vector<std::uint64_t> offsets;
+  PfwReader r("t.pfw", [&](const Event& e) {
+    if (e.call == Call::read) offsets.push_back(e.offset);
+  });
+  r.line("[");
+  r.line(R"({"name":"FH","cat":"dftracer","pid":7,"tid":7,"ph":"M","args":{"name":"/d/a.npz","value":42}})");
+  auto call = [&](const char* name, const char* args) {
+    r.line(fmt::format(R"({{"name":"{}","cat":"POSIX","pid":7,"tid":8,"ts":10,"dur":1,"ph":"X","args":{{"fhash":42,{}}}}})", name, args));
+  };
+  call("open64", R"("flags":0,"ret":3)");
+  call("read", R"("fd":3,"count":4096,"ret":4096)");           // at 0
+  call("lseek64", R"("fd":3,"offset":-22,"whence":2,"ret":66012)");  // 22 bytes before the end
+  call("read", R"("fd":3,"count":22,"ret":22)");               // at 66012
+  call("lseek64", R"("fd":3,"offset":100,"whence":0,"ret":100)");
+  call("read", R"("fd":3,"count":10,"ret":10)");               // at 100
+  r.line("]");
+  r.finish();
+  CHECK(offsets == std::vector<std::uint64_t>{0, 66012, 100});
 }
