@@ -55,7 +55,7 @@ BottleneckVerdict decide_bottleneck(const BottleneckEvidence& e) {
   if (e.readers_known && slots > 0) v.reader_busy_share = e.reader_busy / slots;
   if (e.readers_known && e.reader_busy > 0) {
     v.reader_cpu_share = e.reader_cpu / e.reader_busy;
-    v.reader_cpu_wait_share = (e.reader_cpu + e.reader_run_delay.value_or(0)) / e.reader_busy;
+    v.reader_cpu_and_run_delay_per_busy = (e.reader_cpu + e.reader_run_delay.value_or(0)) / e.reader_busy;
     v.storage_wait_share = e.storage_read / e.reader_busy;
   }
   if (e.readers_known && e.duration > 0) v.at_max_share = e.reader_at_max / (e.ranks * e.duration);
@@ -92,7 +92,7 @@ BottleneckVerdict decide_bottleneck(const BottleneckEvidence& e) {
                                              100 * v.batch_wait_share, 100 * e.resident_fraction.value_or(1)));
   const bool saturated = e.host_idle && *e.host_idle < r::kHostIdleSaturated;
   // On a CPU or waiting for one (the run delay; the CPU time alone where the kernel does not say).
-  const bool cpu_bound = v.reader_cpu_wait_share && *v.reader_cpu_wait_share >= r::kReaderCpuBound;
+  const bool cpu_bound = v.reader_cpu_and_run_delay_per_busy && *v.reader_cpu_and_run_delay_per_busy >= r::kReaderCpuBound;
   // Saturated CPUs limit the readers only if their time went elsewhere than storage calls: to a
   // CPU, or to waiting for one.
   const bool starved = saturated && (!v.storage_wait_share || *v.storage_wait_share < r::kStorageWaitShare);

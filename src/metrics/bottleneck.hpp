@@ -54,7 +54,9 @@ struct BottleneckVerdict {
   double batch_wait_share = 0, compute_share = 0, barrier_share = 0;  // of step time
   std::optional<double> reader_busy_share;    // reader busy / (threads x duration)
   std::optional<double> reader_cpu_share;     // reader CPU / reader busy
-  std::optional<double> reader_cpu_wait_share;  // (reader CPU + run delay) / reader busy
+  // (reader CPU + run delay) / reader busy: above 1 where readers waited for a core between
+  // batches (the run delay is the whole phase's, busy time only around batches).
+  std::optional<double> reader_cpu_and_run_delay_per_busy;
   std::optional<double> storage_wait_share;   // storage-call time / reader busy
   std::optional<double> at_max_share;         // time at max in flight / (ranks x duration)
   std::optional<double> latency_shallow, latency_deep;  // seconds per call, shallowest and deepest band

@@ -118,7 +118,7 @@ json bottleneck_json(const metrics::PhaseSummary& p) {
                    {"reader_run_delay_seconds", opt(e.reader_run_delay)},
                    {"reader_busy_share", opt(v.reader_busy_share)},
                    {"reader_cpu_share", opt(v.reader_cpu_share)},
-                   {"reader_cpu_or_waiting_share", opt(v.reader_cpu_wait_share)},
+                   {"reader_cpu_and_run_delay_per_busy_second", opt(v.reader_cpu_and_run_delay_per_busy)},
                    {"storage_wait_share", opt(v.storage_wait_share)},
                    {"at_max_in_flight_share", opt(v.at_max_share)},
                    {"read_latency_by_depth", bands},

@@ -31,7 +31,7 @@ RebuiltBottleneck rebuild_bottleneck(const PhaseTotals& t) {
     b.reader_run_delay = static_cast<double>(t.reader_run_delay_ns) * 1e-9;
   if (b.readers && b.reader_busy > 0) {
     b.reader_cpu_share = b.reader_cpu / b.reader_busy;
-    b.reader_cpu_wait_share = (b.reader_cpu + b.reader_run_delay.value_or(0)) / b.reader_busy;
+    b.reader_cpu_and_run_delay_per_busy = (b.reader_cpu + b.reader_run_delay.value_or(0)) / b.reader_busy;
     b.storage_wait_share = storage / b.reader_busy;
   }
   if (b.readers && duration > 0) b.at_max_share = static_cast<double>(t.reader_at_max_ns) * 1e-9 / (ranks * duration);
@@ -56,7 +56,7 @@ RebuiltBottleneck rebuild_bottleneck(const PhaseTotals& t) {
   if (b.batch_wait_share < 0.1) return b.verdict = b.compute_share >= 0.5 ? "compute" : "unknown", b;
   if (b.cache == "page_cache") return b.verdict = "page_cache", b;
   const bool saturated = b.host_idle && *b.host_idle < 0.1;
-  const bool cpu_bound = b.reader_cpu_wait_share && *b.reader_cpu_wait_share >= 0.7;
+  const bool cpu_bound = b.reader_cpu_and_run_delay_per_busy && *b.reader_cpu_and_run_delay_per_busy >= 0.7;
   const bool starved = saturated && (!b.storage_wait_share || *b.storage_wait_share < 0.5);
   if (cpu_bound || starved) {
     const double readers = b.readers ? b.reader_cpu : 0, other = std::max(0.0, b.cpu - readers - b.cpu_polling);

@@ -15,7 +15,7 @@ namespace trainio::verify {
 struct RebuiltBottleneck {
   std::string verdict;
   double batch_wait_share = 0, compute_share = 0, barrier_share = 0;
-  std::optional<double> reader_run_delay, reader_cpu_wait_share;
+  std::optional<double> reader_run_delay, reader_cpu_and_run_delay_per_busy;
   std::optional<double> reader_busy_share, reader_cpu_share, storage_wait_share, at_max_share, host_idle;
   bool readers = false;
   std::uint64_t reader_threads = 0, max_in_flight = 0;

@@ -195,7 +195,7 @@ void bottleneck(const Part& p, const PhaseTotals& t) {
   e.number("reader_run_delay_seconds", b.reader_run_delay);
   e.number("reader_busy_share", b.reader_busy_share);
   e.number("reader_cpu_share", b.reader_cpu_share);
-  e.number("reader_cpu_or_waiting_share", b.reader_cpu_wait_share);
+  e.number("reader_cpu_and_run_delay_per_busy_second", b.reader_cpu_and_run_delay_per_busy);
   e.number("storage_wait_share", b.storage_wait_share);
   e.number("at_max_in_flight_share", b.at_max_share);
   e.number("host_cpu_idle_share", b.host_idle);

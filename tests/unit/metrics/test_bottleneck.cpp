@@ -76,7 +76,7 @@ TEST_CASE("readers on a CPU, or starved of one, make the client the limit") {
   e.reader_run_delay = 7;  // runnable, waiting for a CPU 70% of their busy time
   v = decide_bottleneck(e);
   CHECK(v.verdict == "client_cpu");
-  CHECK(*v.reader_cpu_wait_share == Approx(0.75));
+  CHECK(*v.reader_cpu_and_run_delay_per_busy == Approx(0.75));
   e = input_bound();
   e.host_idle = 0.02;
   e.storage_read = 3;  // the rest of their time waiting for a CPU

@@ -87,7 +87,7 @@ TEST_CASE("readers busy on the CPU, or a host with no idle time: client CPU, and
   t = phase(5, 4, 1, 2);
   t.reader_run_delay_ns = 13 * kSecond;  // waiting for a core counts with the CPU time: (2 + 13) / 20
   b = rebuild_bottleneck(t);
-  CHECK(*b.reader_cpu_wait_share == Approx(0.75));
+  CHECK(*b.reader_cpu_and_run_delay_per_busy == Approx(0.75));
   CHECK(b.verdict == "client_cpu");
 
   t = phase(5, 4, 1, 2);
