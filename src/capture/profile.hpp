@@ -90,9 +90,13 @@ class Profile {
   void add(const Event& e);
 
   Tracer tracer() const { return tracer_; }
-  // Whether the tracer recorded stat calls (dftracer's traces may hold none: pfw_reader.hpp).
-  bool records_stats() const { return records_stats_; }
-  void set_stats_unrecorded() { records_stats_ = false; }
+  // Whether the tracer records calls of this kind: Darshan's DXT only reads and writes, a dftracer
+  // trace may hold no stat (pfw_reader.hpp).
+  bool records(Call c) const { return (unrecorded_ & (1u << static_cast<int>(c))) == 0; }
+  void set_unrecorded(Call c) { unrecorded_ |= 1u << static_cast<int>(c); }
+  // The finest time step the trace gives (DXT prints seconds to 4 decimals: 100 us).
+  std::int64_t time_step_ns() const { return time_step_ns_; }
+  void set_time_step_ns(std::int64_t ns) { time_step_ns_ = ns; }
   void set_tracer(Tracer t) { tracer_ = t; }
   const std::vector<FileStats>& files() const { return files_; }
   const std::vector<DirStats>& dirs() const { return dirs_; }
@@ -119,7 +123,8 @@ class Profile {
   std::uint32_t dir(std::string_view path);
 
   Tracer tracer_;
-  bool records_stats_ = true;
+  std::uint32_t unrecorded_ = 0;  // bits of Call
+  std::int64_t time_step_ns_ = 1000;
   std::vector<FileStats> files_;
   std::vector<DirStats> dirs_;
   std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> file_index_, dir_index_;

@@ -99,15 +99,20 @@ Score score(const Profile& real, const Profile& replay) {
       auto per_file_epoch = [](const DirStats& d, double files, double epochs, Call c) {
         return static_cast<double>(d.calls[static_cast<int>(c)]) / files / epochs;
       };
+      // Calls of a kind one tracer does not record are left out (Darshan's DXT: reads and writes only).
+      auto both_record = [&](Call c) { return real.records(c) && replay.records(c); };
       double sum = 0;
+      int kinds = 0;
       std::string ra, rb;
       for (Call c : {Call::read, Call::seek, Call::mmap}) {
+        if (!both_record(c)) continue;
         const double x = per_file_epoch(da, fa, a.epochs, c), y = per_file_epoch(db, fb, b.epochs, c);
         sum += ratio(x + 1, y + 1);  // one call per file more or less is a small difference
+        ++kinds;
         ra += fmt::format("{}{} {}", ra.empty() ? "" : ", ", call_name(c), num(x));
         rb += fmt::format("{}{} {}", rb.empty() ? "" : ", ", call_name(c), num(y));
       }
-      add("calls_per_file", sum / 3, ra, rb, "data calls per file per epoch");
+      add("calls_per_file", sum / kinds, ra, rb, "data calls per file per epoch, of the kinds both traces record");
       add("file_sizes", closeness(a.file_sizes, b.file_sizes, 3), num(static_cast<double>(a.file_sizes.quantile(0.5))),
           num(static_cast<double>(b.file_sizes.quantile(0.5))), "median file size, bytes");
       const double ba = static_cast<double>(da.read_bytes) / a.epochs, bb = static_cast<double>(db.read_bytes) / b.epochs;
@@ -126,9 +131,10 @@ Score score(const Profile& real, const Profile& replay) {
         add("order", std::nullopt, num(a.up), num(b.up), "too few consecutive accesses to tell an order");
       add("in_flight", ratio(da.mean_depth(), db.mean_depth()), num(da.mean_depth()), num(db.mean_depth()),
           "mean reads in flight as each read starts, itself included");
-      add("inter_arrival", closeness(da.inter_arrival, db.inter_arrival, 8),
+      const bool fine_times = std::max(real.time_step_ns(), replay.time_step_ns()) < 10'000;
+      add("inter_arrival", fine_times ? closeness(da.inter_arrival, db.inter_arrival, 8) : std::nullopt,
           num(static_cast<double>(da.inter_arrival.quantile(0.5)) / 1e3), num(static_cast<double>(db.inter_arrival.quantile(0.5)) / 1e3),
-          "median time between reads, us");
+          fine_times ? "median time between reads, us" : "left out: a trace's times are printed to 0.1 ms (DXT)");
       if (real.tracer() == replay.tracer())
         add("latency", closeness(da.read_latency, db.read_latency, 8), num(static_cast<double>(da.read_latency.quantile(0.5)) / 1e3),
             num(static_cast<double>(db.read_latency.quantile(0.5)) / 1e3), "median read latency, us");
@@ -137,9 +143,9 @@ Score score(const Profile& real, const Profile& replay) {
             "traces from different tracers: strace's own cost per call is not in a .pfw's latencies");
       double meta = 0;
       std::string ma, mb;
-      const bool stats = real.records_stats() && replay.records_stats();
-      std::vector<Call> counted{Call::open, Call::close};
-      if (stats) counted.push_back(Call::stat);
+      std::vector<Call> counted;
+      for (Call c : {Call::open, Call::close, Call::stat})
+        if (both_record(c)) counted.push_back(c);
       for (Call c : counted) {
         const double x = static_cast<double>(da.calls[static_cast<int>(c)]) / a.epochs;
         const double y = static_cast<double>(db.calls[static_cast<int>(c)]) / b.epochs;
@@ -147,9 +153,12 @@ Score score(const Profile& real, const Profile& replay) {
         ma += fmt::format("{}{} {}", ma.empty() ? "" : ", ", call_name(c), num(x));
         mb += fmt::format("{}{} {}", mb.empty() ? "" : ", ", call_name(c), num(y));
       }
-      add("metadata", meta / static_cast<double>(counted.size()), ma, mb,
-          stats ? "open, close and stat calls on the dataset per epoch"
-                : "open and close calls on the dataset per epoch; stat left out: a dftracer trace holds none");
+      if (counted.empty())
+        add("metadata", std::nullopt, "-", "-", "left out: a trace records no opens, closes or stats (DXT)");
+      else
+        add("metadata", meta / static_cast<double>(counted.size()), ma, mb,
+            counted.size() == 3 ? "open, close and stat calls on the dataset per epoch"
+                                : "calls on the dataset per epoch, of the kinds both traces record");
     }
   }
   if (a.written_files || b.written_files) {

@@ -110,10 +110,13 @@ void read_one(const std::string& path, Profile& profile, bool first, TraceInput&
   } else if (kind == Kind::pfw) {
     PfwReader r(path, sink);
     drive(r);
-    if (r.stats_unrecorded()) profile.set_stats_unrecorded();
+    if (r.stats_unrecorded()) profile.set_unrecorded(Call::stat);
   } else {
     DarshanReader r(path, sink);
     drive(r);
+    // DXT keeps read and write segments only, their times printed to 0.1 ms.
+    for (Call c : {Call::open, Call::close, Call::stat, Call::seek, Call::mmap, Call::fsync}) profile.set_unrecorded(c);
+    profile.set_time_step_ns(100'000);
   }
   input.bytes += in.bytes();
 }
