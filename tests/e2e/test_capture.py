@@ -150,69 +150,58 @@ class CaptureRealJobs(TrainioTest):
             ["reader.batch_size=8", "dataset.record_length_bytes=65536", "reader.read_threads=2"])
 
 
-class CaptureDlioTrace(TrainioTest):
-    """The real DLIO's own trace (tests/fixtures/dftracer/README.md): captured, replayed by trainio
-    with --trace, and the replay's .pfw scored against it."""
-    FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "dftracer", "dlio_npz.pfw.gz")
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+STORAGE_PARTS = ("calls_per_file", "file_sizes", "bytes_per_epoch", "read_sizes", "files_per_epoch", "order")
 
-    def test_dlio_trace_is_captured_and_its_replay_makes_the_same_calls(self):
-        r = self.run_trainio("capture", self.FIXTURE, "-o", "job.yaml")
+
+class CaptureKeptTraces(TrainioTest):
+    """Traces of the real DLIO (dftracer) and of Darshan's DXT, kept as fixtures (their READMEs say
+    how they were made): captured, the workload replayed with --trace, the replay scored."""
+
+    def capture_replay_score(self, fixture, expect, *capture_args):
+        # --no-read-files: the traced files may happen to exist where a test runs.
+        r = self.run_trainio("capture", fixture, "--no-read-files", *capture_args, "-o", "job.yaml")
         self.assertEqual(r.code, 0, r)
         with open(self.path("job.yaml")) as f:
             values = yaml_values(f.read())
+        for key, value in expect.items():
+            self.assertEqual(values.get(key), value, key)
+        data = f"dataset.data_folder={self.path('data')}"
+        self.ok("generate", "job.yaml", data, "--no-progress")
+        self.ok("run", "job.yaml", data, "workflow.generate_data=False", "--trace", "--no-progress", "-o", self.path("out"))
+        r = self.run_trainio("capture", "--score", fixture, "--replay", self.path("out"), "--json")
+        self.assertEqual(r.code, 0, r)
+        doc = json.loads(r.out)
+        parts = {p["name"]: p["score"] for p in doc["parts"]}
+        for name in STORAGE_PARTS:
+            self.assertGreaterEqual(parts[name], 0.99, json.dumps(doc, indent=1))
+        print(f"capture score {os.path.basename(fixture)}: replay {doc['total']:.3f}", file=sys.stderr)
+        return values, parts, doc
+
+    def test_dlio_trace(self):
         # The workload DLIO ran (dlio_npz_workload.yaml): 8 NPZ files of a 256 x 256 sample, 2
         # workers, batch 2 (from DLIO's compute spans), files in order, 2 epochs.
-        for key, value in {"dataset.format": "npz", "dataset.num_files_train": "8",
-                           "dataset.record_length_bytes": "65536", "reader.read_threads": "2",
-                           "reader.batch_size": "2", "reader.file_shuffle": "off", "train.epochs": "2"}.items():
-            self.assertEqual(values.get(key), value, key)
+        values, parts, _ = self.capture_replay_score(
+            os.path.join(FIXTURES, "dftracer", "dlio_npz.pfw.gz"),
+            {"dataset.format": "npz", "dataset.num_files_train": "8", "dataset.record_length_bytes": "65536",
+             "reader.read_threads": "2", "reader.batch_size": "2", "reader.file_shuffle": "off", "train.epochs": "2"})
         # DLIO's compute spans: its 2 ms sleep as Python took it.
         self.assertAlmostEqual(float(values["train.computation_time"]), 0.0025, delta=0.0010)
-        data = f"dataset.data_folder={self.path('data')}"
-        self.ok("generate", "job.yaml", data, "--no-progress")
-        self.ok("run", "job.yaml", data, "workflow.generate_data=False", "--trace", "--no-progress", "-o", self.path("out"))
-        r = self.run_trainio("capture", "--score", self.FIXTURE, "--replay", self.path("out"), "--json")
-        self.assertEqual(r.code, 0, r)
-        doc = json.loads(r.out)
-        parts = {p["name"]: p["score"] for p in doc["parts"]}
-        # The storage calls: np.load's 11 reads and 18 seeks a file, the same files, sizes, bytes
-        # and order as DLIO's run; stat left out (dftracer recorded none).
-        for name in ("calls_per_file", "file_sizes", "bytes_per_epoch", "read_sizes", "files_per_epoch", "order",
-                     "metadata"):
-            self.assertGreaterEqual(parts[name], 0.99, json.dumps(doc, indent=1))
-        # The time parts differ: DLIO's Python workers start anew each epoch and spend Python time
-        # between calls, which the replay does not emulate (docs/capture.md).
-        print(f"capture score dlio trace: replay {doc['total']:.3f}", file=sys.stderr)
+        # np.load's 11 reads and 18 seeks a file, as DLIO's run made them; stat left out (dftracer
+        # recorded none). The time parts differ: DLIO's workers start anew each epoch and spend Python
+        # time between calls, which the replay does not emulate (docs/capture.md).
+        self.assertGreaterEqual(parts["metadata"], 0.99)
 
-
-class CaptureDarshanTrace(TrainioTest):
-    """A real Darshan DXT trace (tests/fixtures/darshan/README.md): captured, replayed, scored."""
-    FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "darshan", "npz_job.dxt.txt")
-
-    def test_darshan_trace_is_captured_and_its_replay_makes_the_same_reads(self):
-        # --no-read-files: the traced files may happen to exist where a test runs.
-        r = self.run_trainio("capture", self.FIXTURE, "--no-read-files", "-o", "job.yaml")
-        self.assertEqual(r.code, 0, r)
-        with open(self.path("job.yaml")) as f:
-            values = yaml_values(f.read())
-        for key, value in {"dataset.format": "npz", "dataset.num_files_train": "4", "dataset.record_length_bytes": "65536",
-                           "reader.read_threads": "0", "train.epochs": "2"}.items():
-            self.assertEqual(values.get(key), value, key)
-        data = f"dataset.data_folder={self.path('data')}"
-        self.ok("generate", "job.yaml", data, "--no-progress")
-        self.ok("run", "job.yaml", data, "workflow.generate_data=False", "--trace", "--no-progress", "-o", self.path("out"))
-        r = self.run_trainio("capture", "--score", self.FIXTURE, "--replay", self.path("out"), "--json")
-        self.assertEqual(r.code, 0, r)
-        doc = json.loads(r.out)
-        parts = {p["name"]: p["score"] for p in doc["parts"]}
-        # np.load's 11 reads a file, the same sizes, bytes and order; what DXT does not record (opens,
-        # seeks, stats) or prints too coarsely (times to 0.1 ms) is left out, not scored as a difference.
-        for name in ("calls_per_file", "file_sizes", "bytes_per_epoch", "read_sizes", "files_per_epoch", "order"):
-            self.assertGreaterEqual(parts[name], 0.99, json.dumps(doc, indent=1))
+    def test_darshan_dxt_trace(self):
+        _, parts, doc = self.capture_replay_score(
+            os.path.join(FIXTURES, "darshan", "npz_job.dxt.txt"),
+            {"dataset.format": "npz", "dataset.num_files_train": "4", "dataset.record_length_bytes": "65536",
+             "reader.read_threads": "0", "train.epochs": "2"})
+        # What DXT does not record (opens, seeks, stats) or prints too coarsely (times to 0.1 ms) is
+        # left out, not scored as a difference.
         self.assertIsNone(parts["metadata"])
         self.assertIsNone(parts["inter_arrival"])
         self.assertGreaterEqual(doc["total"], 0.9, json.dumps(doc, indent=1))
-        print(f"capture score darshan trace: replay {doc['total']:.3f}", file=sys.stderr)
 
 
 class CaptureRefuses(TrainioTest):
