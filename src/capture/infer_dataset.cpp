@@ -17,7 +17,6 @@ namespace {
 // ZIP and NPY headers of numpy.savez(x=uint8 array, y=label), for arrays under 4 GiB.
 constexpr double kNpzOverhead = 498;
 
-
 std::string head_of(const std::string& path, std::size_t n) {
   std::ifstream in(path, std::ios::binary);
   std::string out(n, '\0');

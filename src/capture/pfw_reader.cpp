@@ -107,7 +107,7 @@ void PfwReader::event(std::string_view s) {
   if (j.contains("ts"))  // any event moves the trace's end: a replay's last steps read nothing
     last_ns_ = std::max(last_ns_, ns_of_us(j["ts"]) + (j.contains("dur") ? ns_of_us(j["dur"]) : 0));
   // DLIO's frameworks span each step's emulated compute (TorchFramework.compute, TFFramework.compute).
-  if (j.value("cat", "") == "ai_framework" && name.ends_with("Framework.compute") && j.contains("dur")) {
+  if (j.value("cat", "") == "ai_framework" && name.ends_with("Framework.compute") && j.contains("ts") && j.contains("dur")) {
     Event step;
     step.call = Call::step;
     step.start_ns = ns_of_us(j["ts"]);

@@ -167,6 +167,8 @@ TEST_CASE("pfw: dftracer's times, microseconds since 1970, are read", "[capture]
   r.line(R"({"id":11,"name":"FH","cat":"dftracer","pid":7,"tid":7,"ph":"M","args":{"name":"/d/a.npz","value":42}})");
   for (int i = 0; i < 3; ++i)
     r.line(R"({"id":12,"name":"read","cat":"POSIX","pid":7,"tid":8,"ts":1795844560525060,"dur":9,"ph":"X","args":{"fd":3,"count":4096,"ret":4096,"fhash":42}})");
+  // A compute span without its time is no step (and no crash).
+  r.line(R"({"id":13,"name":"TorchFramework.compute","cat":"ai_framework","pid":7,"tid":7,"dur":2000,"ph":"X","args":{}})");
   r.line("]");
   r.finish();
   REQUIRE(seen.size() == 3);
