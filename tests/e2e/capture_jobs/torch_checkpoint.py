@@ -1,16 +1,16 @@
 """A training job that saves checkpoints with torch.save: the real job `trainio capture` tests trace.
 
 python3 torch_checkpoint.py make DIR   nothing to make (the job reads no dataset)
-python3 torch_checkpoint.py run DIR    4 saves of a two-layer model's state dict (6 MiB: weights of
+python3 torch_checkpoint.py run DIR    6 saves of a two-layer model's state dict (6 MiB: weights of
                                        1024 x 1024 and 512 x 1024 fp32, and their biases) into DIR,
-                                       as DLIO saves (torch.save into a file opened by Python), 50 ms
+                                       as DLIO saves (torch.save into a file opened by Python), 100 ms
                                        of training before each
 """
 import os
 import sys
 import time
 
-SAVES, COMPUTE = 4, 0.05
+SAVES, COMPUTE = 6, 0.1
 
 
 def run(folder):

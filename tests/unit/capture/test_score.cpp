@@ -1,6 +1,8 @@
 // Score parts and the pieces the inference uses: histograms, ratios, passes over a file.
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 #include "capture/histogram.hpp"
 #include "capture/profile.hpp"
 #include "capture/score.hpp"
@@ -91,11 +93,14 @@ TEST_CASE("capture score: identical profiles score 1, a shuffled one against a s
   CHECK(order_seen);
 }
 
-TEST_CASE("capture score: checkpoints saved at another cadence score lower", "[capture]") {
-  // Three 1 MiB saves, every `gap_ms`.
-  auto saves = [](std::int64_t gap_ms) {
+TEST_CASE("capture score: checkpoints saved at another cadence score lower, slower saves do not", "[capture]") {
+  // Three saves of `writes` 1 MiB writes (1 ms apart), `pause_ms` from one save's end to the next.
+  auto saves = [](std::int64_t pause_ms, std::size_t writes) {
     Profile p;
-    for (int i = 0; i < 3; ++i) trainio::test::add_save(p, "/ckpt/s" + std::to_string(i) + ".pt", i * gap_ms * 1'000'000, {1 << 20});
+    std::int64_t t = 0;
+    for (int i = 0; i < 3; ++i)
+      t = trainio::test::add_save(p, "/ckpt/s" + std::to_string(i) + ".pt", t + pause_ms * 1'000'000,
+                                  std::vector<std::uint64_t>(writes, 1 << 20));
     return p;
   };
   auto cadence = [](const Score& s) {
@@ -103,6 +108,8 @@ TEST_CASE("capture score: checkpoints saved at another cadence score lower", "[c
       if (part.name == "checkpoint_cadence") return *part.score;
     return -1.0;
   };
-  CHECK(cadence(score(saves(100), saves(100))) == Approx(1));
-  CHECK(cadence(score(saves(100), saves(400))) == Approx(0.25));
+  CHECK(cadence(score(saves(100, 2), saves(100, 2))) == Approx(1));
+  CHECK(cadence(score(saves(100, 2), saves(400, 2))) == Approx(0.25));
+  // A save that takes 40 ms instead of 2 is the storage's answer, not another workload.
+  CHECK(cadence(score(saves(100, 2), saves(100, 40))) == Approx(1));
 }
