@@ -14,8 +14,9 @@ namespace trainio::capture {
 
 namespace {
 
-// ZIP and NPY headers of numpy.savez(x=uint8 array, y=label), for arrays under 4 GiB.
-constexpr double kNpzOverhead = 498;
+// The bytes around DLIO's sample: numpy.savez's ZIP and NPY headers of x (uint8) and y (a label),
+// and np.save's NPY header (padded to 128 bytes), for arrays under 4 GiB.
+constexpr double kNpzOverhead = 498, kNpyOverhead = 128;
 
 std::string head_of(const std::string& path, std::size_t n) {
   std::ifstream in(path, std::ios::binary);
@@ -125,13 +126,15 @@ DatasetFacts infer_dataset(const Profile& p, std::uint32_t dir, const InferOptio
                                first, data, overhead);
       confidence = "high";
     } else {
-      // The 498 bytes numpy.savez puts around DLIO's arrays (x uint8, y a label: ZIP and NPY
-      // headers), and a d x d sample as DLIO's generator makes it: the nearest square.
-      const double side = std::round(std::sqrt(std::max(1.0, mean - kNpzOverhead)));
+      // Less the headers numpy writes around DLIO's arrays, as a d x d sample as DLIO's generator
+      // makes it: the nearest square.
+      const bool npz = facts.format == "npz";
+      const double overhead = npz ? kNpzOverhead : kNpyOverhead;
+      const double side = std::round(std::sqrt(std::max(1.0, mean - overhead)));
       record = side * side;
-      record_how += fmt::format(", less the {:.0f} bytes of ZIP and NPY headers numpy.savez adds to DLIO's arrays, as the "
-                                "nearest {:.0f} x {:.0f} sample (the file could not be read)",
-                                kNpzOverhead, side, side);
+      record_how += fmt::format(", less the {:.0f} bytes of headers {} adds to DLIO's arrays, as the nearest {:.0f} x {:.0f} "
+                                "sample (the file could not be read)",
+                                overhead, npz ? "numpy.savez" : "np.save", side, side);
     }
     out.set("dataset.num_samples_per_file", "1", "np.load reads the whole array: one sample per file to storage", "medium");
   } else if (facts.format == "tfrecord") {
