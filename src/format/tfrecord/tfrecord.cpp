@@ -193,14 +193,14 @@ void tfrecord::check_record(const char* r, const ExampleFrame& frame, const std:
     problem = "bad data CRC";
   if (problem)
     throw data_error(fmt::format("'{}': corrupted record {} at offset {}: {}", path, sample, offset, problem),
-                     "regenerate the dataset with 'trainio generate' (trainio validate shows every bad file)");
+                     tfrecord::kRegenerate);
 }
 
 std::uint64_t DaliTfRecordReader::read(const SampleRequest& request) {
   const std::string& path = *request.path;
   const plan::SampleShape& shape = request.shape;
   const std::uint64_t sample = request.sample;
-  const auto frame = tfrecord::example_frame(shape.bytes(), shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0);
+  const tfrecord::ExampleFrame& frame = frame_.of(shape);
   const std::uint64_t record = frame.record_bytes();
   if (buffer_.size() < record) buffer_.resize(record);
   file_.reopen(path);

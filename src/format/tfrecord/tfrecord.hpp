@@ -16,6 +16,9 @@ namespace tfrecord {
 
 inline constexpr std::size_t kHeaderBytes = 12;  // length + its CRC
 inline constexpr std::size_t kFooterBytes = 4;   // data CRC
+// The fix a damaged or mis-sized TFRecord file's error gives.
+inline constexpr const char* kRegenerate =
+    "regenerate the dataset with 'trainio generate' (trainio validate shows every bad file)";
 
 // The serialized Example around the image bytes: prefix + image + suffix.
 struct ExampleFrame {
@@ -25,6 +28,26 @@ struct ExampleFrame {
   std::uint64_t record_bytes() const { return kHeaderBytes + data_bytes() + kFooterBytes; }
 };
 ExampleFrame example_frame(std::uint64_t image_bytes, std::int64_t size_value);
+
+// The frame of the last sample shape asked for, kept: readers ask once per sample, and a file's
+// samples share one shape, so no sample builds (allocates) its frame again.
+class FrameOfShape {
+ public:
+  const ExampleFrame& of(const plan::SampleShape& shape) {
+    const std::int64_t size_value = shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0;
+    if (!made_ || shape.bytes() != frame_.image_bytes || size_value != size_value_) {
+      frame_ = example_frame(shape.bytes(), size_value);
+      size_value_ = size_value;
+      made_ = true;
+    }
+    return frame_;
+  }
+
+ private:
+  ExampleFrame frame_;
+  std::int64_t size_value_ = 0;
+  bool made_ = false;
+};
 
 // The 12-byte record header for `length` data bytes.
 std::string record_header(std::uint64_t length);
@@ -60,6 +83,7 @@ class DaliTfRecordReader final : public SampleReader {
  private:
   util::Bytes buffer_;
   storage::File file_;  // reopened per sample: its path's memory is reused
+  tfrecord::FrameOfShape frame_;
 };
 
 std::optional<std::string> validate_tfrecord(const plan::DataFile& expected);

@@ -15,8 +15,7 @@ void PythonTfRecordReader::close() {
 
 std::uint64_t PythonTfRecordReader::read(const SampleRequest& r) {
   const std::string& path = *r.path;
-  const plan::SampleShape& shape = r.shape;
-  const auto frame = tfrecord::example_frame(shape.bytes(), shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0);
+  const tfrecord::ExampleFrame& frame = frame_.of(r.shape);
   const std::uint64_t record = frame.record_bytes();
   const std::uint64_t offset = r.sample * record;
   if (record_.size() < record) record_.resize(record);
@@ -38,7 +37,7 @@ std::uint64_t PythonTfRecordReader::read(const SampleRequest& r) {
       throw data_error(fmt::format("'{}': the file ends inside record {} (at offset {}, reading its {}); the dataset's "
                                    "settings give {} records of {} bytes",
                                    path, r.sample, offset, what, r.samples_in_file, record),
-                       "regenerate the dataset with 'trainio generate' (trainio validate shows every bad file)");
+                       tfrecord::kRegenerate);
   };
   read_exact(out, tfrecord::kHeaderBytes, "length");
   read_exact(out + tfrecord::kHeaderBytes, static_cast<std::size_t>(frame.data_bytes()), "data");
@@ -53,7 +52,7 @@ std::uint64_t PythonTfRecordReader::read(const SampleRequest& r) {
     char probe[tfrecord::kHeaderBytes];
     if (file_.read(probe, sizeof probe) != 0)
       throw data_error(fmt::format("'{}': more than the {} records the dataset's settings give", path, r.samples_in_file),
-                       "regenerate the dataset with 'trainio generate' (trainio validate shows every bad file)");
+                       tfrecord::kRegenerate);
     close();
   }
   return frame.image_bytes;

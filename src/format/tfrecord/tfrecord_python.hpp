@@ -18,6 +18,7 @@
 
 #include "format/format.hpp"
 #include "format/python_io.hpp"
+#include "format/tfrecord/tfrecord.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -38,6 +39,7 @@ class PythonTfRecordReader final : public SampleReader {
   std::uint64_t open_file_ = 0;     // the dataset's number of the open file
   std::uint64_t next_offset_ = 0;   // where the record after the last one read starts
   util::Bytes record_;
+  tfrecord::FrameOfShape frame_;
 };
 
 }  // namespace trainio::format

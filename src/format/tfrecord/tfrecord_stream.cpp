@@ -64,7 +64,7 @@ std::size_t TfRecordStream::read_n(std::size_t n) {
 bool TfRecordStream::next(std::uint64_t& length) {
   auto corrupt = [&](const std::string& what) {
     return data_error(fmt::format("'{}': corrupted record at offset {}: {}", path(), record_offset_, what),
-                      "regenerate the dataset with 'trainio generate' (trainio validate shows every bad file)");
+                      tfrecord::kRegenerate);
   };
   const std::size_t header = read_n(tfrecord::kHeaderBytes);
   if (header == 0) {  // the end of the file, between records
