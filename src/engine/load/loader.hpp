@@ -77,9 +77,7 @@ struct RankCores {
 };
 RankCores rank_cores(const mpi::Comm& comm);
 
-// The cores this rank's threads can count on: its share of its CPUs, at least 1 (the second
-// form is collective).
+// The cores this rank's threads can count on: its share of its CPUs, at least 1.
 std::size_t cores_of_rank(const RankCores& c);
-inline std::size_t cores_of_rank(const mpi::Comm& comm) { return cores_of_rank(rank_cores(comm)); }
 
 }  // namespace trainio::engine

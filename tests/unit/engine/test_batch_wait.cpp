@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "config/workload.hpp"
 #include "engine/load/batch_wait.hpp"
 #include "engine/load/loader.hpp"
 #include "util/clock.hpp"
@@ -157,9 +158,28 @@ TEST_CASE("without a budget the training loop blocks at once and polls nothing",
 
 TEST_CASE("a rank alone counts the cores of its affinity", "[pipeline]") {
   // Ranks that share a host and a set of CPUs: tests/mpi/test_comm.cpp.
-  const std::size_t alone = engine::cores_of_rank(mpi::Comm::solo());
+  const std::size_t alone = engine::cores_of_rank(engine::rank_cores(mpi::Comm::solo()));
   CHECK(alone == static_cast<std::size_t>(std::max(1, util::cores_available())));
   CHECK(alone <= static_cast<std::size_t>(util::host_info().cpu_count));
+}
+
+TEST_CASE("the training loop spins out its compute only with a core of its own", "[pipeline]") {
+  config::Workload w;
+  w.reader.data_loader = config::DataLoader::pytorch;
+  w.reader.read_threads = 1;
+  CHECK(engine::loop_has_a_core(w, 2.0));    // one reader and the loop on two cores
+  CHECK_FALSE(engine::loop_has_a_core(w, 1.0));
+  w.reader.read_threads = 0;                  // the loop reads itself
+  CHECK(engine::loop_has_a_core(w, 1.0));
+  CHECK_FALSE(engine::loop_has_a_core(w, 0.5));  // two ranks on one CPU
+  w.reader.read_threads = 1;
+  w.reader.odirect = true;                    // the reads' completions want the cores
+  CHECK_FALSE(engine::loop_has_a_core(w, 8.0));
+  w.reader.odirect = false;
+  w.reader.data_loader = config::DataLoader::tensorflow;
+  w.dataset.format = config::Format::tfrecord;  // a stream thread per slot and the pipeline's
+  CHECK_FALSE(engine::loop_has_a_core(w, 2.0));
+  CHECK(engine::loop_has_a_core(w, 3.0));
 }
 
 TEST_CASE("a wait that outlasted half the budget makes the next one block, and a short one polls again", "[pipeline]") {
