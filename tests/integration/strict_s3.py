@@ -100,6 +100,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.body_read = not self.headers.get("Transfer-Encoding") and int(self.headers.get("Content-Length") or 0) == 0
         record = {"method": self.command, "target": self.path, "content_type": self.headers.get("Content-Type"),
                   "range": self.headers.get("Range"), "op": None, "key": None, "port": self.server.server_address[1]}
+        self.record = record
         try:
             try:
                 path = decoded_path(raw_path)
@@ -146,7 +147,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ConnectionResetError:
             record.setdefault("status", "reset")
         finally:
-            self.server.remember(record)
+            self.log_request_once()
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_any
 
@@ -169,7 +170,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.body_read = True
         return body
 
+    def log_request_once(self):
+        """Logs the request before its answer leaves: a client that reads the log right after the
+        answer must find the request there."""
+        if getattr(self, "record", None) is not None:
+            self.server.remember(self.record)
+            self.record = None
+
     def answer(self, status, headers, data, cut=None):
+        self.log_request_once()
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
@@ -209,6 +218,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pass
 
     def control(self, what, raw_query):
+        self.record = None
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         status, out = 200, None
