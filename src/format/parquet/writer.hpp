@@ -4,8 +4,10 @@
 // page optionally compressed), then the FileMetaData footer, its length and "PAR1". Values are
 // the generated content (int8/int16 columns widened to INT32 as Parquet stores them).
 
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "config/workload.hpp"
 #include "format/format.hpp"
@@ -15,6 +17,11 @@ namespace trainio::format::parquet {
 
 class Writer final : public ByteWriter {
  public:
+  // A data page's rows, values and levels (without their v1 length prefix).
+  struct PageShape {
+    std::uint64_t rows = 0, values = 0;
+    std::string repetition, definition;
+  };
   explicit Writer(const config::Workload& w) : workload_(w) {}
   // Known when the pages are not compressed and every chunk's statistics have a known size.
   std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
@@ -27,10 +34,19 @@ class Writer final : public ByteWriter {
   void write_bytes(const plan::DataFile& file, storage::Output& out, ContentSource& content) override;
 
  private:
+  // What a page holds before its values: its shape, its levels as stored (v1: each after its
+  // length) and, uncompressed, its header. Every page of the same rows and column shape has the
+  // same: made once per file for each (a header per page cost more than its values' statistics).
+  struct PageStart {
+    PageShape shape;
+    std::string levels, header;
+  };
+  const PageStart& page_start(const Schema& s, const Column& c, std::uint64_t rows);
   // `count` values of column `c` from the content stream, as Parquet stores them, at `at`.
   void make_values(const Column& c, char* at, std::uint64_t count, ContentSource& content);
   config::Workload workload_;
   std::string page_, packed_, header_;  // reused across pages and files
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint32_t, bool>, PageStart> page_starts_;  // this file's
 };
 
 // The RLE/bit-packed hybrid levels of a page of `rows` lists of `size` elements (bit width 1):
