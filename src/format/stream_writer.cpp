@@ -5,6 +5,7 @@
 
 #include "format/crc32c.hpp"
 #include "format/archive/zip.hpp"
+#include "util/kernel_touch.hpp"
 #include "util/page_aligned.hpp"
 
 namespace trainio::format {
@@ -36,7 +37,9 @@ void fill_summed(ContentSource& content, char* at, std::size_t n, Checksum* sum)
 void ByteWriter::prepare(const plan::DataFile& file) {
   const std::uint64_t size = expected_size(file).value_or(StreamWriter::kChunk);
   const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(size, 1), StreamWriter::kChunk));
-  if (buffer_.size() < wanted) buffer_.resize(wanted);  // zeroed: every page touched now
+  if (buffer_.size() >= wanted) return;
+  buffer_.resize(wanted);
+  util::zero_through_kernel(buffer_.data(), buffer_.size());  // every page touched now, by the kernel too
 }
 
 bool ByteWriter::fits_stream_buffer(const plan::DataFile& file) const {

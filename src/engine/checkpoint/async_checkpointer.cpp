@@ -11,6 +11,7 @@
 #include "storage/fs.hpp"
 #include "storage/io_observer.hpp"
 #include "util/clock.hpp"
+#include "util/kernel_touch.hpp"
 
 namespace trainio::engine {
 
@@ -55,6 +56,7 @@ AsyncCheckpointer::AsyncCheckpointer(Checkpointer& checkpointer, const config::C
       capacity_(async_buffer_size(c.async_buffer_bytes, shard_, inflight_)) {
   // Touched now: a first touch during the snapshot would time page faults, not the copy.
   buffer_.assign(capacity_, 0);
+  util::zero_through_kernel(buffer_.data(), buffer_.size());  // the writer thread's write()s read it
   source_.assign(std::min<std::uint64_t>(capacity_, 16u << 20), static_cast<char>(0x5A));
   writer_ = std::thread([this] { writer_loop(); });
 }

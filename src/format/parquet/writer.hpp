@@ -25,6 +25,8 @@ class Writer final : public ByteWriter {
   explicit Writer(const config::Workload& w) : workload_(w) {}
   // Known when the pages are not compressed and every chunk's statistics have a known size.
   std::optional<std::uint64_t> expected_size(const plan::DataFile& file) const override;
+  // The write buffer, and the memory a file's pages and footer take, touched before the clock.
+  void prepare(const plan::DataFile& file) override;
 
   // The footer (FileMetaData) and the total size of `file` without writing it: the layout the
   // writer makes when nothing is compressed (statistics sized but not computed).
