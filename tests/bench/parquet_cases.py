@@ -3,7 +3,7 @@
 - Generation of the DLRM layout (dlrm_b200's 200 columns, row groups of 6,144) in /dev/shm, where
   only the client's cost remains, against the plain writer putting files of the same number and
   size there (create, write, fdatasync, close): trainio also encodes every column, its pages,
-  statistics and footer.
+  statistics and footer. The sides alternate (bench.alternate()).
 - Reads of that dataset with one reader thread, hot page cache, against a plain replay of the very
   calls trainio made (taken from strace of a trainio run: opens, preads and reads at their offsets
   and lengths, closes; tests/bench/plain_ranges.cpp), for the fork's two read patterns: local_fs
@@ -80,19 +80,25 @@ def bench_parquet(table, work, repeat):
     base = tempfile.mkdtemp(prefix="trainio-bench-parquet-", dir="/dev/shm")
     try:
         data = os.path.join(base, "data")
+        bench.run([bench.TRAINIO, "generate", *dataset_args(data)])  # the files' number and size
+        files = bench.data_files(data)
+        total = sum(os.path.getsize(f) for f in files)
         ours, theirs = [], []
-        for _ in range(repeat):
+
+        def trainio_side():
             shutil.rmtree(data, ignore_errors=True)
             out = bench.run([bench.TRAINIO, "generate", *dataset_args(data)]).stdout
-            files = bench.data_files(data)
-            total = sum(os.path.getsize(f) for f in files)
             ours.append(total / bench.generation_seconds(out) / bench.MIB)
+
+        def plain_side():
             plain = os.path.join(base, "plain")
             os.makedirs(plain)
             seconds = float(bench.run([bench.PLAIN_WRITER, plain, str(len(files)), str(total // len(files)),
                                        str(bench.MIB), "place", "sync"]).stdout)
             theirs.append(total / seconds / bench.MIB)
             shutil.rmtree(plain)
+
+        bench.alternate(repeat, trainio_side, plain_side)
         table.add(f"generate parquet, DLRM layout, {FILES} files x {ROWS} rows, tmpfs (reference: plain writer)",
                   ours, theirs, "MiB/s", 0.70)
 
