@@ -106,6 +106,44 @@ class S3ParquetTest(TrainioTest):
                 groups = [span(r["range"]) for r in epoch[2:]]
                 self.assertEqual(groups, [(4 + g * COLUMNS * chunk, 5 * chunk) for g in range(GROUPS)])
 
+    def test_mlperfs_dlrm_and_flux_run_scaled_down_on_s3(self):
+        """dlrm_b200 and flux_b200 as shipped, made small: generated into the bucket byte for byte
+        as on files, then trained on. DLRM's row groups keep their 6,144 rows, so that with
+        pre_buffer its 40 projected columns of 200 (172 of 896 bytes a row) move about that share:
+        the holes between them are over Arrow's 8 KiB."""
+        dlrm_rows, flux_rows = 12288, 4
+        # One reader thread: each thread reads the row groups its samples need, as each of the fork's
+        # workers does, so with more threads a row group's chunks move once per thread.
+        for name, extra in (("dlrm_b200", [f"dataset.num_samples_per_file={dlrm_rows}", "reader.batch_size=4096",
+                                           "dataset.parquet.pre_buffer=true", "reader.read_threads=1"]),
+                            ("flux_b200", [f"dataset.num_samples_per_file={flux_rows}", "reader.batch_size=2",
+                                           "reader.read_threads=2"])):
+            with self.subTest(name):
+                prefix = self.prefix()
+                common = [*extra, "dataset.num_files_train=2", "dataset.num_files_eval=0",
+                          "workflow.evaluation=False", "train.epochs=1", "train.computation_time=0"]
+                self.ok("generate", name, *common, f"dataset.data_folder={self.path(name)}")
+                out = f"out-{name}"
+                self.ok("run", name, *s3_args(prefix), *common, "workflow.generate_data=True", "--output", out)
+                keys = self.keys(prefix)
+                self.assertEqual(len(keys), 2)
+                stored = 0
+                for key in keys:
+                    body = client().get_object(Bucket=BUCKET, Key=key)["Body"].read()
+                    with open(self.path(name, "train", os.path.basename(key)), "rb") as f:
+                        self.assertEqual(body, f.read(), key)
+                    stored += data_area(body)
+                s = self.summary(out)
+                self.assertEqual(s["trainio"]["generate"]["files_written"], 2)
+                train = s["trainio"]["epochs"][0]["train"]
+                rows, batch = (dlrm_rows, 4096) if name == "dlrm_b200" else (flux_rows, 2)
+                self.assertEqual(train["samples"], 2 * rows // batch * batch)
+                self.assertEqual(train["requests"]["retries"], 0)
+                if name == "dlrm_b200":
+                    chunks = train["bytes_read"] - 2 * FOOTER_READ
+                    self.assertGreater(chunks / stored, 172 / 896, (chunks, stored))
+                    self.assertLess(chunks / stored, 1.05 * 172 / 896, (chunks, stored))
+
     def test_projection_pre_buffer_and_the_forks_span_move_what_they_should(self):
         # Five columns spread over twenty: the fork's span read moves from the first to the last
         # (nearly the whole row group); pyarrow's pre_buffer (trainio's key) only their chunks.
