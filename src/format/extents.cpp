@@ -70,10 +70,12 @@ std::uint64_t no_header(const plan::SampleShape&, std::uint64_t) { return 0; }
 class TfRecordExtents final : public ExtentFinder {
  public:
   Extent find(const SampleRequest& r, std::uint64_t) override {
-    const auto& shape = r.shape;
-    const auto frame = tfrecord::example_frame(shape.bytes(), shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0);
-    return {r.sample * frame.record_bytes(), frame.record_bytes()};
+    const std::uint64_t record = frame_.of(r.shape).record_bytes();
+    return {r.sample * record, record};
   }
+
+ private:
+  tfrecord::FrameOfShape frame_;  // per sample: built once per shape, not per call
 };
 
 class TarExtents final : public ExtentFinder {

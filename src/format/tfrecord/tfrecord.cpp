@@ -137,20 +137,12 @@ bool parse_example(std::string_view data, std::uint64_t& image_bytes, std::int64
 
 }  // namespace tfrecord
 
-namespace {
-
-std::int64_t size_feature(const plan::DataFile& f) {
-  return f.sample.ndims ? static_cast<std::int64_t>(f.sample.dims[0]) : 0;
-}
-
-}  // namespace
-
 std::optional<std::uint64_t> TfRecordWriter::expected_size(const plan::DataFile& f) const {
-  return tfrecord::example_frame(f.sample.bytes(), size_feature(f)).record_bytes() * f.num_samples;
+  return tfrecord::example_frame(f.sample.bytes(), tfrecord::size_value(f.sample)).record_bytes() * f.num_samples;
 }
 
 void TfRecordWriter::write(const plan::DataFile& f, storage::NewObject& out, ContentSource& content) {
-  const auto frame = tfrecord::example_frame(f.sample.bytes(), size_feature(f));
+  const auto frame = tfrecord::example_frame(f.sample.bytes(), tfrecord::size_value(f.sample));
   const std::string header = tfrecord::record_header(frame.data_bytes());
   std::string index;
   {

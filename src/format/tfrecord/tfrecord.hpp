@@ -28,16 +28,20 @@ struct ExampleFrame {
   std::uint64_t record_bytes() const { return kHeaderBytes + data_bytes() + kFooterBytes; }
 };
 ExampleFrame example_frame(std::uint64_t image_bytes, std::int64_t size_value);
+// The "size" feature DLIO's Example carries for a sample of this shape: its first dimension.
+inline std::int64_t size_value(const plan::SampleShape& shape) {
+  return shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0;
+}
 
 // The frame of the last sample shape asked for, kept: readers ask once per sample, and a file's
 // samples share one shape, so no sample builds (allocates) its frame again.
 class FrameOfShape {
  public:
   const ExampleFrame& of(const plan::SampleShape& shape) {
-    const std::int64_t size_value = shape.ndims ? static_cast<std::int64_t>(shape.dims[0]) : 0;
-    if (!made_ || shape.bytes() != frame_.image_bytes || size_value != size_value_) {
-      frame_ = example_frame(shape.bytes(), size_value);
-      size_value_ = size_value;
+    const std::int64_t size = size_value(shape);
+    if (!made_ || shape.bytes() != frame_.image_bytes || size != size_value_) {
+      frame_ = example_frame(shape.bytes(), size);
+      size_value_ = size;
       made_ = true;
     }
     return frame_;
