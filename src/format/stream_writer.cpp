@@ -38,8 +38,7 @@ void ByteWriter::prepare(const plan::DataFile& file) {
   const std::uint64_t size = expected_size(file).value_or(StreamWriter::kChunk);
   const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(size, 1), StreamWriter::kChunk));
   if (buffer_.size() >= wanted) return;
-  buffer_.resize(wanted);
-  util::zero_through_kernel(buffer_.data(), buffer_.size());  // every page touched now, by the kernel too
+  util::resize_touched(buffer_, wanted);  // every page touched now, by the kernel too
 }
 
 bool ByteWriter::fits_stream_buffer(const plan::DataFile& file) const {

@@ -24,4 +24,9 @@ void zero_through_kernel(void* data, std::size_t size) {
   if (done < size) std::memset(at + done, 0, size - done);
 }
 
+void resize_touched(Bytes& buffer, std::size_t size) {
+  buffer.resize(size);
+  zero_through_kernel(buffer.data(), buffer.size());
+}
+
 }  // namespace trainio::util

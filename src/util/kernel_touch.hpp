@@ -8,10 +8,15 @@
 
 #include <cstddef>
 
+#include "util/page_aligned.hpp"
+
 namespace trainio::util {
 
 // Zeroes `size` bytes at `data` by read()ing /dev/zero into them; memset where /dev/zero cannot
 // be read.
 void zero_through_kernel(void* data, std::size_t size);
+
+// `buffer` made `size` bytes long, all zero, every page touched by the process and the kernel.
+void resize_touched(Bytes& buffer, std::size_t size);
 
 }  // namespace trainio::util

@@ -55,8 +55,7 @@ AsyncCheckpointer::AsyncCheckpointer(Checkpointer& checkpointer, const config::C
       shard_(checkpointer.own_file_bytes()),
       capacity_(async_buffer_size(c.async_buffer_bytes, shard_, inflight_)) {
   // Touched now: a first touch during the snapshot would time page faults, not the copy.
-  buffer_.assign(capacity_, 0);
-  util::zero_through_kernel(buffer_.data(), buffer_.size());  // the writer thread's write()s read it
+  util::resize_touched(buffer_, capacity_);  // by the kernel too: the writer thread's write()s read it
   source_.assign(std::min<std::uint64_t>(capacity_, 16u << 20), static_cast<char>(0x5A));
   writer_ = std::thread([this] { writer_loop(); });
 }

@@ -81,8 +81,7 @@ Checkpointer::Checkpointer(const config::Workload& w, const mpi::Comm& comm, std
   if (scratch_bytes_ > 0)
     prefault_ = std::thread([this, n = scratch_bytes_] {
       try {
-        scratch_.resize(n);
-        util::zero_through_kernel(scratch_.data(), scratch_.size());  // the writes' first pass is not timed
+        util::resize_touched(scratch_, n);  // the writes' first pass over it is not timed
       } catch (...) {
       }
     });

@@ -15,3 +15,10 @@ TEST_CASE("zero_through_kernel zeroes every byte asked, and none beyond") {
     CHECK(std::all_of(buffer.end() - 32, buffer.end(), [](char c) { return c == 'x'; }));
   }
 }
+
+TEST_CASE("resize_touched gives a buffer of the size asked, all zero, what it held before included") {
+  trainio::util::Bytes buffer(100, 'x');
+  trainio::util::resize_touched(buffer, 9000);
+  CHECK(buffer.size() == 9000);
+  CHECK(std::all_of(buffer.begin(), buffer.end(), [](char c) { return c == 0; }));
+}
